@@ -1,0 +1,36 @@
+/**
+ * One jest run, four projects: unit specs beside the code, the e2e suite on the embedded
+ * SQLite database and again on a throwaway MariaDB server the harness starts, and the
+ * browser check of the Swagger UI. `npm test` runs them all.
+ */
+const tsJest = {
+  '^.+\\.ts$': ['ts-jest', { useESM: true, tsconfig: 'tsconfig.json', diagnostics: { ignoreCodes: [151002] } }],
+};
+const common = {
+  extensionsToTreatAsEsm: ['.ts'],
+  moduleNameMapper: { '^(\\.{1,2}/.*)\\.js$': '$1' },
+  transform: tsJest,
+  testEnvironment: 'node',
+};
+
+export default {
+  testTimeout: 30000,
+  projects: [
+    { ...common, displayName: 'unit', testMatch: ['<rootDir>/src/**/*.spec.ts', '<rootDir>/test/contracts/**/*.spec.ts'] },
+    {
+      ...common,
+      displayName: 'e2e-sqlite',
+      testMatch: ['<rootDir>/test/e2e/**/*.e2e-spec.ts'],
+      setupFiles: ['<rootDir>/test/support/use-sqlite.ts'],
+    },
+    {
+      ...common,
+      displayName: 'e2e-mariadb',
+      testMatch: ['<rootDir>/test/e2e/**/*.e2e-spec.ts'],
+      globalSetup: '<rootDir>/test/support/mariadb.global-setup.ts',
+      globalTeardown: '<rootDir>/test/support/mariadb.global-teardown.ts',
+      setupFiles: ['<rootDir>/test/support/use-mariadb.ts'],
+    },
+    { ...common, displayName: 'browser', testMatch: ['<rootDir>/test/browser/**/*.browser-spec.ts'] },
+  ],
+};

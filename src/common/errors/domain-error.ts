@@ -1,0 +1,58 @@
+export type ErrorKind =
+  | 'invalid_input'
+  | 'unauthorized'
+  | 'forbidden'
+  | 'not_found'
+  | 'conflict'
+  | 'payload_too_large'
+  | 'rate_limited'
+  | 'upstream_failed'
+  | 'upstream_timeout'
+  | 'invalid_route';
+
+export interface FieldError {
+  field: string;
+  message: string;
+}
+
+/**
+ * What services throw. The area filters turn it into their own body; services never
+ * speak HTTP. `retryAfterSeconds` travels to a `Retry-After` header for `rate_limited`.
+ */
+export class DomainError extends Error {
+  constructor(
+    readonly kind: ErrorKind,
+    message: string,
+    readonly fields: FieldError[] = [],
+    readonly retryAfterSeconds?: number,
+  ) {
+    super(message);
+    this.name = 'DomainError';
+  }
+}
+
+export function httpStatusOf(kind: ErrorKind): number {
+  switch (kind) {
+    case 'invalid_input':
+      return 400;
+    case 'unauthorized':
+      return 401;
+    case 'forbidden':
+      return 403;
+    case 'not_found':
+      return 404;
+    case 'conflict':
+      return 409;
+    case 'payload_too_large':
+      return 413;
+    case 'rate_limited':
+      return 429;
+    case 'upstream_failed':
+      return 502;
+    case 'upstream_timeout':
+      return 503;
+    case 'invalid_route':
+      // The seed's own status for an unknown cloud or a wrong path under /api/v1.
+      return 500;
+  }
+}

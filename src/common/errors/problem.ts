@@ -1,0 +1,74 @@
+import { STATUS_CODES } from 'node:http';
+import { HttpException } from '@nestjs/common';
+import { DomainError, httpStatusOf, type FieldError } from './domain-error.js';
+
+/** An error reduced to what every area's body is built from. */
+export interface Problem {
+  status: number;
+  title: string;
+  message: string;
+  fields: FieldError[];
+  retryAfterSeconds?: number;
+  /** False for failures we did not anticipate: they are logged with their stack. */
+  expected: boolean;
+}
+
+const BODY_TOO_LARGE = 'The request body is larger than 1 MiB';
+
+export function toProblem(exception: unknown): Problem {
+  if (exception instanceof DomainError) {
+    const status = httpStatusOf(exception.kind);
+    return {
+      status,
+      title: titleOf(status),
+      message: exception.message,
+      fields: exception.fields,
+      retryAfterSeconds: exception.retryAfterSeconds,
+      expected: true,
+    };
+  }
+  if (exception instanceof HttpException) {
+    const status = exception.getStatus();
+    return { status, title: titleOf(status), message: httpExceptionMessage(exception, status), fields: [], expected: true };
+  }
+  const parserStatus = bodyParserStatus(exception);
+  if (parserStatus !== undefined) {
+    const message = parserStatus === 413 ? BODY_TOO_LARGE : 'The request body is not valid JSON';
+    return { status: parserStatus, title: titleOf(parserStatus), message, fields: [], expected: true };
+  }
+  return { status: 500, title: titleOf(500), message: 'Internal server error', fields: [], expected: false };
+}
+
+export function titleOf(status: number): string {
+  return STATUS_CODES[status] ?? 'Error';
+}
+
+function httpExceptionMessage(exception: HttpException, status: number): string {
+  if (status === 413) {
+    return BODY_TOO_LARGE;
+  }
+  const response = exception.getResponse();
+  if (typeof response === 'string') {
+    return response;
+  }
+  const message = (response as { message?: unknown }).message;
+  if (Array.isArray(message)) {
+    return message.join('; ');
+  }
+  if (typeof message === 'string') {
+    return status === 400 && /JSON/i.test(message) ? 'The request body is not valid JSON' : message;
+  }
+  return exception.message;
+}
+
+/** body-parser errors that reach a filter unwrapped carry `type` and `status`. */
+function bodyParserStatus(exception: unknown): number | undefined {
+  if (typeof exception !== 'object' || exception === null) {
+    return undefined;
+  }
+  const { type, status } = exception as { type?: unknown; status?: unknown };
+  if (typeof type !== 'string' || typeof status !== 'number') {
+    return undefined;
+  }
+  return status >= 400 && status < 500 ? status : undefined;
+}

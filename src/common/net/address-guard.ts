@@ -1,0 +1,58 @@
+import { lookup as dnsLookup, type LookupAddress, type LookupOptions } from 'node:dns';
+import ipaddr from 'ipaddr.js';
+
+/**
+ * True only for globally routable unicast addresses. Loopback, RFC 1918, link-local
+ * (which holds the cloud metadata address 169.254.169.254), CGNAT, unique-local IPv6,
+ * NAT64/6to4 forms that can embed a private IPv4, multicast and reserved ranges are all refused.
+ */
+export function isPublicAddress(ip: string): boolean {
+  if (!ipaddr.isValid(ip)) {
+    return false;
+  }
+  let address = ipaddr.parse(ip);
+  if (address.kind() === 'ipv6') {
+    const v6 = address as ipaddr.IPv6;
+    if (v6.isIPv4MappedAddress()) {
+      address = v6.toIPv4Address();
+    }
+  }
+  return address.range() === 'unicast';
+}
+
+export class PrivateAddressError extends Error {
+  readonly code = 'EPRIVATEADDRESS';
+  constructor(
+    readonly host: string,
+    readonly address: string,
+  ) {
+    super(`${host} resolves to ${address}, a private or reserved address`);
+    this.name = 'PrivateAddressError';
+  }
+}
+
+type LookupCallback = (error: NodeJS.ErrnoException | null, address: string | LookupAddress[], family?: number) => void;
+
+/**
+ * A `lookup` for node:http that refuses private addresses. The check happens on the
+ * address the socket will actually connect to, so DNS rebinding between a check and
+ * the connection cannot slip through.
+ */
+export function guardedLookup(hostname: string, options: LookupOptions, callback: LookupCallback): void {
+  dnsLookup(hostname, { ...options, all: true }, (error, addresses) => {
+    if (error) {
+      callback(error, []);
+      return;
+    }
+    const refused = addresses.find((entry) => !isPublicAddress(entry.address));
+    if (refused) {
+      callback(new PrivateAddressError(hostname, refused.address), []);
+      return;
+    }
+    if (options.all) {
+      callback(null, addresses);
+    } else {
+      callback(null, addresses[0].address, addresses[0].family);
+    }
+  });
+}

@@ -1,0 +1,175 @@
+import 'reflect-metadata';
+import { randomBytes } from 'node:crypto';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { isAbsolute, join, resolve } from 'node:path';
+import { plainToInstance } from 'class-transformer';
+import { validateSync } from 'class-validator';
+import { loadClouds, type CloudSettings } from './clouds-file.js';
+import { ConfigError } from './config-error.js';
+import { EnvSchema } from './env.schema.js';
+import { loadTestingServices, type TestingServiceCredentials } from './testing-services-file.js';
+
+export type DatabaseSettings =
+  | { readonly type: 'sqlite'; readonly path: string }
+  | { readonly type: 'mariadb'; readonly url: string };
+
+/**
+ * Every setting of the service, validated once at start-up. Provided as a class token so
+ * that services inject it by type; nothing else reads `process.env`.
+ */
+export class AppConfig {
+  readonly production!: boolean;
+  readonly port!: number;
+  readonly dataDir!: string;
+  readonly logLevel!: string;
+  readonly publicBaseUrl?: string;
+  /** Value for Express `trust proxy`. */
+  readonly trustProxy!: boolean | number | string;
+  readonly shutdownTimeoutMs!: number;
+  readonly metricsToken?: string;
+  readonly database!: DatabaseSettings;
+  readonly auth!: {
+    readonly jwtSecret: string;
+    readonly jwtExpiresInSeconds: number;
+    readonly cookieSecure: boolean;
+    readonly rateLimit: number;
+    readonly adminUsername?: string;
+    readonly adminPassword?: string;
+  };
+  readonly registry!: {
+    readonly maxCrateBytes: number;
+    readonly maxUncompressedBytes: number;
+    readonly downloadTimeoutMs: number;
+    readonly allowPrivateNetworkLinks: boolean;
+  };
+  readonly monitoring!: {
+    readonly refreshIntervalSeconds: number;
+    readonly upstreamTimeoutMs: number;
+    readonly services: readonly TestingServiceCredentials[];
+  };
+  readonly orchestration!: {
+    readonly clouds: readonly CloudSettings[];
+    readonly assignmentFacilityUrl?: string;
+    readonly upstreamTimeoutMs: number;
+  };
+}
+
+/** Reads `.env` (when present) into `env` without overriding what is set already. */
+export function loadDotEnv(env: NodeJS.ProcessEnv = process.env, file = '.env'): void {
+  if (env === process.env && existsSync(file)) {
+    process.loadEnvFile(file);
+  }
+}
+
+/** Validates the environment; throws ConfigError naming the first bad setting. */
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
+  const raw = Object.fromEntries(Object.entries(env).filter(([, value]) => value !== undefined && value !== ''));
+  const schema = plainToInstance(EnvSchema, raw, { exposeDefaultValues: true });
+  const errors = validateSync(schema, { skipMissingProperties: false });
+  if (errors.length > 0) {
+    const first = errors[0];
+    const detail = Object.values(first.constraints ?? {})[0] ?? 'is not valid';
+    throw new ConfigError(first.property, detail.replace(new RegExp(`^${first.property} `), ''));
+  }
+  const production = schema.NODE_ENV === 'production';
+  const dataDir = resolve(schema.DATA_DIR);
+  if (production && !schema.JWT_SECRET) {
+    throw new ConfigError('JWT_SECRET', 'is required when NODE_ENV=production');
+  }
+  if (Boolean(schema.ADMIN_USERNAME) !== Boolean(schema.ADMIN_PASSWORD)) {
+    throw new ConfigError(schema.ADMIN_USERNAME ? 'ADMIN_PASSWORD' : 'ADMIN_USERNAME', 'must be set together');
+  }
+  const config: AppConfig = {
+    production,
+    port: schema.PORT,
+    dataDir,
+    logLevel: schema.LOG_LEVEL,
+    publicBaseUrl: schema.PUBLIC_BASE_URL?.replace(/\/+$/, ''),
+    trustProxy: parseTrustProxy(schema.TRUST_PROXY),
+    shutdownTimeoutMs: schema.SHUTDOWN_TIMEOUT_SECONDS * 1000,
+    metricsToken: schema.METRICS_TOKEN,
+    database: parseDatabaseUrl(schema.DATABASE_URL),
+    auth: {
+      jwtSecret: schema.JWT_SECRET ?? generatedSecret(dataDir),
+      jwtExpiresInSeconds: schema.JWT_EXPIRES_IN,
+      cookieSecure: schema.COOKIE_SECURE,
+      rateLimit: schema.AUTH_RATE_LIMIT,
+      adminUsername: schema.ADMIN_USERNAME,
+      adminPassword: schema.ADMIN_PASSWORD,
+    },
+    registry: {
+      maxCrateBytes: schema.MAX_CRATE_BYTES,
+      maxUncompressedBytes: schema.MAX_CRATE_UNCOMPRESSED_BYTES,
+      downloadTimeoutMs: schema.DOWNLOAD_TIMEOUT_SECONDS * 1000,
+      allowPrivateNetworkLinks: schema.ALLOW_PRIVATE_NETWORK_LINKS,
+    },
+    monitoring: {
+      refreshIntervalSeconds: schema.REFRESH_INTERVAL_SECONDS,
+      upstreamTimeoutMs: schema.UPSTREAM_TIMEOUT_SECONDS * 1000,
+      services: loadTestingServices(schema.TESTING_SERVICES_FILE, schema.GITHUB_TOKEN, env),
+    },
+    orchestration: {
+      clouds: loadClouds(schema.CLOUDS_FILE, env),
+      assignmentFacilityUrl: schema.ASSIGNMENT_FACILITY_URL?.replace(/\/+$/, ''),
+      upstreamTimeoutMs: schema.UPSTREAM_TIMEOUT_SECONDS * 1000,
+    },
+  };
+  return deepFreeze(Object.assign(new AppConfig(), config));
+}
+
+function parseDatabaseUrl(url: string): DatabaseSettings {
+  if (url.startsWith('sqlite:')) {
+    const path = url.slice('sqlite:'.length);
+    return { type: 'sqlite', path: path === ':memory:' || isAbsolute(path) ? path : resolve(path) };
+  }
+  try {
+    const parsed = new URL(url);
+    if (!parsed.hostname || parsed.pathname.length < 2) {
+      throw new Error('missing host or database name');
+    }
+  } catch (error) {
+    throw new ConfigError('DATABASE_URL', `is not a valid mysql:// URL (${(error as Error).message})`);
+  }
+  return { type: 'mariadb', url: url.replace(/^mariadb:/, 'mysql:') };
+}
+
+function parseTrustProxy(value: string): boolean | number | string {
+  const trimmed = value.trim().toLowerCase();
+  if (trimmed === 'true') {
+    return true;
+  }
+  if (trimmed === 'false' || trimmed === '') {
+    return false;
+  }
+  if (/^\d+$/.test(trimmed)) {
+    return Number(trimmed);
+  }
+  return value;
+}
+
+/** Outside production a secret is generated once and kept, so tokens survive restarts. */
+function generatedSecret(dataDir: string): string {
+  const file = join(dataDir, 'jwt-secret');
+  try {
+    mkdirSync(dataDir, { recursive: true });
+    if (!existsSync(file)) {
+      writeFileSync(file, randomBytes(48).toString('base64url'), { mode: 0o600, flag: 'wx' });
+    }
+    return readFileSync(file, 'utf8').trim();
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'EEXIST') {
+      return readFileSync(file, 'utf8').trim();
+    }
+    throw new ConfigError('DATA_DIR', `cannot keep the generated JWT secret in ${file}: ${(error as Error).message}`);
+  }
+}
+
+function deepFreeze<T>(value: T): T {
+  if (typeof value === 'object' && value !== null && !Object.isFrozen(value)) {
+    Object.freeze(value);
+    for (const inner of Object.values(value)) {
+      deepFreeze(inner);
+    }
+  }
+  return value;
+}
