@@ -4,7 +4,10 @@
  * browser check of the Swagger UI. `npm test` runs them all.
  */
 const tsJest = {
-  '^.+\\.ts$': ['ts-jest', { useESM: true, tsconfig: 'tsconfig.json', diagnostics: { ignoreCodes: [151002] } }],
+  '^.+\\.ts$': [
+    'ts-jest',
+    { useESM: true, tsconfig: 'tsconfig.json', diagnostics: { ignoreCodes: [151002] } },
+  ],
 };
 const common = {
   extensionsToTreatAsEsm: ['.ts'],
@@ -16,7 +19,11 @@ const common = {
 export default {
   testTimeout: 30000,
   projects: [
-    { ...common, displayName: 'unit', testMatch: ['<rootDir>/src/**/*.spec.ts', '<rootDir>/test/contracts/**/*.spec.ts'] },
+    {
+      ...common,
+      displayName: 'unit',
+      testMatch: ['<rootDir>/src/**/*.spec.ts', '<rootDir>/test/contracts/**/*.spec.ts'],
+    },
     {
       ...common,
       displayName: 'e2e-sqlite',
@@ -27,8 +34,8 @@ export default {
       ...common,
       displayName: 'e2e-mariadb',
       testMatch: ['<rootDir>/test/e2e/**/*.e2e-spec.ts'],
-      globalSetup: '<rootDir>/test/support/mariadb.global-setup.ts',
-      globalTeardown: '<rootDir>/test/support/mariadb.global-teardown.ts',
+      globalSetup: '<rootDir>/test/support/mariadb.global-setup.mjs',
+      globalTeardown: '<rootDir>/test/support/mariadb.global-teardown.mjs',
       setupFiles: ['<rootDir>/test/support/use-mariadb.ts'],
     },
     { ...common, displayName: 'browser', testMatch: ['<rootDir>/test/browser/**/*.browser-spec.ts'] },

@@ -15,7 +15,8 @@ export function loggerParams(config: AppConfig): Params {
   return {
     pinoHttp: {
       level: config.logLevel,
-      genReqId: (request: IncomingMessage, response: ServerResponse) => assignRequestId(request, response),
+      genReqId: (request: IncomingMessage, response: ServerResponse) =>
+        typeof request.id === 'string' ? request.id : assignRequestId(request, response),
       redact: {
         paths: [
           'req.headers.authorization',
@@ -38,9 +39,11 @@ export function loggerParams(config: AppConfig): Params {
         }),
       },
       customLogLevel: (_req, res, error) => (error || res.statusCode >= 500 ? 'error' : 'info'),
-      transport: config.production
-        ? undefined
-        : { target: 'pino-pretty', options: { singleLine: true, translateTime: 'SYS:HH:MM:ss.l' } },
+      // JSON lines in production and tests; readable lines for a developer's terminal.
+      transport:
+        config.environment === 'development'
+          ? { target: 'pino-pretty', options: { singleLine: true, translateTime: 'SYS:HH:MM:ss.l' } }
+          : undefined,
       quietReqLogger: true,
       autoLogging: { ignore: (req) => req.url === '/health/live' || req.url === '/health/ready' },
     },

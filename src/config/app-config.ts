@@ -10,14 +10,14 @@ import { EnvSchema } from './env.schema.js';
 import { loadTestingServices, type TestingServiceCredentials } from './testing-services-file.js';
 
 export type DatabaseSettings =
-  | { readonly type: 'sqlite'; readonly path: string }
-  | { readonly type: 'mariadb'; readonly url: string };
+  { readonly type: 'sqlite'; readonly path: string } | { readonly type: 'mariadb'; readonly url: string };
 
 /**
  * Every setting of the service, validated once at start-up. Provided as a class token so
  * that services inject it by type; nothing else reads `process.env`.
  */
 export class AppConfig {
+  readonly environment!: 'development' | 'production' | 'test';
   readonly production!: boolean;
   readonly port!: number;
   readonly dataDir!: string;
@@ -54,16 +54,25 @@ export class AppConfig {
   };
 }
 
-/** Reads `.env` (when present) into `env` without overriding what is set already. */
-export function loadDotEnv(env: NodeJS.ProcessEnv = process.env, file = '.env'): void {
-  if (env === process.env && existsSync(file)) {
+/**
+ * Reads `.env` into the environment without overriding what is set already. Outside
+ * production, a checkout without `.env` uses `.env.example`, so `npm start` on a fresh
+ * clone has its documented defaults and admin. Returns the file read, if any.
+ */
+export function loadDotEnv(): string | undefined {
+  const candidates = process.env.NODE_ENV === 'production' ? ['.env'] : ['.env', '.env.example'];
+  const file = candidates.find((candidate) => existsSync(candidate));
+  if (file) {
     process.loadEnvFile(file);
   }
+  return file;
 }
 
 /** Validates the environment; throws ConfigError naming the first bad setting. */
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
-  const raw = Object.fromEntries(Object.entries(env).filter(([, value]) => value !== undefined && value !== ''));
+  const raw = Object.fromEntries(
+    Object.entries(env).filter(([, value]) => value !== undefined && value !== ''),
+  );
   const schema = plainToInstance(EnvSchema, raw, { exposeDefaultValues: true });
   const errors = validateSync(schema, { skipMissingProperties: false });
   if (errors.length > 0) {
@@ -77,9 +86,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     throw new ConfigError('JWT_SECRET', 'is required when NODE_ENV=production');
   }
   if (Boolean(schema.ADMIN_USERNAME) !== Boolean(schema.ADMIN_PASSWORD)) {
-    throw new ConfigError(schema.ADMIN_USERNAME ? 'ADMIN_PASSWORD' : 'ADMIN_USERNAME', 'must be set together');
+    throw new ConfigError(
+      schema.ADMIN_USERNAME ? 'ADMIN_PASSWORD' : 'ADMIN_USERNAME',
+      'must be set together',
+    );
   }
   const config: AppConfig = {
+    environment: schema.NODE_ENV as AppConfig['environment'],
     production,
     port: schema.PORT,
     dataDir,
@@ -160,7 +173,10 @@ function generatedSecret(dataDir: string): string {
     if ((error as NodeJS.ErrnoException).code === 'EEXIST') {
       return readFileSync(file, 'utf8').trim();
     }
-    throw new ConfigError('DATA_DIR', `cannot keep the generated JWT secret in ${file}: ${(error as Error).message}`);
+    throw new ConfigError(
+      'DATA_DIR',
+      `cannot keep the generated JWT secret in ${file}: ${(error as Error).message}`,
+    );
   }
 }
 

@@ -39,7 +39,10 @@ function parseService(entry: unknown, index: number): TestingServiceCredentials 
   }
   const { type, url, token, username, password } = entry;
   if (typeof type !== 'string' || !TESTING_SERVICE_TYPES.includes(type as TestingServiceType)) {
-    throw new ConfigError('TESTING_SERVICES_FILE', `${where}.type must be one of ${TESTING_SERVICE_TYPES.join(', ')}`);
+    throw new ConfigError(
+      'TESTING_SERVICES_FILE',
+      `${where}.type must be one of ${TESTING_SERVICE_TYPES.join(', ')}`,
+    );
   }
   if (typeof url !== 'string' || !/^https?:\/\/[^/]/.test(url)) {
     throw new ConfigError('TESTING_SERVICES_FILE', `${where}.url must be an http(s) URL`);

@@ -29,7 +29,13 @@ export function toProblem(exception: unknown): Problem {
   }
   if (exception instanceof HttpException) {
     const status = exception.getStatus();
-    return { status, title: titleOf(status), message: httpExceptionMessage(exception, status), fields: [], expected: true };
+    return {
+      status,
+      title: titleOf(status),
+      message: httpExceptionMessage(exception, status),
+      fields: [],
+      expected: true,
+    };
   }
   const parserStatus = bodyParserStatus(exception);
   if (parserStatus !== undefined) {

@@ -1,13 +1,19 @@
 /** True when a database error is a unique-constraint violation, on SQLite or MySQL/MariaDB. */
 export function isUniqueViolation(error: unknown): boolean {
   const code = driverCode(error);
-  return code === 'ER_DUP_ENTRY' || code === 'SQLITE_CONSTRAINT_UNIQUE' || code === 'SQLITE_CONSTRAINT_PRIMARYKEY';
+  return (
+    code === 'ER_DUP_ENTRY' || code === 'SQLITE_CONSTRAINT_UNIQUE' || code === 'SQLITE_CONSTRAINT_PRIMARYKEY'
+  );
 }
 
 /** True when a row is still referenced by a foreign key (RESTRICT), on SQLite or MySQL/MariaDB. */
 export function isForeignKeyViolation(error: unknown): boolean {
   const code = driverCode(error);
-  return code === 'ER_ROW_IS_REFERENCED_2' || code === 'ER_ROW_IS_REFERENCED' || code === 'SQLITE_CONSTRAINT_FOREIGNKEY';
+  return (
+    code === 'ER_ROW_IS_REFERENCED_2' ||
+    code === 'ER_ROW_IS_REFERENCED' ||
+    code === 'SQLITE_CONSTRAINT_FOREIGNKEY'
+  );
 }
 
 function driverCode(error: unknown): string | undefined {

@@ -31,7 +31,11 @@ export class PrivateAddressError extends Error {
   }
 }
 
-type LookupCallback = (error: NodeJS.ErrnoException | null, address: string | LookupAddress[], family?: number) => void;
+type LookupCallback = (
+  error: NodeJS.ErrnoException | null,
+  address: string | LookupAddress[],
+  family?: number,
+) => void;
 
 /**
  * A `lookup` for node:http that refuses private addresses. The check happens on the

@@ -64,7 +64,15 @@ export async function sendRequest(url: string, request: OutboundRequest): Promis
     if (request.originOnlyHeaders && originOf(current) === firstOrigin) {
       Object.assign(headers, request.originOnlyHeaders);
     }
-    const response = await exchange(current, method, headers, body, request.allowPrivate, signal, request.timeoutMs);
+    const response = await exchange(
+      current,
+      method,
+      headers,
+      body,
+      request.allowPrivate,
+      signal,
+      request.timeoutMs,
+    );
     const status = response.statusCode ?? 0;
     const location = response.headers.location;
     if (!REDIRECTS.has(status) || maxRedirects === 0 || location === undefined) {
@@ -78,7 +86,10 @@ export async function sendRequest(url: string, request: OutboundRequest): Promis
     try {
       next = new URL(location, current);
     } catch {
-      throw new OutboundError('bad_redirect', `a redirect to an invalid location (${location.slice(0, 200)})`);
+      throw new OutboundError(
+        'bad_redirect',
+        `a redirect to an invalid location (${location.slice(0, 200)})`,
+      );
     }
     if (next.protocol !== 'http:' && next.protocol !== 'https:') {
       throw new OutboundError('bad_redirect', `a redirect to a non-http(s) location (${next.protocol})`);
@@ -146,7 +157,8 @@ function exchange(
       target,
       {
         method,
-        headers: body === undefined ? headers : { ...headers, 'content-length': String(Buffer.byteLength(body)) },
+        headers:
+          body === undefined ? headers : { ...headers, 'content-length': String(Buffer.byteLength(body)) },
         lookup: allowPrivate ? undefined : guardedLookup,
         signal,
       },
@@ -164,7 +176,12 @@ function exchange(
   });
 }
 
-function toOutboundError(error: unknown, signal: AbortSignal, timeoutMs: number, host: string): OutboundError {
+function toOutboundError(
+  error: unknown,
+  signal: AbortSignal,
+  timeoutMs: number,
+  host: string,
+): OutboundError {
   if (error instanceof OutboundError) {
     return error;
   }

@@ -1,6 +1,6 @@
-import { startMariaDb } from './mariadb-server.js';
+import { startMariaDb } from './mariadb-server.mjs';
 
-export default async function setup(): Promise<void> {
+export default async function setup() {
   const server = await startMariaDb();
   process.env.TEST_MARIADB_URL = server.rootUrl;
   process.env.TEST_MARIADB_PID = String(server.pid);

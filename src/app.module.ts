@@ -1,0 +1,26 @@
+import { Module, type DynamicModule } from '@nestjs/common';
+import { ScheduleModule } from '@nestjs/schedule';
+import { LoggerModule } from 'nestjs-pino';
+import { AuthModule } from './auth/auth.module.js';
+import { loggerParams } from './common/logging.js';
+import type { AppConfig } from './config/app-config.js';
+import { ConfigModule } from './config/config.module.js';
+import { DatabaseModule } from './database/database.module.js';
+import { HealthModule } from './health/health.module.js';
+
+@Module({})
+export class AppModule {
+  static register(config: AppConfig): DynamicModule {
+    return {
+      module: AppModule,
+      imports: [
+        ConfigModule.forRoot(config),
+        LoggerModule.forRoot(loggerParams(config)),
+        DatabaseModule,
+        ScheduleModule.forRoot(),
+        HealthModule,
+        AuthModule,
+      ],
+    };
+  }
+}

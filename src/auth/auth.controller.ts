@@ -1,0 +1,90 @@
+import { Body, Controller, Delete, Get, HttpCode, Post, Req, Res, UseFilters } from '@nestjs/common';
+import {
+  ApiBadRequestResponse,
+  ApiBody,
+  ApiForbiddenResponse,
+  ApiNoContentResponse,
+  ApiOkResponse,
+  ApiOperation,
+  ApiTags,
+  ApiTooManyRequestsResponse,
+} from '@nestjs/swagger';
+import type { Request, Response } from 'express';
+import { AuthErrorFilter } from '../common/filters/auth-error.filter.js';
+import { AuthErrorDto } from '../common/dto/error-bodies.dto.js';
+import { AuthService, type IssuedToken } from './auth.service.js';
+import { LoginDto, LoginResponseDto } from './dto/login.dto.js';
+import { Public } from './public.decorator.js';
+import { extractToken, SESSION_COOKIE } from './token-carriers.js';
+
+@ApiTags('auth')
+@UseFilters(AuthErrorFilter)
+@Public()
+@Controller('api/v1/auth')
+export class AuthController {
+  constructor(private readonly auth: AuthService) {}
+
+  @Post()
+  @HttpCode(200)
+  @ApiOperation({ operationId: 'auth-post', summary: 'Exchange a username and password for a token' })
+  @ApiOkResponse({ type: LoginResponseDto, description: 'Also sets the HttpOnly `session` cookie' })
+  @ApiBadRequestResponse({ type: AuthErrorDto, description: 'A field is missing, not a string or too long' })
+  @ApiForbiddenResponse({
+    type: AuthErrorDto,
+    description: 'Wrong username or password, or a disabled account',
+  })
+  @ApiTooManyRequestsResponse({
+    type: AuthErrorDto,
+    description: 'Too many failed attempts; see Retry-After',
+  })
+  async login(
+    @Body() body: LoginDto,
+    @Req() request: Request,
+    @Res({ passthrough: true }) response: Response,
+  ): Promise<LoginResponseDto> {
+    return this.reply(await this.auth.login(body.username, body.password, request.ip ?? 'unknown'), response);
+  }
+
+  @Get()
+  @ApiOperation({
+    operationId: 'auth-get',
+    summary: 'Same as POST, for clients of the original that send the JSON body with GET',
+  })
+  @ApiBody({ type: LoginDto })
+  @ApiOkResponse({ type: LoginResponseDto })
+  @ApiBadRequestResponse({ type: AuthErrorDto })
+  @ApiForbiddenResponse({ type: AuthErrorDto })
+  @ApiTooManyRequestsResponse({ type: AuthErrorDto })
+  async loginWithGet(
+    @Body() body: LoginDto,
+    @Req() request: Request,
+    @Res({ passthrough: true }) response: Response,
+  ): Promise<LoginResponseDto> {
+    return this.login(body, request, response);
+  }
+
+  @Delete()
+  @HttpCode(204)
+  @ApiOperation({
+    operationId: 'auth-delete',
+    summary: 'Log out: revoke the presented token and clear the session cookie',
+  })
+  @ApiNoContentResponse({ description: 'Always, even without a valid token' })
+  async logout(@Req() request: Request, @Res({ passthrough: true }) response: Response): Promise<void> {
+    await this.auth.logout(extractToken(request)?.token);
+    const { maxAge: _maxAge, ...options } = this.auth.sessionCookieOptions();
+    response.clearCookie(SESSION_COOKIE, options);
+  }
+
+  private reply(issued: IssuedToken, response: Response): LoginResponseDto {
+    response.cookie(SESSION_COOKIE, issued.token, this.auth.sessionCookieOptions());
+    response.vary('X-Auth-Token');
+    return {
+      status: 'ok',
+      token: issued.token,
+      token_type: 'Bearer',
+      expires_in: issued.expiresIn,
+      user: issued.user,
+    };
+  }
+}

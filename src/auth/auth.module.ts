@@ -1,0 +1,45 @@
+import { Module } from '@nestjs/common';
+import { APP_GUARD } from '@nestjs/core';
+import { JwtModule } from '@nestjs/jwt';
+import { PassportModule } from '@nestjs/passport';
+import { TypeOrmModule } from '@nestjs/typeorm';
+import { AppConfig } from '../config/app-config.js';
+import { AuthController } from './auth.controller.js';
+import { AuthService } from './auth.service.js';
+import { CurrentUserController } from './current-user.controller.js';
+import { RevokedTokenEntity } from './entities/revoked-token.entity.js';
+import { UserEntity } from './entities/user.entity.js';
+import { JwtAuthGuard } from './jwt-auth.guard.js';
+import { JwtStrategy } from './jwt.strategy.js';
+import { PasswordHasher } from './password-hasher.js';
+import { RolesGuard } from './roles.guard.js';
+import { UsersController } from './users.controller.js';
+import { UsersRepository } from './users.repository.js';
+import { UsersService } from './users.service.js';
+
+@Module({
+  imports: [
+    PassportModule,
+    JwtModule.registerAsync({
+      inject: [AppConfig],
+      useFactory: (config: AppConfig) => ({
+        secret: config.auth.jwtSecret,
+        signOptions: { algorithm: 'HS256' },
+        verifyOptions: { algorithms: ['HS256'] },
+      }),
+    }),
+    TypeOrmModule.forFeature([UserEntity, RevokedTokenEntity]),
+  ],
+  controllers: [AuthController, UsersController, CurrentUserController],
+  providers: [
+    PasswordHasher,
+    UsersRepository,
+    AuthService,
+    UsersService,
+    JwtStrategy,
+    { provide: APP_GUARD, useClass: JwtAuthGuard },
+    { provide: APP_GUARD, useClass: RolesGuard },
+  ],
+  exports: [AuthService, UsersService],
+})
+export class AuthModule {}

@@ -1,0 +1,182 @@
+import { randomUUID } from 'node:crypto';
+import { Injectable } from '@nestjs/common';
+import { JwtService } from '@nestjs/jwt';
+import type { CookieOptions } from 'express';
+import { RateLimiterMemory, type RateLimiterRes } from 'rate-limiter-flexible';
+import { AppConfig } from '../config/app-config.js';
+import { DomainError } from '../common/errors/domain-error.js';
+import type { AuthUser, TokenCarrier } from './auth-user.js';
+import type { UserEntity } from './entities/user.entity.js';
+import { PasswordHasher } from './password-hasher.js';
+import type { Role } from './roles.js';
+import { UsersRepository } from './users.repository.js';
+
+export interface TokenClaims {
+  sub: string;
+  username: string;
+  roles: Role[];
+  jti: string;
+  iat: number;
+  exp: number;
+}
+
+export interface IssuedToken {
+  token: string;
+  expiresIn: number;
+  user: { id: number; username: string; roles: Role[] };
+}
+
+interface CachedPrincipal {
+  user: { id: number; username: string; roles: Role[]; active: boolean } | undefined;
+  until: number;
+}
+
+const BAD_CREDENTIALS = 'Wrong username or password, or the account is disabled';
+/** How long a user's state and a token's revocation may be served from memory (API.md: at most 60 s). */
+const PRINCIPAL_TTL_MS = 30_000;
+const CACHE_LIMIT = 10_000;
+
+@Injectable()
+export class AuthService {
+  private readonly failuresByAddress: RateLimiterMemory;
+  private readonly failuresByUsername: RateLimiterMemory;
+  private readonly users = new Map<number, CachedPrincipal>();
+  private readonly revocations = new Map<string, { revoked: boolean; until: number }>();
+
+  constructor(
+    private readonly repo: UsersRepository,
+    private readonly hasher: PasswordHasher,
+    private readonly jwt: JwtService,
+    private readonly config: AppConfig,
+  ) {
+    const limits = { points: config.auth.rateLimit, duration: 60 };
+    this.failuresByAddress = new RateLimiterMemory({ ...limits, keyPrefix: 'auth-address' });
+    this.failuresByUsername = new RateLimiterMemory({ ...limits, keyPrefix: 'auth-username' });
+  }
+
+  /**
+   * Checks a username and password and issues a token. Failed attempts (not malformed
+   * requests) count towards the per-address and per-username limits.
+   */
+  async login(username: string, password: string, address: string): Promise<IssuedToken> {
+    await this.refuseWhenThrottled(address, username);
+    const user = await this.repo.findByUsername(username);
+    const valid = user
+      ? await this.hasher.verify(password, user.passwordHash)
+      : await this.hasher.verifyAgainstNothing(password);
+    if (!user || !valid || !user.active) {
+      await this.countFailure(address, username);
+      throw new DomainError('forbidden', BAD_CREDENTIALS);
+    }
+    return this.issue(user);
+  }
+
+  /** Revokes a token until its expiry. An invalid or expired token is ignored: logout always succeeds. */
+  async logout(token: string | undefined): Promise<void> {
+    if (!token) {
+      return;
+    }
+    let claims: TokenClaims;
+    try {
+      claims = await this.jwt.verifyAsync<TokenClaims>(token);
+    } catch {
+      return;
+    }
+    await this.repo.revoke(claims.jti, new Date(claims.exp * 1000));
+    this.remember(this.revocations, claims.jti, { revoked: true, until: Date.now() + PRINCIPAL_TTL_MS });
+  }
+
+  /** Signs a new token for a user (login, or renewal of a cookie session). */
+  issue(user: Pick<UserEntity, 'id' | 'username' | 'roles'>): IssuedToken {
+    const expiresIn = this.config.auth.jwtExpiresInSeconds;
+    const token = this.jwt.sign(
+      { sub: String(user.id), username: user.username, roles: user.roles },
+      { jwtid: randomUUID(), expiresIn },
+    );
+    return { token, expiresIn, user: { id: user.id, username: user.username, roles: user.roles } };
+  }
+
+  /**
+   * Turns verified claims into the caller, re-checking the user and the token's revocation
+   * against the database (through a short cache, so a change is seen within 30 s).
+   */
+  async principal(claims: TokenClaims, via: TokenCarrier): Promise<AuthUser> {
+    const id = Number(claims.sub);
+    const [user, revoked] = await Promise.all([this.currentUser(id), this.isRevoked(claims.jti)]);
+    if (!user || !user.active) {
+      throw new DomainError('unauthorized', 'The token belongs to a disabled or deleted account');
+    }
+    if (revoked) {
+      throw new DomainError('unauthorized', 'The token has been revoked');
+    }
+    return { id, username: user.username, roles: user.roles, jti: claims.jti, exp: claims.exp, via };
+  }
+
+  /** Forgets what is cached about a user, so a change made through this process applies at once. */
+  forget(userId: number): void {
+    this.users.delete(userId);
+  }
+
+  sessionCookieOptions(): CookieOptions {
+    return {
+      httpOnly: true,
+      path: '/',
+      sameSite: 'strict',
+      secure: this.config.auth.cookieSecure,
+      maxAge: this.config.auth.jwtExpiresInSeconds * 1000,
+    };
+  }
+
+  private async currentUser(id: number): Promise<CachedPrincipal['user']> {
+    const cached = this.users.get(id);
+    if (cached && cached.until > Date.now()) {
+      return cached.user;
+    }
+    const row = await this.repo.findById(id);
+    const user = row
+      ? { id: row.id, username: row.username, roles: row.roles, active: row.active }
+      : undefined;
+    this.remember(this.users, id, { user, until: Date.now() + PRINCIPAL_TTL_MS });
+    return user;
+  }
+
+  private async isRevoked(jti: string): Promise<boolean> {
+    const cached = this.revocations.get(jti);
+    if (cached && cached.until > Date.now()) {
+      return cached.revoked;
+    }
+    const revoked = await this.repo.isRevoked(jti);
+    this.remember(this.revocations, jti, { revoked, until: Date.now() + PRINCIPAL_TTL_MS });
+    return revoked;
+  }
+
+  private remember<K, V>(cache: Map<K, V>, key: K, value: V): void {
+    if (cache.size >= CACHE_LIMIT) {
+      cache.clear();
+    }
+    cache.set(key, value);
+  }
+
+  private async refuseWhenThrottled(address: string, username: string): Promise<void> {
+    const states = await Promise.all([
+      this.failuresByAddress.get(address),
+      this.failuresByUsername.get(username.toLowerCase()),
+    ]);
+    const exhausted = states.filter(
+      (state): state is RateLimiterRes =>
+        state !== null && state.consumedPoints >= this.config.auth.rateLimit,
+    );
+    if (exhausted.length > 0) {
+      const wait = Math.max(...exhausted.map((state) => state.msBeforeNext)) / 1000;
+      throw new DomainError('rate_limited', 'Too many failed login attempts; try again later', [], wait);
+    }
+  }
+
+  private async countFailure(address: string, username: string): Promise<void> {
+    // consume() rejects once the limit is passed; the next attempt is refused by refuseWhenThrottled.
+    await Promise.allSettled([
+      this.failuresByAddress.consume(address),
+      this.failuresByUsername.consume(username.toLowerCase()),
+    ]);
+  }
+}

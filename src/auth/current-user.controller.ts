@@ -1,0 +1,23 @@
+import { Controller, Get, UseFilters } from '@nestjs/common';
+import { ApiOkResponse, ApiOperation, ApiTags, ApiUnauthorizedResponse } from '@nestjs/swagger';
+import { ProblemDto } from '../common/dto/error-bodies.dto.js';
+import { ProblemDetailsFilter } from '../common/filters/problem-details.filter.js';
+import { ApiAuth } from './api-auth.decorator.js';
+import type { AuthUser } from './auth-user.js';
+import { CurrentUser } from './current-user.decorator.js';
+import { UserSummaryDto } from './dto/login.dto.js';
+
+/** `/users/current` belongs to area B's paths, so its errors are problem documents. */
+@ApiTags('users')
+@ApiAuth()
+@UseFilters(ProblemDetailsFilter)
+@Controller('users/current')
+export class CurrentUserController {
+  @Get()
+  @ApiOperation({ operationId: 'users-get-current', summary: 'The caller: id, username and roles' })
+  @ApiOkResponse({ type: UserSummaryDto })
+  @ApiUnauthorizedResponse({ type: ProblemDto })
+  current(@CurrentUser() user: AuthUser): UserSummaryDto {
+    return { id: user.id, username: user.username, roles: user.roles };
+  }
+}

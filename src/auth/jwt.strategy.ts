@@ -1,0 +1,51 @@
+import { randomUUID } from 'node:crypto';
+import { Injectable, type OnModuleDestroy } from '@nestjs/common';
+import { PassportStrategy } from '@nestjs/passport';
+import type { Request } from 'express';
+import passport from 'passport';
+import { Strategy } from 'passport-jwt';
+import { AppConfig } from '../config/app-config.js';
+import type { AuthUser, TokenCarrier } from './auth-user.js';
+import { AuthService, type TokenClaims } from './auth.service.js';
+import { extractToken } from './token-carriers.js';
+
+const carriers = new WeakMap<Request, TokenCarrier>();
+
+/** Verifies the HS256 token from any accepted carrier, then re-checks the user in the database. */
+@Injectable()
+export class JwtStrategy extends PassportStrategy(Strategy) implements OnModuleDestroy {
+  /**
+   * Passport keeps strategies in one process-wide registry, so a second app in the same
+   * process (an embedding, a test) would take over a shared name and this app would verify
+   * with the other's secret and database. Each app registers and uses its own name.
+   */
+  readonly passportName = `jwt-${randomUUID()}`;
+
+  constructor(
+    config: AppConfig,
+    private readonly auth: AuthService,
+  ) {
+    super({
+      jwtFromRequest: (request: Request) => {
+        const found = extractToken(request);
+        if (!found) {
+          return null;
+        }
+        carriers.set(request, found.via);
+        return found.token;
+      },
+      secretOrKey: config.auth.jwtSecret,
+      algorithms: ['HS256'],
+      passReqToCallback: true,
+    });
+    passport.use(this.passportName, this);
+  }
+
+  onModuleDestroy(): void {
+    passport.unuse(this.passportName);
+  }
+
+  validate(request: Request, claims: TokenClaims): Promise<AuthUser> {
+    return this.auth.principal(claims, carriers.get(request) ?? 'bearer');
+  }
+}

@@ -1,0 +1,90 @@
+import { Body, Controller, Delete, Get, HttpCode, Param, Patch, Post, UseFilters } from '@nestjs/common';
+import {
+  ApiBadRequestResponse,
+  ApiConflictResponse,
+  ApiCreatedResponse,
+  ApiForbiddenResponse,
+  ApiNoContentResponse,
+  ApiNotFoundResponse,
+  ApiOkResponse,
+  ApiOperation,
+  ApiTags,
+  ApiUnauthorizedResponse,
+} from '@nestjs/swagger';
+import { AuthErrorDto } from '../common/dto/error-bodies.dto.js';
+import { AuthErrorFilter } from '../common/filters/auth-error.filter.js';
+import { ApiAuth } from './api-auth.decorator.js';
+import type { AuthUser } from './auth-user.js';
+import { CurrentUser } from './current-user.decorator.js';
+import {
+  CreateUserDto,
+  toUserDto,
+  UpdateUserDto,
+  UserDto,
+  UserIdParam,
+  UserListDto,
+} from './dto/user.dto.js';
+import { Roles } from './roles.decorator.js';
+import { UsersService } from './users.service.js';
+
+@ApiTags('users')
+@ApiAuth()
+@ApiUnauthorizedResponse({ type: AuthErrorDto, description: 'No valid token' })
+@ApiForbiddenResponse({ type: AuthErrorDto, description: 'The caller is not an admin' })
+@UseFilters(AuthErrorFilter)
+@Roles('admin')
+@Controller('api/v1/users')
+export class UsersController {
+  constructor(private readonly users: UsersService) {}
+
+  @Post()
+  @ApiOperation({ operationId: 'users-post', summary: 'Create a user (admin)' })
+  @ApiCreatedResponse({ type: UserDto })
+  @ApiBadRequestResponse({ type: AuthErrorDto })
+  @ApiConflictResponse({ type: AuthErrorDto, description: 'The username is taken' })
+  async create(@Body() body: CreateUserDto): Promise<UserDto> {
+    return toUserDto(await this.users.create(body.username, body.password, body.roles));
+  }
+
+  @Get()
+  @ApiOperation({ operationId: 'users-get', summary: 'List users (admin)' })
+  @ApiOkResponse({ type: UserListDto })
+  async list(): Promise<UserListDto> {
+    return { items: (await this.users.list()).map(toUserDto) };
+  }
+
+  @Get(':id')
+  @ApiOperation({ operationId: 'users-get-by-id', summary: 'Read one user (admin)' })
+  @ApiOkResponse({ type: UserDto })
+  @ApiNotFoundResponse({ type: AuthErrorDto })
+  async get(@Param() { id }: UserIdParam): Promise<UserDto> {
+    return toUserDto(await this.users.get(id));
+  }
+
+  @Patch(':id')
+  @ApiOperation({
+    operationId: 'users-patch',
+    summary: 'Change a password, roles or the active flag (admin); existing tokens follow within 60 s',
+  })
+  @ApiOkResponse({ type: UserDto })
+  @ApiBadRequestResponse({ type: AuthErrorDto })
+  @ApiNotFoundResponse({ type: AuthErrorDto })
+  @ApiConflictResponse({ type: AuthErrorDto, description: 'An admin may not disable or demote themselves' })
+  async update(
+    @Param() { id }: UserIdParam,
+    @Body() body: UpdateUserDto,
+    @CurrentUser() caller: AuthUser,
+  ): Promise<UserDto> {
+    return toUserDto(await this.users.update(id, body, caller.id));
+  }
+
+  @Delete(':id')
+  @HttpCode(204)
+  @ApiOperation({ operationId: 'users-delete', summary: 'Delete a user (admin)' })
+  @ApiNoContentResponse()
+  @ApiNotFoundResponse({ type: AuthErrorDto })
+  @ApiConflictResponse({ type: AuthErrorDto, description: 'Own account, or the user still owns workflows' })
+  async remove(@Param() { id }: UserIdParam, @CurrentUser() caller: AuthUser): Promise<void> {
+    await this.users.remove(id, caller.id);
+  }
+}

@@ -1,0 +1,82 @@
+import { Injectable } from '@nestjs/common';
+import { InjectRepository } from '@nestjs/typeorm';
+import { LessThan, Repository } from 'typeorm';
+import { DomainError } from '../common/errors/domain-error.js';
+import { isForeignKeyViolation, isUniqueViolation } from '../common/errors/unique-violation.js';
+import { RevokedTokenEntity } from './entities/revoked-token.entity.js';
+import { UserEntity } from './entities/user.entity.js';
+import type { Role } from './roles.js';
+
+export interface NewUser {
+  username: string;
+  passwordHash: string;
+  roles: Role[];
+}
+
+@Injectable()
+export class UsersRepository {
+  constructor(
+    @InjectRepository(UserEntity) private readonly users: Repository<UserEntity>,
+    @InjectRepository(RevokedTokenEntity) private readonly revoked: Repository<RevokedTokenEntity>,
+  ) {}
+
+  findById(id: number): Promise<UserEntity | null> {
+    return this.users.findOneBy({ id });
+  }
+
+  findByUsername(username: string): Promise<UserEntity | null> {
+    return this.users.findOneBy({ username });
+  }
+
+  list(): Promise<UserEntity[]> {
+    return this.users.find({ order: { id: 'ASC' } });
+  }
+
+  count(): Promise<number> {
+    return this.users.count();
+  }
+
+  async create(user: NewUser): Promise<UserEntity> {
+    const now = new Date();
+    try {
+      return await this.users.save(
+        this.users.create({ ...user, active: true, createdAt: now, updatedAt: now }),
+      );
+    } catch (error) {
+      if (isUniqueViolation(error)) {
+        throw new DomainError('conflict', `The username '${user.username}' is taken`);
+      }
+      throw error;
+    }
+  }
+
+  async update(user: UserEntity): Promise<UserEntity> {
+    user.updatedAt = new Date();
+    return this.users.save(user);
+  }
+
+  async remove(id: number): Promise<boolean> {
+    try {
+      const result = await this.users.delete({ id });
+      return (result.affected ?? 0) > 0;
+    } catch (error) {
+      if (isForeignKeyViolation(error)) {
+        throw new DomainError(
+          'conflict',
+          'The user still owns workflows; disable the account or delete the workflows first',
+        );
+      }
+      throw error;
+    }
+  }
+
+  async revoke(jti: string, expiresAt: Date): Promise<void> {
+    // Idempotent: logging out twice with one token is not an error.
+    await this.revoked.upsert({ jti, expiresAt }, ['jti']);
+    await this.revoked.delete({ expiresAt: LessThan(new Date()) });
+  }
+
+  async isRevoked(jti: string): Promise<boolean> {
+    return this.revoked.existsBy({ jti });
+  }
+}

@@ -1,0 +1,109 @@
+import { randomBytes } from 'node:crypto';
+import { Injectable, Logger, type OnApplicationBootstrap } from '@nestjs/common';
+import { AppConfig } from '../config/app-config.js';
+import { DomainError } from '../common/errors/domain-error.js';
+import { AuthService } from './auth.service.js';
+import type { UserEntity } from './entities/user.entity.js';
+import { PasswordHasher } from './password-hasher.js';
+import type { Role } from './roles.js';
+import { UsersRepository } from './users.repository.js';
+
+export interface UserChanges {
+  password?: string;
+  roles?: Role[];
+  active?: boolean;
+}
+
+@Injectable()
+export class UsersService implements OnApplicationBootstrap {
+  private readonly logger = new Logger(UsersService.name);
+
+  constructor(
+    private readonly repo: UsersRepository,
+    private readonly hasher: PasswordHasher,
+    private readonly auth: AuthService,
+    private readonly config: AppConfig,
+  ) {}
+
+  /**
+   * Creates the bootstrap admin when the users table is empty: from ADMIN_USERNAME and
+   * ADMIN_PASSWORD, or else `admin` with a random password printed this once.
+   */
+  async onApplicationBootstrap(): Promise<void> {
+    if ((await this.repo.count()) > 0) {
+      return;
+    }
+    const configured = this.config.auth.adminUsername && this.config.auth.adminPassword;
+    const username = this.config.auth.adminUsername ?? 'admin';
+    const password = this.config.auth.adminPassword ?? randomBytes(12).toString('base64url');
+    try {
+      await this.create(username, password, ['admin']);
+      this.logger.log(
+        configured
+          ? `created the bootstrap admin '${username}' from ADMIN_USERNAME/ADMIN_PASSWORD`
+          : `created the bootstrap admin '${username}' with password ${password} (shown once; change it)`,
+      );
+    } catch (error) {
+      // Another copy of the service created it at the same moment.
+      if (!(error instanceof DomainError && error.kind === 'conflict')) {
+        throw error;
+      }
+    }
+  }
+
+  async create(username: string, password: string, roles: Role[] = ['user']): Promise<UserEntity> {
+    return this.repo.create({
+      username,
+      passwordHash: await this.hasher.hash(password),
+      roles: unique(roles),
+    });
+  }
+
+  list(): Promise<UserEntity[]> {
+    return this.repo.list();
+  }
+
+  async get(id: number): Promise<UserEntity> {
+    const user = await this.repo.findById(id);
+    if (!user) {
+      throw new DomainError('not_found', `No user ${id}`);
+    }
+    return user;
+  }
+
+  async update(id: number, changes: UserChanges, actingUserId: number): Promise<UserEntity> {
+    const user = await this.get(id);
+    if (
+      id === actingUserId &&
+      (changes.active === false || (changes.roles && !changes.roles.includes('admin')))
+    ) {
+      throw new DomainError('conflict', 'An admin cannot disable or demote their own account');
+    }
+    if (changes.password !== undefined) {
+      user.passwordHash = await this.hasher.hash(changes.password);
+    }
+    if (changes.roles !== undefined) {
+      user.roles = unique(changes.roles);
+    }
+    if (changes.active !== undefined) {
+      user.active = changes.active;
+    }
+    const saved = await this.repo.update(user);
+    this.auth.forget(id);
+    return saved;
+  }
+
+  async remove(id: number, actingUserId: number): Promise<void> {
+    if (id === actingUserId) {
+      throw new DomainError('conflict', 'An admin cannot delete their own account');
+    }
+    if (!(await this.repo.remove(id))) {
+      throw new DomainError('not_found', `No user ${id}`);
+    }
+    this.auth.forget(id);
+  }
+}
+
+function unique(roles: Role[]): Role[] {
+  return [...new Set(roles)];
+}

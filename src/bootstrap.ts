@@ -1,0 +1,33 @@
+import type { NestExpressApplication } from '@nestjs/platform-express';
+import cookieParser from 'cookie-parser';
+import type { NextFunction, Request, Response } from 'express';
+import helmet from 'helmet';
+import { Logger } from 'nestjs-pino';
+import { FallbackErrorFilter } from './common/filters/fallback.filter.js';
+import { assignRequestId } from './common/request-id.js';
+import { createValidationPipe } from './common/validation.js';
+import type { AppConfig } from './config/app-config.js';
+import { setupSwagger } from './swagger.js';
+
+export const BODY_LIMIT = '1mb';
+
+/**
+ * Everything main.ts applies to the app, shared with the e2e harness so tests run the
+ * same middleware, pipes and filters. The app must be created with `bodyParser: false`.
+ */
+export function configureApp(app: NestExpressApplication, config: AppConfig): void {
+  app.useLogger(app.get(Logger));
+  app.set('trust proxy', config.trustProxy);
+  app.disable('x-powered-by');
+  // The id is set before any parser can fail, so even a 413 carries it.
+  app.use((request: Request, response: Response, next: NextFunction) => {
+    request.id = assignRequestId(request, response);
+    next();
+  });
+  app.use(helmet());
+  app.use(cookieParser());
+  app.useBodyParser('json', { limit: BODY_LIMIT });
+  app.useGlobalPipes(createValidationPipe());
+  app.useGlobalFilters(new FallbackErrorFilter());
+  setupSwagger(app);
+}

@@ -1,0 +1,104 @@
+import { applyDecorators, ValidationPipe } from '@nestjs/common';
+import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { Transform } from 'class-transformer';
+import { IsOptional, IsString, IsUrl, IsUUID, Length, type ValidationError } from 'class-validator';
+import { DomainError, type FieldError } from './errors/domain-error.js';
+
+/**
+ * The one validation pipe of every area: unknown members are dropped (clients of the
+ * original send extras), types are never coerced (a number is not a string), and the
+ * failures become a DomainError each area's filter renders in its own shape.
+ */
+export function createValidationPipe(): ValidationPipe {
+  return new ValidationPipe({
+    whitelist: true,
+    transform: true,
+    forbidUnknownValues: false,
+    transformOptions: { enableImplicitConversion: false },
+    exceptionFactory: (errors) => {
+      const fields = flatten(errors);
+      return new DomainError(
+        'invalid_input',
+        fields.map((f) => f.message).join('; ') || 'Invalid request',
+        fields,
+      );
+    },
+  });
+}
+
+function flatten(errors: ValidationError[], parent = ''): FieldError[] {
+  return errors.flatMap((error) => {
+    const field = parent ? `${parent}.${error.property}` : error.property;
+    const own = Object.values(error.constraints ?? {}).map((message) => ({ field, message }));
+    return [...own.slice(0, 1), ...flatten(error.children ?? [], field)];
+  });
+}
+
+/** A required string of `min`..`max` characters. */
+export function RequiredText(
+  min: number,
+  max: number,
+  example: string,
+  description?: string,
+): PropertyDecorator {
+  return applyDecorators(
+    IsString(),
+    Length(min, max),
+    ApiProperty({ type: String, minLength: min, maxLength: max, example, description }),
+  );
+}
+
+/** An optional string of `min`..`max` characters. */
+export function OptionalText(
+  min: number,
+  max: number,
+  example: string,
+  description?: string,
+): PropertyDecorator {
+  return applyDecorators(
+    IsOptional(),
+    IsString(),
+    Length(min, max),
+    ApiPropertyOptional({ type: String, minLength: min, maxLength: max, example, description }),
+  );
+}
+
+/** An http(s) URL (hosts without a TLD such as `localhost` are accepted; the address guard decides reachability). */
+export function IsHttpUrl(example: string, description?: string): PropertyDecorator {
+  return applyDecorators(
+    IsString(),
+    IsUrl(
+      { require_protocol: true, protocols: ['http', 'https'], require_tld: false, require_host: true },
+      { message: ({ property }) => `${property} must be an http or https URL` },
+    ),
+    ApiProperty({ type: String, format: 'uri', example, description }),
+  );
+}
+
+/** A path parameter holding a UUID. */
+export function IsUuidParam(description: string): PropertyDecorator {
+  return applyDecorators(
+    IsUUID('all', { message: ({ property }) => `${property} must be a UUID` }),
+    ApiProperty({ type: String, format: 'uuid', description }),
+  );
+}
+
+/** A query flag: `true`/`false` (also `1`/`0`), anything else stays as sent and fails validation. */
+export function ToBoolean(): PropertyDecorator {
+  return Transform(({ value }: { value: unknown }) => {
+    if (value === 'true' || value === '1' || value === true) {
+      return true;
+    }
+    if (value === 'false' || value === '0' || value === false) {
+      return false;
+    }
+    return value;
+  });
+}
+
+/** A query integer: digits become a number, anything else stays as sent and fails validation. */
+export function ToInteger(): PropertyDecorator {
+  return Transform(({ value }: { value: unknown }) =>
+    typeof value === 'string' && /^-?\d+$/.test(value) ? Number(value) : value,
+  );
+}

@@ -1,0 +1,80 @@
+import { mkdirSync } from 'node:fs';
+import { dirname } from 'node:path';
+import { DataSource, type DataSourceOptions } from 'typeorm';
+import type { AppConfig } from '../config/app-config.js';
+import { MIGRATIONS } from './migrations.js';
+
+/** TypeORM options for the configured database. `synchronize` is off: the schema comes from migrations only. */
+export function dataSourceOptions(config: AppConfig): DataSourceOptions {
+  const common = {
+    migrations: MIGRATIONS,
+    migrationsTableName: 'migrations',
+    synchronize: false,
+    migrationsRun: false,
+    logging: false,
+  } as const;
+  const database = config.database;
+  if (database.type === 'sqlite') {
+    if (database.path !== ':memory:') {
+      mkdirSync(dirname(database.path), { recursive: true });
+    }
+    return {
+      ...common,
+      type: 'better-sqlite3',
+      database: database.path,
+      enableWAL: true,
+      // Waits for a writer in another connection instead of failing at once with SQLITE_BUSY.
+      timeout: 10_000,
+    };
+  }
+  return {
+    ...common,
+    type: 'mariadb',
+    url: database.url,
+    charset: 'utf8mb4',
+    timezone: 'Z',
+    connectTimeout: 10_000,
+    extra: { connectionLimit: 20 },
+  };
+}
+
+/**
+ * Runs pending migrations. On MariaDB several copies may start at once, so they take a
+ * named lock first: the first runs the migrations, the others then find nothing to do.
+ */
+export async function runMigrations(dataSource: DataSource): Promise<void> {
+  if (dataSource.options.type !== 'mariadb') {
+    await dataSource.runMigrations({ transaction: 'each' });
+    return;
+  }
+  const runner = dataSource.createQueryRunner();
+  try {
+    await runner.connect();
+    const [row] = (await runner.query("SELECT GET_LOCK('app_migrations', 120) AS locked")) as {
+      locked: number;
+    }[];
+    if (Number(row?.locked) !== 1) {
+      throw new Error('could not take the migration lock within 120 s');
+    }
+    try {
+      await dataSource.runMigrations({ transaction: 'each' });
+    } finally {
+      await runner.query("SELECT RELEASE_LOCK('app_migrations')");
+    }
+  } finally {
+    await runner.release();
+  }
+}
+
+/** Opens the database and brings its schema up to date. */
+export async function openDataSource(options: DataSourceOptions): Promise<DataSource> {
+  const dataSource = new DataSource(options);
+  await dataSource.initialize();
+  try {
+    await runMigrations(dataSource);
+  } catch (error) {
+    await dataSource.destroy();
+    throw error;
+  }
+  return dataSource;
+}

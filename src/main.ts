@@ -1,0 +1,56 @@
+import 'reflect-metadata';
+import { NestFactory } from '@nestjs/core';
+import type { NestExpressApplication } from '@nestjs/platform-express';
+import { Logger } from 'nestjs-pino';
+import { AppModule } from './app.module.js';
+import { configureApp } from './bootstrap.js';
+import { ConfigError } from './config/config-error.js';
+import { loadConfig, loadDotEnv, type AppConfig } from './config/app-config.js';
+
+async function bootstrap(): Promise<void> {
+  const envFile = loadDotEnv();
+  let config: AppConfig;
+  try {
+    config = loadConfig();
+  } catch (error) {
+    if (error instanceof ConfigError) {
+      process.stderr.write(`${error.message}\n`);
+      process.exit(1);
+    }
+    throw error;
+  }
+  const app = await NestFactory.create<NestExpressApplication>(AppModule.register(config), {
+    bodyParser: false,
+    bufferLogs: true,
+  });
+  configureApp(app, config);
+  await app.listen(config.port);
+  app
+    .get(Logger)
+    .log(
+      `listening on port ${config.port}; Swagger UI at /docs; settings from ${envFile ?? 'the environment'}`,
+    );
+
+  // Stop accepting, let requests and scheduler checks in flight finish, close the database,
+  // then exit 0; a shutdown that hangs is cut at SHUTDOWN_TIMEOUT_SECONDS.
+  let stopping = false;
+  const shutdown = (signal: string): void => {
+    if (stopping) {
+      return;
+    }
+    stopping = true;
+    app.get(Logger).log(`${signal} received, shutting down`);
+    setTimeout(() => process.exit(1), config.shutdownTimeoutMs).unref();
+    app.close().then(
+      () => process.exit(0),
+      () => process.exit(1),
+    );
+  };
+  process.once('SIGTERM', () => shutdown('SIGTERM'));
+  process.once('SIGINT', () => shutdown('SIGINT'));
+}
+
+bootstrap().catch((error: unknown) => {
+  process.stderr.write(`start-up failed: ${error instanceof Error ? error.message : String(error)}\n`);
+  process.exit(1);
+});
