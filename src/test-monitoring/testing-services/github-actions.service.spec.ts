@@ -1,0 +1,395 @@
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { GithubFake, type FakeGithubRun } from '../../../test/fakes/github-fake.js';
+import { loadConfig, type AppConfig } from '../../config/app-config.js';
+import { GithubActionsService, MAX_ATTEMPT_REQUESTS } from './github-actions.service.js';
+import type { Build, BuildCheckRequest, BuildCheckResult, BuildStatus } from './testing-service.js';
+
+const RESOURCE = GithubFake.resource('octo-org', 'octo-repo', 'ci.yml');
+const RUNS_PATH = GithubFake.runsPath('octo-org', 'octo-repo', 'ci.yml');
+/**
+ * http-client recognises its deadline with `reason instanceof Error`; under jest's vm modules the
+ * AbortSignal's DOMException comes from another realm, so a timeout reads "cancelled" here.
+ */
+const TIMED_OUT = expect.stringMatching(/did not answer within 1 s|was cancelled/);
+
+let dataDir: string;
+let fake: GithubFake;
+let service: GithubActionsService;
+
+function configWith(env: Record<string, string> = {}): AppConfig {
+  return loadConfig({
+    DATA_DIR: dataDir,
+    JWT_SECRET: 'x'.repeat(40),
+    ALLOW_PRIVATE_NETWORK_LINKS: 'true',
+    UPSTREAM_TIMEOUT_SECONDS: '1',
+    ...env,
+  });
+}
+
+function check(overrides: Partial<BuildCheckRequest> = {}): Promise<BuildCheckResult> {
+  return service.latestBuilds({ serviceUrl: fake.url, resource: RESOURCE, ...overrides });
+}
+
+async function builds(overrides: Partial<BuildCheckRequest> = {}): Promise<Build[]> {
+  const result = await check(overrides);
+  if (result.kind !== 'builds') {
+    throw new Error(`expected builds, got ${JSON.stringify(result)}`);
+  }
+  return result.builds;
+}
+
+beforeAll(async () => {
+  dataDir = mkdtempSync(join(tmpdir(), 'github-actions-spec-'));
+  fake = new GithubFake();
+  await fake.start();
+  service = new GithubActionsService(configWith());
+});
+
+afterAll(async () => {
+  await fake.stop();
+  rmSync(dataDir, { recursive: true, force: true });
+});
+
+beforeEach(() => {
+  fake.heal();
+  fake.resetLog();
+  fake.requiredAuthorization = undefined;
+  fake.setRuns('octo-org', 'octo-repo', 'ci.yml', []);
+});
+
+describe('GithubActionsService', () => {
+  describe('state mapping (API.md 2.8)', () => {
+    const table: [Pick<FakeGithubRun, 'status' | 'conclusion'>, BuildStatus][] = [
+      [{ status: 'queued', conclusion: null }, 'waiting'],
+      [{ status: 'requested', conclusion: null }, 'waiting'],
+      [{ status: 'waiting', conclusion: null }, 'waiting'],
+      [{ status: 'pending', conclusion: null }, 'waiting'],
+      [{ status: 'in_progress', conclusion: null }, 'running'],
+      [{ status: 'completed', conclusion: 'success' }, 'passed'],
+      [{ status: 'completed', conclusion: 'failure' }, 'failed'],
+      [{ status: 'completed', conclusion: 'cancelled' }, 'aborted'],
+      [{ status: 'completed', conclusion: 'timed_out' }, 'error'],
+      [{ status: 'completed', conclusion: 'skipped' }, 'error'],
+      [{ status: 'completed', conclusion: 'neutral' }, 'error'],
+      [{ status: 'completed', conclusion: 'action_required' }, 'error'],
+      [{ status: 'completed', conclusion: 'stale' }, 'error'],
+      [{ status: 'completed', conclusion: 'startup_failure' }, 'error'],
+      [{ status: 'completed', conclusion: 'something_new' }, 'error'],
+      [{ status: 'something_new', conclusion: null }, 'waiting'],
+    ];
+
+    it.each(table)('maps %j to %s', async (native, expected) => {
+      fake.setRuns('octo-org', 'octo-repo', 'ci.yml', [{ id: 101, ...native }]);
+      const [build] = await builds();
+      expect(build.status).toBe(expected);
+    });
+
+    it('maps every state in one listing, newest run first', async () => {
+      fake.setRuns(
+        'octo-org',
+        'octo-repo',
+        'ci.yml',
+        table.map(([native], index) => ({ id: 200 + index, ...native })),
+      );
+      const result = await builds({ limit: 100 });
+      expect(result.map((build) => build.status)).toEqual(table.map(([, status]) => status).reverse());
+    });
+  });
+
+  it('reads the fixture run as GitHub sends it', async () => {
+    const fixture = JSON.parse(readFileSync('test/fixtures/github/workflow-run-paginated.json', 'utf8')) as {
+      workflow_runs: {
+        id: number;
+        status: string;
+        conclusion: null;
+        run_started_at: string;
+        updated_at: string;
+      }[];
+    };
+    const run = fixture.workflow_runs[0];
+    fake.setRuns('octo-org', 'octo-repo', 'ci.yml', [
+      { id: run.id, status: run.status, conclusion: run.conclusion, startedAt: run.run_started_at },
+    ]);
+    await expect(builds()).resolves.toEqual([
+      {
+        buildId: '30433642_1',
+        status: 'waiting',
+        startedAt: new Date('2020-01-22T19:33:08Z'),
+        durationSeconds: 0,
+        url: 'https://github.com/octo-org/octo-repo/actions/runs/30433642',
+      },
+    ]);
+  });
+
+  it('reports build id, start, duration in whole seconds and the run page', async () => {
+    fake.setRuns('octo-org', 'octo-repo', 'ci.yml', [
+      {
+        id: 8765,
+        conclusion: 'failure',
+        startedAt: '2024-03-01T10:00:00Z',
+        updatedAt: '2024-03-01T10:05:12Z',
+      },
+      {
+        id: 8766,
+        status: 'in_progress',
+        startedAt: '2024-03-01T11:00:00Z',
+        updatedAt: '2024-03-01T11:03:00Z',
+      },
+    ]);
+    await expect(builds()).resolves.toEqual([
+      {
+        buildId: '8766_1',
+        status: 'running',
+        startedAt: new Date('2024-03-01T11:00:00Z'),
+        durationSeconds: 0,
+        url: 'https://github.com/octo-org/octo-repo/actions/runs/8766',
+      },
+      {
+        buildId: '8765_1',
+        status: 'failed',
+        startedAt: new Date('2024-03-01T10:00:00Z'),
+        durationSeconds: 312,
+        url: 'https://github.com/octo-org/octo-repo/actions/runs/8765',
+      },
+    ]);
+  });
+
+  it('asks for `limit` runs with the documented headers and no credentials by default', async () => {
+    await builds({ limit: 7 });
+    expect(fake.requests).toHaveLength(1);
+    const [request] = fake.requests;
+    expect(request.url).toBe(`${RUNS_PATH}?per_page=7`);
+    expect(request.headers.accept).toBe('application/vnd.github+json');
+    expect(request.headers['x-github-api-version']).toBe('2022-11-28');
+    expect(request.headers.authorization).toBeUndefined();
+  });
+
+  it('answers an empty history as a successful check with no builds', async () => {
+    await expect(check()).resolves.toEqual({ kind: 'builds', builds: [], etag: expect.any(String) });
+  });
+
+  it('sends the configured token as a Bearer token', async () => {
+    fake.requiredAuthorization = 'Bearer s3cret';
+    const credentials = { type: 'github' as const, url: `${fake.url}/`, token: 's3cret' };
+    await expect(builds({ credentials })).resolves.toEqual([]);
+    expect(fake.requests[0].headers.authorization).toBe('Bearer s3cret');
+  });
+
+  it('never sends credentials that belong to another service URL', async () => {
+    const credentials = { type: 'github' as const, url: 'https://api.github.com', token: 's3cret' };
+    await builds({ credentials });
+    expect(fake.requests[0].headers.authorization).toBeUndefined();
+  });
+
+  it('reports refused credentials as a failed check', async () => {
+    fake.requiredAuthorization = 'Bearer right';
+    const credentials = { type: 'github' as const, url: fake.url, token: 'wrong' };
+    await expect(check({ credentials })).resolves.toEqual({
+      kind: 'failed',
+      reason: expect.stringMatching(/answered 401: Bad credentials/),
+      retryAfter: undefined,
+    });
+  });
+
+  describe('conditional requests', () => {
+    it('sends If-None-Match and reports not_modified on a 304', async () => {
+      fake.setRuns('octo-org', 'octo-repo', 'ci.yml', [{ id: 1 }]);
+      const first = await check();
+      expect(first).toMatchObject({ kind: 'builds', etag: expect.stringMatching(/^W\/"/) });
+      const etag = first.kind === 'builds' ? first.etag : undefined;
+
+      await expect(check({ etag })).resolves.toEqual({ kind: 'not_modified' });
+      expect(fake.requests[1].headers['if-none-match']).toBe(etag);
+      expect(fake.notModifiedCount).toBe(1);
+    });
+
+    it('gets the new builds with a new ETag once the runs change', async () => {
+      fake.setRuns('octo-org', 'octo-repo', 'ci.yml', [{ id: 1 }]);
+      const first = await check();
+      const etag = first.kind === 'builds' ? first.etag : undefined;
+      fake.addRun('octo-org', 'octo-repo', 'ci.yml', { id: 2, status: 'queued' });
+
+      const second = await check({ etag });
+      expect(second).toMatchObject({ kind: 'builds', builds: [{ buildId: '2_1' }, { buildId: '1_1' }] });
+      expect(second.kind === 'builds' && second.etag).not.toBe(etag);
+    });
+  });
+
+  describe('re-run attempts', () => {
+    const attempts: FakeGithubRun[] = [
+      { id: 7, attempt: 1, conclusion: 'failure', startedAt: '2024-01-01T10:00:00Z' },
+      { id: 7, attempt: 2, conclusion: 'cancelled', startedAt: '2024-01-01T11:00:00Z' },
+      { id: 7, attempt: 3, conclusion: 'success', startedAt: '2024-01-01T12:00:00Z' },
+    ];
+
+    it('reports every attempt as a build, fetching the earlier ones', async () => {
+      fake.setRuns('octo-org', 'octo-repo', 'ci.yml', attempts);
+      const result = await builds();
+      expect(result.map((build) => [build.buildId, build.status])).toEqual([
+        ['7_3', 'passed'],
+        ['7_2', 'aborted'],
+        ['7_1', 'failed'],
+      ]);
+      expect(fake.requests.map((request) => request.path)).toEqual([
+        RUNS_PATH,
+        '/repos/octo-org/octo-repo/actions/runs/7/attempts/1',
+        '/repos/octo-org/octo-repo/actions/runs/7/attempts/2',
+      ]);
+    });
+
+    it('does not fetch attempts the caller knows already: one request per check', async () => {
+      fake.setRuns('octo-org', 'octo-repo', 'ci.yml', attempts);
+      const result = await check({ knownBuildIds: new Set(['7_1', '7_2']) });
+      expect(result).toMatchObject({
+        kind: 'builds',
+        builds: [{ buildId: '7_3' }],
+        etag: expect.any(String),
+      });
+      expect(fake.totalRequests).toBe(1);
+    });
+
+    it(`fetches at most ${MAX_ATTEMPT_REQUESTS} attempts per check and leaves the ETag out until complete`, async () => {
+      const many = Array.from({ length: MAX_ATTEMPT_REQUESTS + 3 }, (_, index) => ({
+        id: 9,
+        attempt: index + 1,
+      }));
+      fake.setRuns('octo-org', 'octo-repo', 'ci.yml', many);
+      const first = await check();
+      expect(first).toMatchObject({ kind: 'builds', etag: undefined });
+      expect(fake.totalRequests).toBe(1 + MAX_ATTEMPT_REQUESTS);
+
+      const known = new Set(first.kind === 'builds' ? first.builds.map((build) => build.buildId) : []);
+      const second = await check({ knownBuildIds: known });
+      expect(second).toMatchObject({ kind: 'builds', etag: expect.any(String) });
+      expect(second.kind === 'builds' ? second.builds : []).toHaveLength(3);
+    });
+
+    it('keeps the listed builds and drops the ETag when an attempt cannot be fetched', async () => {
+      fake.setRuns('octo-org', 'octo-repo', 'ci.yml', attempts);
+      fake.fail({ kind: 'status', status: 502 }, '/attempts/');
+      const result = await check();
+      expect(result).toEqual({
+        kind: 'builds',
+        builds: [expect.objectContaining({ buildId: '7_3' })],
+        etag: undefined,
+      });
+      expect(fake.totalRequests).toBe(2);
+    });
+  });
+
+  describe('rate limits', () => {
+    it('pauses until x-ratelimit-reset when the quota is exhausted (403)', async () => {
+      const resetAt = new Date(Math.ceil(Date.now() / 1000) * 1000 + 600_000);
+      fake.limitRate({ status: 403, resetAt });
+      await expect(check()).resolves.toEqual({ kind: 'rate_limited', until: resetAt });
+    });
+
+    it('pauses until x-ratelimit-reset on a 429 too', async () => {
+      const resetAt = new Date(Math.ceil(Date.now() / 1000) * 1000 + 60_000);
+      fake.limitRate({ status: 429, resetAt });
+      await expect(check()).resolves.toEqual({ kind: 'rate_limited', until: resetAt });
+    });
+
+    it('honours Retry-After (secondary rate limit)', async () => {
+      const now = new Date('2030-01-01T00:00:00Z');
+      fake.limitRate({ status: 403, retryAfterSeconds: 120 });
+      await expect(check({ now })).resolves.toEqual({
+        kind: 'rate_limited',
+        until: new Date('2030-01-01T00:02:00Z'),
+      });
+    });
+
+    it('treats a 403 without rate-limit signs as a failure', async () => {
+      fake.fail({ kind: 'status', status: 403, body: { message: 'Resource not accessible by integration' } });
+      await expect(check()).resolves.toMatchObject({
+        kind: 'failed',
+        reason: expect.stringMatching(/403: Resource not accessible by integration/),
+      });
+    });
+  });
+
+  describe('failures', () => {
+    it('fails with "workflow not found" on a 404', async () => {
+      await expect(
+        check({ resource: GithubFake.resource('octo-org', 'octo-repo', 'missing.yml') }),
+      ).resolves.toEqual({
+        kind: 'failed',
+        reason: 'workflow octo-org/octo-repo/missing.yml not found (404)',
+      });
+    });
+
+    it('fails on a 500', async () => {
+      fake.fail({ kind: 'status', status: 500 });
+      await expect(check()).resolves.toMatchObject({
+        kind: 'failed',
+        reason: expect.stringMatching(/answered 500/),
+      });
+    });
+
+    it('passes a Retry-After of a 503 on', async () => {
+      const now = new Date('2030-01-01T00:00:00Z');
+      fake.fail({ kind: 'status', status: 503, headers: { 'retry-after': '30' } });
+      await expect(check({ now })).resolves.toMatchObject({
+        kind: 'failed',
+        retryAfter: new Date('2030-01-01T00:00:30Z'),
+      });
+    });
+
+    it.each(['hang', 'stall'] as const)(
+      'fails after the 1 s timeout when the service does not answer (%s)',
+      async (kind) => {
+        fake.fail({ kind });
+        const started = Date.now();
+        await expect(check()).resolves.toMatchObject({ kind: 'failed', reason: TIMED_OUT });
+        expect(Date.now() - started).toBeGreaterThanOrEqual(900);
+        expect(Date.now() - started).toBeLessThan(3000);
+      },
+    );
+
+    it('fails when the connection is reset', async () => {
+      fake.fail({ kind: 'reset' });
+      await expect(check()).resolves.toMatchObject({
+        kind: 'failed',
+        reason: expect.stringMatching(/unreachable/),
+      });
+    });
+
+    it('refuses a resource that is not a workflow, without calling', async () => {
+      await expect(
+        check({ resource: 'repos/octo-org/octo-repo/actions/workflows/../../../../user' }),
+      ).resolves.toMatchObject({ kind: 'failed', reason: expect.stringMatching(/not a GitHub workflow/) });
+      await expect(check({ resource: 'repos/o/r/actions/runs/1' })).resolves.toMatchObject({
+        kind: 'failed',
+      });
+      expect(fake.totalRequests).toBe(0);
+    });
+  });
+
+  describe('private addresses', () => {
+    it('refuses an unconfigured service on a private address when private links are not allowed', async () => {
+      const guarded = new GithubActionsService(configWith({ ALLOW_PRIVATE_NETWORK_LINKS: 'false' }));
+      await expect(guarded.latestBuilds({ serviceUrl: fake.url, resource: RESOURCE })).resolves.toMatchObject(
+        {
+          kind: 'failed',
+          reason: expect.stringMatching(/private or reserved address/),
+        },
+      );
+      expect(fake.totalRequests).toBe(0);
+    });
+
+    it('trusts a configured service on a private address', async () => {
+      const file = join(dataDir, 'testing-services.yaml');
+      writeFileSync(file, `services:\n  - {type: github, url: "${fake.url}/", token: "t0ken"}\n`);
+      const trusting = new GithubActionsService(
+        configWith({ ALLOW_PRIVATE_NETWORK_LINKS: 'false', TESTING_SERVICES_FILE: file }),
+      );
+      await expect(
+        trusting.latestBuilds({ serviceUrl: fake.url, resource: RESOURCE }),
+      ).resolves.toMatchObject({
+        kind: 'builds',
+      });
+    });
+  });
+});

@@ -1,0 +1,182 @@
+import { Injectable } from '@nestjs/common';
+import { AppConfig } from '../../config/app-config.js';
+import {
+  isFinishedStatus,
+  type Build,
+  type BuildCheckRequest,
+  type BuildCheckResult,
+  type BuildStatus,
+  type TestingService,
+} from './testing-service.js';
+import { buildLimit, isRecord, joinUrl, resourceSegments, toDate, UpstreamHttp } from './upstream.js';
+
+/**
+ * Earlier re-run attempts fetched in one check at most. Attempts left over are fetched by the
+ * next check (the result then carries no ETag, so that check lists the runs again).
+ */
+export const MAX_ATTEMPT_REQUESTS = 10;
+
+const CONCLUSIONS: Readonly<Record<string, BuildStatus>> = {
+  success: 'passed',
+  failure: 'failed',
+  cancelled: 'aborted',
+};
+
+interface GithubRun {
+  id: number;
+  attempt: number;
+  status: BuildStatus;
+  startedAt: Date;
+  updatedAt: Date;
+  htmlUrl: string;
+}
+
+/**
+ * GitHub Actions (API.md 2.8): `resource` is `repos/{owner}/{repo}/actions/workflows/{file or id}`,
+ * the service URL `https://api.github.com` or a GitHub Enterprise `…/api/v3`. Every attempt of a
+ * run is one build, `"<run id>_<attempt>"`.
+ */
+@Injectable()
+export class GithubActionsService implements TestingService {
+  readonly type = 'github' as const;
+  private readonly http: UpstreamHttp;
+
+  constructor(config: AppConfig) {
+    this.http = new UpstreamHttp(config, 'github');
+  }
+
+  /**
+   * Lists the workflow's latest `limit` runs (`GET …/runs?per_page=N`, conditional on `etag`).
+   * The listing shows each run's latest attempt; earlier attempts missing from
+   * `request.knownBuildIds` are fetched one request each (`…/runs/{id}/attempts/{n}`, at most
+   * MAX_ATTEMPT_REQUESTS per check), so an unchanged workflow costs one request (a 304) and a new
+   * run without re-runs one request too. Durations are whole seconds (`updated_at` −
+   * `run_started_at`, 0 until the run completes). Resolves `failed` for a 404 ("workflow not
+   * found"), a 5xx, a timeout or a refused address; `rate_limited` on 403/429 with an exhausted
+   * `x-ratelimit-remaining` (until `x-ratelimit-reset`) or a `Retry-After`.
+   */
+  async latestBuilds(request: BuildCheckRequest): Promise<BuildCheckResult> {
+    const segments = resourceSegments(request.resource);
+    if (
+      segments?.length !== 6 ||
+      segments[0] !== 'repos' ||
+      segments[3] !== 'actions' ||
+      segments[4] !== 'workflows'
+    ) {
+      return {
+        kind: 'failed',
+        reason: `'${request.resource}' is not a GitHub workflow (repos/{owner}/{repo}/actions/workflows/{file or id})`,
+      };
+    }
+    const [, owner, repo, , , workflow] = segments;
+    const now = request.now ?? new Date();
+    const token = this.http.credentials(request)?.token;
+    const base = {
+      headers: { accept: 'application/vnd.github+json', 'x-github-api-version': '2022-11-28' },
+      authorization: token ? `Bearer ${token}` : undefined,
+      allowPrivate: this.http.allowPrivate(request.serviceUrl),
+      timeoutMs: this.http.timeoutMs,
+      now,
+    };
+    const listing = await this.http.getJson({
+      ...base,
+      url: joinUrl(request.serviceUrl, [...segments, 'runs'], `per_page=${buildLimit(request)}`),
+      etag: request.etag,
+      notFound: `workflow ${owner}/${repo}/${workflow} not found`,
+    });
+    if (listing.kind !== 'json') {
+      return listing;
+    }
+    const rawRuns = isRecord(listing.body) ? listing.body.workflow_runs : undefined;
+    if (!Array.isArray(rawRuns)) {
+      return { kind: 'failed', reason: 'the GitHub answer has no workflow_runs list' };
+    }
+    const runs = rawRuns.map(parseRun).filter((run): run is GithubRun => run !== undefined);
+    const builds = runs.map(toBuild);
+
+    const known = request.knownBuildIds ?? new Set<string>();
+    const missing = runs.flatMap((run) =>
+      Array.from({ length: run.attempt - 1 }, (_, index) => ({ id: run.id, attempt: index + 1 })).filter(
+        (earlier) => !known.has(buildIdOf(earlier.id, earlier.attempt)),
+      ),
+    );
+    let complete = missing.length <= MAX_ATTEMPT_REQUESTS;
+    // One at a time: GitHub asks integrators not to send concurrent requests.
+    for (const earlier of missing.slice(0, MAX_ATTEMPT_REQUESTS)) {
+      const answer = await this.http.getJson({
+        ...base,
+        url: joinUrl(request.serviceUrl, [
+          'repos',
+          owner,
+          repo,
+          'actions',
+          'runs',
+          String(earlier.id),
+          'attempts',
+          String(earlier.attempt),
+        ]),
+        notFound: `attempt ${earlier.attempt} of run ${earlier.id} not found`,
+      });
+      const run = answer.kind === 'json' ? parseRun(answer.body) : undefined;
+      if (!run) {
+        // Keep what the listing gave; without an ETag the next check lists again and retries.
+        complete = false;
+        break;
+      }
+      builds.push(toBuild(run));
+    }
+    builds.sort(
+      (a, b) => b.startedAt.getTime() - a.startedAt.getTime() || b.buildId.localeCompare(a.buildId),
+    );
+    return { kind: 'builds', builds, etag: complete ? listing.etag : undefined };
+  }
+}
+
+/** The state table of API.md 2.8. */
+function buildStatusOf(status: unknown, conclusion: unknown): BuildStatus {
+  if (status === 'completed' || (typeof conclusion === 'string' && conclusion !== '')) {
+    return typeof conclusion === 'string' ? (CONCLUSIONS[conclusion] ?? 'error') : 'error';
+  }
+  if (status === 'in_progress') {
+    return 'running';
+  }
+  // queued, requested, waiting, pending, and any status GitHub adds later: not finished, so a
+  // new status can never flip the aggregate.
+  return 'waiting';
+}
+
+function parseRun(value: unknown): GithubRun | undefined {
+  if (!isRecord(value) || typeof value.id !== 'number') {
+    return undefined;
+  }
+  const startedAt = toDate(value.run_started_at) ?? toDate(value.created_at);
+  if (!startedAt) {
+    return undefined;
+  }
+  const attempt = typeof value.run_attempt === 'number' && value.run_attempt >= 1 ? value.run_attempt : 1;
+  return {
+    id: value.id,
+    attempt: Math.floor(attempt),
+    status: buildStatusOf(value.status, value.conclusion),
+    startedAt,
+    updatedAt: toDate(value.updated_at) ?? startedAt,
+    htmlUrl:
+      typeof value.html_url === 'string' ? value.html_url : typeof value.url === 'string' ? value.url : '',
+  };
+}
+
+function toBuild(run: GithubRun): Build {
+  return {
+    buildId: buildIdOf(run.id, run.attempt),
+    status: run.status,
+    startedAt: run.startedAt,
+    durationSeconds: isFinishedStatus(run.status)
+      ? Math.max(0, Math.round((run.updatedAt.getTime() - run.startedAt.getTime()) / 1000))
+      : 0,
+    url: run.htmlUrl,
+  };
+}
+
+function buildIdOf(runId: number, attempt: number): string {
+  return `${runId}_${attempt}`;
+}

@@ -1,0 +1,209 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { JenkinsFake, type FakeJenkinsBuild } from '../../../test/fakes/jenkins-fake.js';
+import { loadConfig, type AppConfig } from '../../config/app-config.js';
+import { JenkinsService } from './jenkins.service.js';
+import type { Build, BuildCheckRequest, BuildCheckResult, BuildStatus } from './testing-service.js';
+
+const RESOURCE = JenkinsFake.resource('wf-tests');
+/** See github-actions.service.spec.ts: under jest a timeout may read "cancelled". */
+const TIMED_OUT = expect.stringMatching(/did not answer within 1 s|was cancelled/);
+
+let dataDir: string;
+let fake: JenkinsFake;
+let service: JenkinsService;
+
+function configWith(env: Record<string, string> = {}): AppConfig {
+  return loadConfig({
+    DATA_DIR: dataDir,
+    JWT_SECRET: 'x'.repeat(40),
+    ALLOW_PRIVATE_NETWORK_LINKS: 'true',
+    UPSTREAM_TIMEOUT_SECONDS: '1',
+    ...env,
+  });
+}
+
+function check(overrides: Partial<BuildCheckRequest> = {}): Promise<BuildCheckResult> {
+  return service.latestBuilds({ serviceUrl: `${fake.url}/`, resource: RESOURCE, ...overrides });
+}
+
+async function builds(overrides: Partial<BuildCheckRequest> = {}): Promise<Build[]> {
+  const result = await check(overrides);
+  if (result.kind !== 'builds') {
+    throw new Error(`expected builds, got ${JSON.stringify(result)}`);
+  }
+  return result.builds;
+}
+
+beforeAll(async () => {
+  dataDir = mkdtempSync(join(tmpdir(), 'jenkins-spec-'));
+  fake = new JenkinsFake();
+  await fake.start();
+  service = new JenkinsService(configWith());
+});
+
+afterAll(async () => {
+  await fake.stop();
+  rmSync(dataDir, { recursive: true, force: true });
+});
+
+beforeEach(() => {
+  fake.heal();
+  fake.resetLog();
+  fake.requiredAuthorization = undefined;
+  fake.setJob('wf-tests', []);
+});
+
+describe('JenkinsService', () => {
+  describe('state mapping (API.md 2.8)', () => {
+    const table: [Omit<FakeJenkinsBuild, 'number'>, BuildStatus][] = [
+      [{ building: true, result: null }, 'running'],
+      [{ result: 'SUCCESS' }, 'passed'],
+      [{ result: 'FAILURE' }, 'failed'],
+      [{ result: 'UNSTABLE' }, 'failed'],
+      [{ result: 'ABORTED' }, 'aborted'],
+      [{ result: 'NOT_BUILT' }, 'aborted'],
+      [{ result: 'SOMETHING_NEW' }, 'error'],
+      [{ building: false, result: null }, 'error'],
+    ];
+
+    it.each(table)('maps %j to %s', async (native, expected) => {
+      fake.setJob('wf-tests', [{ number: 1, ...native }]);
+      const [build] = await builds();
+      expect(build.status).toBe(expected);
+    });
+
+    it('maps every state in one listing, newest build first', async () => {
+      fake.setJob(
+        'wf-tests',
+        table.map(([native], index) => ({ number: index + 1, ...native })),
+      );
+      const result = await builds({ limit: 100 });
+      expect(result.map((build) => build.status)).toEqual(table.map(([, status]) => status).reverse());
+    });
+  });
+
+  it('reports build number, start, duration in whole seconds and the build page', async () => {
+    fake.setJob('wf-tests', [
+      { number: 41, result: 'SUCCESS', timestamp: Date.parse('2024-03-01T10:00:00Z'), duration: 312_400 },
+      { number: 42, building: true, timestamp: Date.parse('2024-03-01T11:00:00Z'), duration: 0 },
+    ]);
+    await expect(builds()).resolves.toEqual([
+      {
+        buildId: '42',
+        status: 'running',
+        startedAt: new Date('2024-03-01T11:00:00Z'),
+        durationSeconds: 0,
+        url: `${fake.url}/job/wf-tests/42/`,
+      },
+      {
+        buildId: '41',
+        status: 'passed',
+        startedAt: new Date('2024-03-01T10:00:00Z'),
+        durationSeconds: 312,
+        url: `${fake.url}/job/wf-tests/41/`,
+      },
+    ]);
+  });
+
+  it('asks for the `limit` latest builds with a tree query and no credentials by default', async () => {
+    fake.setJob(
+      'wf-tests',
+      Array.from({ length: 8 }, (_, index) => ({ number: index + 1 })),
+    );
+    const result = await builds({ limit: 3 });
+    expect(result.map((build) => build.buildId)).toEqual(['8', '7', '6']);
+    const [request] = fake.requests;
+    expect(request.path).toBe('/job/wf-tests/api/json');
+    expect(new URLSearchParams(request.url.split('?')[1]).get('tree')).toBe(
+      'builds[number,url,result,building,timestamp,duration]{0,3}',
+    );
+    expect(request.headers.authorization).toBeUndefined();
+  });
+
+  it('follows nested jobs (folders, multibranch branches)', async () => {
+    fake.setJob(['team', 'pipelines', 'feature/x'], [{ number: 3, result: 'FAILURE' }]);
+    const result = await builds({ resource: 'job/team/job/pipelines/job/feature%2Fx/' });
+    expect(result).toMatchObject([{ buildId: '3', status: 'failed' }]);
+    expect(fake.requests[0].path).toBe('/job/team/job/pipelines/job/feature%2Fx/api/json');
+  });
+
+  it('fails for a folder, which has no builds of its own', async () => {
+    fake.setJob('team/pipeline', []);
+    await expect(check({ resource: 'job/team' })).resolves.toEqual({
+      kind: 'failed',
+      reason: 'team is not a job with builds',
+    });
+  });
+
+  it('answers a job without builds as a successful check with no builds', async () => {
+    await expect(check()).resolves.toEqual({ kind: 'builds', builds: [], etag: expect.any(String) });
+  });
+
+  it('sends HTTP Basic credentials when configured', async () => {
+    const expected = `Basic ${Buffer.from('bot:api-token').toString('base64')}`;
+    fake.requiredAuthorization = expected;
+    const credentials = { type: 'jenkins' as const, url: fake.url, username: 'bot', password: 'api-token' };
+    await expect(builds({ credentials })).resolves.toEqual([]);
+    expect(fake.requests[0].headers.authorization).toBe(expected);
+  });
+
+  it('sends no Authorization without a username and a password', async () => {
+    await builds({ credentials: { type: 'jenkins', url: fake.url, username: 'bot' } });
+    expect(fake.requests[0].headers.authorization).toBeUndefined();
+  });
+
+  it('sends If-None-Match and reports not_modified on a 304', async () => {
+    fake.setJob('wf-tests', [{ number: 1 }]);
+    const first = await check();
+    const etag = first.kind === 'builds' ? first.etag : undefined;
+    await expect(check({ etag })).resolves.toEqual({ kind: 'not_modified' });
+    expect(fake.requests[1].headers['if-none-match']).toBe(etag);
+  });
+
+  it('pauses on a 429 until its Retry-After', async () => {
+    const now = new Date('2030-01-01T00:00:00Z');
+    fake.limitRate({ status: 429, retryAfterSeconds: 15 });
+    await expect(check({ now })).resolves.toEqual({
+      kind: 'rate_limited',
+      until: new Date('2030-01-01T00:00:15Z'),
+    });
+  });
+
+  it('fails with "job not found" on a 404', async () => {
+    await expect(check({ resource: 'job/team/job/missing' })).resolves.toEqual({
+      kind: 'failed',
+      reason: 'job team/missing not found (404)',
+    });
+  });
+
+  it('fails on a 500', async () => {
+    fake.fail({ kind: 'status', status: 500 });
+    await expect(check()).resolves.toMatchObject({
+      kind: 'failed',
+      reason: expect.stringMatching(/answered 500/),
+    });
+  });
+
+  it('fails after the 1 s timeout when the service hangs', async () => {
+    fake.fail({ kind: 'hang' });
+    await expect(check()).resolves.toMatchObject({ kind: 'failed', reason: TIMED_OUT });
+  });
+
+  it('refuses a resource that is not a job, without calling', async () => {
+    for (const resource of ['view/all', 'job', 'job/a/view/b', 'job/../script', 'job/a/job/b/build']) {
+      await expect(check({ resource })).resolves.toMatchObject({ kind: 'failed' });
+    }
+    expect(fake.totalRequests).toBe(0);
+  });
+
+  it('refuses an unconfigured service on a private address when private links are not allowed', async () => {
+    const guarded = new JenkinsService(configWith({ ALLOW_PRIVATE_NETWORK_LINKS: 'false' }));
+    await expect(guarded.latestBuilds({ serviceUrl: fake.url, resource: RESOURCE })).resolves.toMatchObject({
+      kind: 'failed',
+      reason: expect.stringMatching(/private or reserved address/),
+    });
+    expect(fake.totalRequests).toBe(0);
+  });
+});

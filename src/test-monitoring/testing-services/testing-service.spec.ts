@@ -1,0 +1,75 @@
+import { DomainError } from '../../common/errors/domain-error.js';
+import type { TestingServiceCredentials, TestingServiceType } from '../../config/testing-services-file.js';
+import {
+  findConfiguredService,
+  normalizeServiceUrl,
+  TestingServiceRegistry,
+  type BuildCheckResult,
+  type TestingService,
+} from './testing-service.js';
+
+class StubService implements TestingService {
+  constructor(readonly type: TestingServiceType) {}
+
+  latestBuilds(): Promise<BuildCheckResult> {
+    return Promise.resolve({ kind: 'builds', builds: [] });
+  }
+}
+
+describe('TestingServiceRegistry', () => {
+  const github = new StubService('github');
+  const travis = new StubService('travis');
+  const jenkins = new StubService('jenkins');
+  const registry = new TestingServiceRegistry([github, travis, jenkins]);
+
+  it('returns the client of each type', () => {
+    expect(registry.for('github')).toBe(github);
+    expect(registry.for('travis')).toBe(travis);
+    expect(registry.for('jenkins')).toBe(jenkins);
+    expect(registry.types()).toEqual(['github', 'travis', 'jenkins']);
+    expect(registry.has('travis')).toBe(true);
+  });
+
+  it('throws invalid_input for a type no client serves', () => {
+    expect(registry.has('circleci')).toBe(false);
+    expect(() => registry.for('circleci')).toThrow(DomainError);
+    expect(() => registry.for('circleci')).toThrow("Unknown testing service type 'circleci'");
+    expect(() => new TestingServiceRegistry([github]).for('jenkins')).toThrow(
+      expect.objectContaining({ kind: 'invalid_input' }),
+    );
+  });
+
+  it('refuses two clients for one type', () => {
+    expect(() => new TestingServiceRegistry([github, new StubService('github')])).toThrow(
+      /Two testing service/,
+    );
+  });
+});
+
+describe('findConfiguredService', () => {
+  const services: TestingServiceCredentials[] = [
+    { type: 'github', url: 'https://api.github.com', token: 'a' },
+    { type: 'jenkins', url: 'https://CI.example.org/', username: 'bot', password: 'p' },
+    { type: 'github', url: 'https://github.example.org/api/v3', token: 'b' },
+  ];
+
+  it('matches by type and URL, ignoring trailing slashes and host case', () => {
+    expect(findConfiguredService(services, 'github', 'https://api.github.com/')?.token).toBe('a');
+    expect(findConfiguredService(services, 'jenkins', 'https://ci.example.org')?.username).toBe('bot');
+    expect(findConfiguredService(services, 'github', 'https://github.example.org/api/v3/')?.token).toBe('b');
+  });
+
+  it('does not match another type, host, port or path', () => {
+    expect(findConfiguredService(services, 'travis', 'https://api.github.com')).toBeUndefined();
+    expect(findConfiguredService(services, 'github', 'https://api.github.com.evil.org')).toBeUndefined();
+    expect(findConfiguredService(services, 'github', 'https://api.github.com:8443')).toBeUndefined();
+    expect(findConfiguredService(services, 'github', 'https://github.example.org/api')).toBeUndefined();
+  });
+
+  it('normalises URLs to origin and path', () => {
+    expect(normalizeServiceUrl('HTTPS://Api.GitHub.com:443//')).toBe('https://api.github.com');
+    expect(normalizeServiceUrl('http://ci.example.org:8080/jenkins/?x=1')).toBe(
+      'http://ci.example.org:8080/jenkins',
+    );
+  });
+});

@@ -1,0 +1,147 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { DomainError } from '../../common/errors/domain-error.js';
+import type { TestingServiceCredentials, TestingServiceType } from '../../config/testing-services-file.js';
+
+/** The normalised state of one build, whatever CI service ran it (API.md 2.6). */
+export type BuildStatus = 'passed' | 'failed' | 'error' | 'aborted' | 'running' | 'waiting';
+
+export const BUILD_STATUSES: readonly BuildStatus[] = [
+  'passed',
+  'failed',
+  'error',
+  'aborted',
+  'running',
+  'waiting',
+];
+
+/** Finished builds have a final outcome; only those count in the aggregate status. */
+export function isFinishedStatus(status: BuildStatus): boolean {
+  return status !== 'running' && status !== 'waiting';
+}
+
+/** One build (for GitHub: one attempt of a workflow run), as every client reports it. */
+export interface Build {
+  /** GitHub `"<run id>_<run attempt>"`, Travis the build id, Jenkins the build number. */
+  buildId: string;
+  status: BuildStatus;
+  /** When the build started (queued builds: when they were queued, as far as the service says). */
+  startedAt: Date;
+  /** Whole seconds; 0 while the build is waiting or running. */
+  durationSeconds: number;
+  /** The build's page on the CI service (`links.origin`). */
+  url: string;
+}
+
+/** Builds asked for when the caller does not say. */
+export const DEFAULT_BUILD_LIMIT = 10;
+/** The most builds one check asks for (the largest page all three services serve). */
+export const MAX_BUILD_LIMIT = 100;
+
+/** What the caller knows about one test instance; clients keep no state between checks. */
+export interface BuildCheckRequest {
+  /** The API base URL of the service, from the crate (`https://api.github.com`, `https://ci.example.org/`). */
+  serviceUrl: string;
+  /** The instance's `resource`, e.g. `repos/o/r/actions/workflows/ci.yml`, `repo/o%2Fr`, `job/a/job/b`. */
+  resource: string;
+  /** The ETag of the last successful answer, sent as `If-None-Match`. */
+  etag?: string;
+  /**
+   * The configured credentials for `serviceUrl` (see `findConfiguredService`). They are sent only
+   * when their `url` is the same service URL, so a crate cannot borrow another service's token.
+   */
+  credentials?: TestingServiceCredentials;
+  /** How many of the latest builds to ask for: 1 to MAX_BUILD_LIMIT, default DEFAULT_BUILD_LIMIT. */
+  limit?: number;
+  /**
+   * Build ids stored already for this instance. GitHub uses them to fetch earlier re-run attempts
+   * only once: finished attempts never change, so one listing request per check is the steady state.
+   */
+  knownBuildIds?: ReadonlySet<string>;
+  /** The time of the check, for relative `Retry-After` values. Default: now. */
+  now?: Date;
+}
+
+/**
+ * The outcome of one check. Upstream trouble is a value, never a rejection, so that the
+ * scheduler can store it per instance (stale flag, back-off, rate-limit pause).
+ */
+export type BuildCheckResult =
+  /** Builds newest first; `etag` goes into the next request when present. */
+  | { kind: 'builds'; builds: Build[]; etag?: string }
+  /** The answer is the same as the one behind the request's `etag`. */
+  | { kind: 'not_modified' }
+  /** The service refuses calls until `until`: pause every instance of that service. */
+  | { kind: 'rate_limited'; until: Date }
+  /** Unreachable, timed out, 4xx/5xx, or an answer that is not what the API documents. */
+  | { kind: 'failed'; reason: string; retryAfter?: Date };
+
+/** A client of one CI service (STYLE.md 6): stateless, instance and credentials come from the caller. */
+export interface TestingService {
+  readonly type: TestingServiceType;
+
+  /**
+   * Fetches the latest builds of one test instance, in one upstream request in the steady state.
+   * Never rejects for upstream problems: those are `failed`/`rate_limited` results. Every call has
+   * the configured upstream timeout and passes the private-address guard unless the service URL is
+   * configured (trusted) or private links are allowed.
+   */
+  latestBuilds(request: BuildCheckRequest): Promise<BuildCheckResult>;
+}
+
+/** Injection token of the list of every TestingService class. */
+export const TESTING_SERVICES = Symbol('TESTING_SERVICES');
+
+/** Picks the client of a service type. */
+@Injectable()
+export class TestingServiceRegistry {
+  private readonly byType = new Map<string, TestingService>();
+
+  constructor(@Inject(TESTING_SERVICES) services: readonly TestingService[]) {
+    for (const service of services) {
+      if (this.byType.has(service.type)) {
+        throw new Error(`Two testing service clients for type '${service.type}'`);
+      }
+      this.byType.set(service.type, service);
+    }
+  }
+
+  /** The client for `type`; throws DomainError 'invalid_input' for a type no client serves. */
+  for(type: string): TestingService {
+    const service = this.byType.get(type);
+    if (!service) {
+      throw new DomainError('invalid_input', `Unknown testing service type '${type}'`);
+    }
+    return service;
+  }
+
+  has(type: string): boolean {
+    return this.byType.has(type);
+  }
+
+  types(): TestingServiceType[] {
+    return [...this.byType.values()].map((service) => service.type);
+  }
+}
+
+/**
+ * A service URL in the form used to compare it with configured ones: origin plus path without
+ * trailing slashes, so `https://ci.example.org/` and `https://CI.example.org` are one service.
+ */
+export function normalizeServiceUrl(url: string): string {
+  try {
+    const parsed = new URL(url.trim());
+    return `${parsed.origin}${parsed.pathname.replace(/\/+$/, '')}`;
+  } catch {
+    return url.trim().replace(/\/+$/, '');
+  }
+}
+
+/** The configured service (credentials, trust) for an instance's service type and URL, if any. */
+export function findConfiguredService(
+  services: readonly TestingServiceCredentials[],
+  type: TestingServiceType,
+  url: string,
+): TestingServiceCredentials | undefined {
+  const wanted = normalizeServiceUrl(url);
+  return services.find((service) => service.type === type && normalizeServiceUrl(service.url) === wanted);
+}

@@ -1,0 +1,267 @@
+import type { IncomingHttpHeaders, IncomingMessage } from 'node:http';
+import type { AppConfig } from '../../config/app-config.js';
+import type { TestingServiceCredentials, TestingServiceType } from '../../config/testing-services-file.js';
+import { OutboundError, readBody, sendRequest } from '../../common/net/http-client.js';
+import {
+  DEFAULT_BUILD_LIMIT,
+  findConfiguredService,
+  MAX_BUILD_LIMIT,
+  normalizeServiceUrl,
+  type BuildCheckRequest,
+  type BuildCheckResult,
+} from './testing-service.js';
+
+/** Largest answer read from a CI service: a page of 100 builds is well under 1 MiB. */
+export const MAX_ANSWER_BYTES = 5 * 1024 * 1024;
+/** Error bodies are read only for their message. */
+const MAX_ERROR_BYTES = 64 * 1024;
+/** A 429 that says nothing about when to come back pauses the service this long. */
+export const DEFAULT_RATE_LIMIT_PAUSE_MS = 60_000;
+/** Renamed GitHub repositories answer 301; a few hops are normal, more is a loop. */
+const MAX_REDIRECTS = 3;
+
+/** The outcomes that do not carry builds, shared by every client. */
+export type UpstreamTrouble = Exclude<BuildCheckResult, { kind: 'builds' }>;
+
+/** A parsed 2xx answer. */
+export interface UpstreamJson {
+  kind: 'json';
+  body: unknown;
+  etag?: string;
+}
+
+export interface UpstreamGet {
+  url: string;
+  headers: Record<string, string>;
+  /** Sent only to the service's own origin, never after a cross-origin redirect. */
+  authorization?: string;
+  etag?: string;
+  /** Configured services and development set-ups may live on private addresses. */
+  allowPrivate: boolean;
+  timeoutMs: number;
+  /** The failure reason of a 404, e.g. `workflow not found`. */
+  notFound: string;
+  now: Date;
+}
+
+/** The ETag of an answer, as sent back in `If-None-Match` (weak validators kept as they are). */
+export function parseEtag(headers: IncomingHttpHeaders): string | undefined {
+  const etag = headers.etag;
+  return typeof etag === 'string' && etag.trim() !== '' ? etag.trim() : undefined;
+}
+
+/** `Retry-After` in seconds or as an HTTP date, as an instant; undefined when absent or unreadable. */
+export function parseRetryAfter(headers: IncomingHttpHeaders, now: Date): Date | undefined {
+  const value = headers['retry-after'];
+  if (typeof value !== 'string' || value.trim() === '') {
+    return undefined;
+  }
+  const trimmed = value.trim();
+  if (/^\d+$/.test(trimmed)) {
+    return new Date(now.getTime() + Number(trimmed) * 1000);
+  }
+  const date = Date.parse(trimmed);
+  return Number.isNaN(date) ? undefined : new Date(date);
+}
+
+/**
+ * When a rate-limited service may be called again, or undefined when the answer is not a rate
+ * limit. GitHub signals its primary limit with 403/429 plus `x-ratelimit-remaining: 0` and the
+ * reset in epoch seconds, and secondary limits with `Retry-After` (or only a message); a bare 429
+ * from any service pauses it for DEFAULT_RATE_LIMIT_PAUSE_MS. The later of the hints wins.
+ */
+export function parseRateLimit(
+  status: number,
+  headers: IncomingHttpHeaders,
+  now: Date,
+  message = '',
+): Date | undefined {
+  if (status !== 403 && status !== 429) {
+    return undefined;
+  }
+  const hints: number[] = [];
+  const retryAfter = parseRetryAfter(headers, now);
+  if (retryAfter) {
+    hints.push(retryAfter.getTime());
+  }
+  const reset = headers['x-ratelimit-reset'];
+  if (headers['x-ratelimit-remaining'] === '0' && typeof reset === 'string' && /^\d+$/.test(reset.trim())) {
+    hints.push(Number(reset.trim()) * 1000);
+  }
+  const exhausted = headers['x-ratelimit-remaining'] === '0' || /rate limit/i.test(message);
+  if (hints.length === 0 && (status === 429 || exhausted)) {
+    hints.push(now.getTime() + DEFAULT_RATE_LIMIT_PAUSE_MS);
+  }
+  if (hints.length === 0) {
+    return undefined;
+  }
+  // A reset already past (clock skew) still means "now", never a date in the past.
+  return new Date(Math.max(now.getTime(), ...hints));
+}
+
+/** The request's build limit, bounded to what every service serves in one page. */
+export function buildLimit(request: BuildCheckRequest): number {
+  const limit = request.limit ?? DEFAULT_BUILD_LIMIT;
+  return Math.min(MAX_BUILD_LIMIT, Math.max(1, Math.floor(limit)));
+}
+
+/**
+ * Splits a `resource` into decoded path segments; undefined when a segment is empty, `.`/`..`
+ * or badly encoded, so that a crate cannot steer a (possibly authenticated) call elsewhere.
+ */
+export function resourceSegments(resource: string): string[] | undefined {
+  const trimmed = resource.trim().replace(/^\/+|\/+$/g, '');
+  if (trimmed === '' || /[?#\\]/.test(trimmed)) {
+    return undefined;
+  }
+  const segments: string[] = [];
+  for (const raw of trimmed.split('/')) {
+    let segment: string;
+    try {
+      segment = decodeURIComponent(raw);
+    } catch {
+      return undefined;
+    }
+    if (segment === '' || segment === '.' || segment === '..') {
+      return undefined;
+    }
+    segments.push(segment);
+  }
+  return segments;
+}
+
+/** `base` + encoded segments + optional query, whatever slashes the configured base URL ends with. */
+export function joinUrl(base: string, segments: readonly string[], query = ''): string {
+  const path = segments.map((segment) => encodeURIComponent(segment)).join('/');
+  return `${base.trim().replace(/\/+$/, '')}/${path}${query === '' ? '' : `?${query}`}`;
+}
+
+export function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/** A date from an ISO 8601 string or epoch milliseconds; undefined for anything else. */
+export function toDate(value: unknown): Date | undefined {
+  if (typeof value !== 'string' && typeof value !== 'number') {
+    return undefined;
+  }
+  const date = new Date(value);
+  return Number.isNaN(date.getTime()) ? undefined : date;
+}
+
+/**
+ * The outbound side every client shares: which service URLs are trusted, which credentials may
+ * be sent, and one GET that turns HTTP into check outcomes.
+ */
+export class UpstreamHttp {
+  constructor(
+    private readonly config: AppConfig,
+    private readonly type: TestingServiceType,
+  ) {}
+
+  get timeoutMs(): number {
+    return this.config.monitoring.upstreamTimeoutMs;
+  }
+
+  /** Configured services are trusted (API.md 2.8); anything else passes the private-address guard. */
+  allowPrivate(serviceUrl: string): boolean {
+    return (
+      this.config.registry.allowPrivateNetworkLinks ||
+      findConfiguredService(this.config.monitoring.services, this.type, serviceUrl) !== undefined
+    );
+  }
+
+  /** The request's credentials, when they belong to this service type and this very URL. */
+  credentials(request: BuildCheckRequest): TestingServiceCredentials | undefined {
+    const credentials = request.credentials;
+    if (
+      credentials === undefined ||
+      credentials.type !== this.type ||
+      normalizeServiceUrl(credentials.url) !== normalizeServiceUrl(request.serviceUrl)
+    ) {
+      return undefined;
+    }
+    return credentials;
+  }
+
+  /** One GET of a JSON document; never rejects. */
+  async getJson(get: UpstreamGet): Promise<UpstreamJson | UpstreamTrouble> {
+    const headers: Record<string, string> = { ...get.headers };
+    if (get.etag !== undefined) {
+      headers['if-none-match'] = get.etag;
+    }
+    try {
+      const response = await sendRequest(get.url, {
+        headers,
+        originOnlyHeaders: get.authorization === undefined ? undefined : { authorization: get.authorization },
+        timeoutMs: get.timeoutMs,
+        allowPrivate: get.allowPrivate,
+        maxRedirects: MAX_REDIRECTS,
+      });
+      const { status } = response;
+      if (status === 304) {
+        response.body.resume();
+        return { kind: 'not_modified' };
+      }
+      if (status >= 200 && status < 300) {
+        const buffer = await readBody(response.body, MAX_ANSWER_BYTES);
+        try {
+          return {
+            kind: 'json',
+            body: JSON.parse(buffer.toString('utf8')) as unknown,
+            etag: parseEtag(response.headers),
+          };
+        } catch {
+          return { kind: 'failed', reason: `the answer of ${hostOf(get.url)} is not JSON` };
+        }
+      }
+      const message = await errorMessage(response.body);
+      const until = parseRateLimit(status, response.headers, get.now, message);
+      if (until) {
+        return { kind: 'rate_limited', until };
+      }
+      if (status === 404) {
+        return { kind: 'failed', reason: `${get.notFound} (404)` };
+      }
+      return {
+        kind: 'failed',
+        reason: `${hostOf(get.url)} answered ${status}${message === '' ? '' : `: ${message}`}`,
+        retryAfter: parseRetryAfter(response.headers, get.now),
+      };
+    } catch (error) {
+      if (error instanceof OutboundError) {
+        return { kind: 'failed', reason: error.message };
+      }
+      throw error;
+    }
+  }
+}
+
+function hostOf(url: string): string {
+  try {
+    return new URL(url).host;
+  } catch {
+    return 'the service';
+  }
+}
+
+/** The service's own words about an error (GitHub `message`, Travis `error_message`), shortened. */
+async function errorMessage(body: IncomingMessage): Promise<string> {
+  let text: string;
+  try {
+    text = (await readBody(body, MAX_ERROR_BYTES)).toString('utf8');
+  } catch {
+    return '';
+  }
+  let message: unknown = text;
+  try {
+    const json: unknown = JSON.parse(text);
+    if (isRecord(json)) {
+      message = json.message ?? json.error_message ?? '';
+    }
+  } catch {
+    // Jenkins and proxies answer HTML; only JSON messages are worth repeating.
+    message = '';
+  }
+  return typeof message === 'string' ? message.replace(/\s+/g, ' ').trim().slice(0, 200) : '';
+}

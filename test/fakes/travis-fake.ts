@@ -1,0 +1,256 @@
+import { FakeServer, type FakeAnswer, type FakeRequest } from './fake-server.js';
+
+/**
+ * A fake Travis CI API v3, answering in the documented shapes (`@type`, `@href`,
+ * `@representation`, `@pagination`; builds in the standard representation, the repository
+ * minimal inside each build).
+ *
+ * Routes (under the fake's base URL, like `https://api.travis-ci.com`):
+ * - `GET /repo/{id or url-encoded slug}/builds?limit=&offset=` → `{"@type": "builds", builds: […]}`, newest first
+ * - `GET /repo/{id or url-encoded slug}` → the repository
+ * - anything else → 404 `{"@type": "error", "error_type": "not_found", …}`
+ */
+
+export interface FakeTravisBuild {
+  id: number;
+  /** Default `passed`. */
+  state?: string;
+  /** Default: a fixed date derived from the id; `null` for `created`/`received` builds. */
+  startedAt?: string | Date | null;
+  /** Seconds; default 120 for finished builds, `null` otherwise. */
+  duration?: number | null;
+}
+
+type Json = Record<string, unknown>;
+
+interface RepoEntry {
+  id: number;
+  slug: string;
+  builds: Json[];
+  pages: Map<string, string>;
+}
+
+const EPOCH = Date.UTC(2024, 0, 1);
+const UNSTARTED = new Set(['created', 'received']);
+const UNFINISHED = new Set(['created', 'received', 'started']);
+
+export class TravisFake extends FakeServer {
+  /** Builds for repositories nobody set (by slug or id as requested); undefined → 404. */
+  defaultBuilds?: (repository: string) => FakeTravisBuild[] | undefined;
+
+  private readonly repos = new Map<string, RepoEntry>();
+  private nextRepoId = 1000;
+
+  constructor() {
+    super('Travis');
+  }
+
+  /** Creates or replaces a repository's builds; answers its numeric id. */
+  setRepo(slug: string, builds: FakeTravisBuild[], id?: number): number {
+    const existing = this.repos.get(slug);
+    const entry: RepoEntry = existing ?? { id: id ?? this.nextRepoId++, slug, builds: [], pages: new Map() };
+    entry.builds = builds.map((build) => buildJson(entry, build)).sort((a, b) => Number(b.id) - Number(a.id));
+    entry.pages.clear();
+    this.repos.set(slug, entry);
+    this.repos.set(String(entry.id), entry);
+    return entry.id;
+  }
+
+  removeRepo(slug: string): void {
+    const entry = this.repos.get(slug);
+    if (entry) {
+      this.repos.delete(slug);
+      this.repos.delete(String(entry.id));
+    }
+  }
+
+  /** The `resource` of a test instance for this repository (slug URL-encoded, as Travis wants). */
+  static resource(slug: string): string {
+    return `repo/${encodeURIComponent(slug)}`;
+  }
+
+  /** The raw path the builds are requested on, for `count()` and `fail()`. */
+  static buildsPath(slug: string): string {
+    return `/${TravisFake.resource(slug)}/builds`;
+  }
+
+  protected route(request: FakeRequest): FakeAnswer {
+    const s = request.segments;
+    if (
+      request.method !== 'GET' ||
+      s[0] !== 'repo' ||
+      s.length < 2 ||
+      s.length > 3 ||
+      (s[2] ?? 'builds') !== 'builds'
+    ) {
+      return notFound('resource');
+    }
+    const entry = this.lookup(s[1]);
+    if (!entry) {
+      return notFound('repository');
+    }
+    if (s.length === 2) {
+      return { status: 200, body: repositoryJson(entry, 'standard') };
+    }
+    const limit = Math.min(100, Math.max(1, Number(request.query.get('limit') ?? 25) || 25));
+    const offset = Math.max(0, Number(request.query.get('offset') ?? 0) || 0);
+    const cacheKey = `${limit}:${offset}`;
+    let json = entry.pages.get(cacheKey);
+    if (json === undefined) {
+      const href = (at: number): string => `/repo/${entry.id}/builds?limit=${limit}&offset=${at}`;
+      const count = entry.builds.length;
+      const lastOffset = Math.max(0, Math.floor((count - 1) / limit) * limit);
+      json = JSON.stringify({
+        '@type': 'builds',
+        '@href': href(offset),
+        '@representation': 'standard',
+        '@pagination': {
+          limit,
+          offset,
+          count,
+          is_first: offset === 0,
+          is_last: offset + limit >= count,
+          next:
+            offset + limit < count ? { '@href': href(offset + limit), offset: offset + limit, limit } : null,
+          prev:
+            offset > 0
+              ? { '@href': href(Math.max(0, offset - limit)), offset: Math.max(0, offset - limit), limit }
+              : null,
+          first: { '@href': href(0), offset: 0, limit },
+          last: { '@href': href(lastOffset), offset: lastOffset, limit },
+        },
+        builds: entry.builds.slice(offset, offset + limit),
+      });
+      entry.pages.set(cacheKey, json);
+    }
+    return { status: 200, text: json };
+  }
+
+  private lookup(repository: string): RepoEntry | undefined {
+    const found = this.repos.get(repository);
+    if (found) {
+      return found;
+    }
+    const generated = this.defaultBuilds?.(repository);
+    if (generated === undefined) {
+      return undefined;
+    }
+    const numeric = /^\d+$/.test(repository);
+    const id = this.setRepo(
+      numeric ? `owner/repo-${repository}` : repository,
+      generated,
+      numeric ? Number(repository) : undefined,
+    );
+    return this.repos.get(String(id));
+  }
+}
+
+function repositoryJson(entry: RepoEntry, representation: 'minimal' | 'standard'): Json {
+  const [owner, name] = entry.slug.split('/');
+  const minimal = {
+    '@type': 'repository',
+    '@href': `/repo/${entry.id}`,
+    '@representation': representation,
+    id: entry.id,
+    name: name ?? entry.slug,
+    slug: entry.slug,
+  };
+  if (representation === 'minimal') {
+    return minimal;
+  }
+  return {
+    ...minimal,
+    description: null,
+    github_id: entry.id + 100_000,
+    vcs_type: 'GithubRepository',
+    owner_name: owner,
+    private: false,
+    active: true,
+    default_branch: {
+      '@type': 'branch',
+      '@href': `/repo/${entry.id}/branch/main`,
+      '@representation': 'minimal',
+      name: 'main',
+    },
+  };
+}
+
+function buildJson(entry: RepoEntry, build: FakeTravisBuild): Json {
+  const state = build.state ?? 'passed';
+  const finished = !UNFINISHED.has(state);
+  const started =
+    build.startedAt === undefined
+      ? UNSTARTED.has(state)
+        ? null
+        : new Date(EPOCH + (build.id % 1_000_000) * 1000)
+      : build.startedAt === null
+        ? null
+        : new Date(build.startedAt);
+  const duration = build.duration !== undefined ? build.duration : finished ? 120 : null;
+  const finishedAt =
+    finished && started && duration !== null ? new Date(started.getTime() + duration * 1000) : null;
+  return {
+    '@type': 'build',
+    '@href': `/build/${build.id}`,
+    '@representation': 'standard',
+    '@permissions': { read: true, cancel: false, restart: false },
+    id: build.id,
+    number: String(build.id % 100_000),
+    state,
+    duration,
+    event_type: 'push',
+    previous_state: 'passed',
+    pull_request_title: null,
+    pull_request_number: null,
+    started_at: started ? iso(started) : null,
+    finished_at: finishedAt ? iso(finishedAt) : null,
+    private: false,
+    priority: false,
+    repository: repositoryJson(entry, 'minimal'),
+    branch: {
+      '@type': 'branch',
+      '@href': `/repo/${entry.id}/branch/main`,
+      '@representation': 'minimal',
+      name: 'main',
+    },
+    tag: null,
+    commit: {
+      '@type': 'commit',
+      '@representation': 'minimal',
+      id: build.id + 5_000_000,
+      sha: 'acb5820ced9479c074f688cc328bf03f341a511d',
+      ref: 'refs/heads/main',
+      message: 'Update README.md',
+      compare_url: `https://github.com/${entry.slug}/compare/main`,
+      committed_at: started ? iso(started) : '2024-01-01T00:00:00Z',
+    },
+    jobs: [
+      { '@type': 'job', '@href': `/job/${build.id + 1}`, '@representation': 'minimal', id: build.id + 1 },
+    ],
+    stages: [],
+    created_by: {
+      '@type': 'user',
+      '@href': '/user/1',
+      '@representation': 'minimal',
+      id: 1,
+      login: 'octocat',
+    },
+    updated_at: iso(finishedAt ?? started ?? new Date(EPOCH)),
+  };
+}
+
+function iso(date: Date): string {
+  return date.toISOString().replace(/\.\d{3}Z$/, 'Z');
+}
+
+function notFound(resourceType: string): FakeAnswer {
+  return {
+    status: 404,
+    body: {
+      '@type': 'error',
+      error_type: 'not_found',
+      error_message: `${resourceType} not found (or insufficient access)`,
+      resource_type: resourceType,
+    },
+  };
+}
