@@ -189,8 +189,9 @@ function toOutboundError(
     return new OutboundError('private_address', error.message);
   }
   if (signal.aborted) {
-    const reason: unknown = signal.reason;
-    if (reason instanceof Error && reason.name === 'TimeoutError') {
+    // Compared by name: an abort reason may come from another realm (a VM context), where instanceof fails.
+    const reason = signal.reason as { name?: unknown } | undefined;
+    if (reason?.name === 'TimeoutError') {
       return new OutboundError('timeout', `${host} did not answer within ${Math.round(timeoutMs / 1000)} s`);
     }
     return new OutboundError('unreachable', `the request to ${host} was cancelled`);

@@ -1,0 +1,69 @@
+import { existsSync } from 'node:fs';
+import { chromium, type Browser } from 'playwright-core';
+import { ADMIN, createTestApp, type TestApp } from '../support/create-test-app.js';
+
+const CHROMIUM = '/usr/bin/chromium';
+
+describe('Swagger UI in a real browser', () => {
+  let t: TestApp;
+  let browser: Browser;
+  const outsideRequests: string[] = [];
+
+  beforeAll(async () => {
+    if (!existsSync(CHROMIUM)) {
+      throw new Error(
+        `${CHROMIUM} is missing: the browser test needs Debian's chromium (apt-get install -y chromium)`,
+      );
+    }
+    t = await createTestApp();
+    browser = await chromium.launch({
+      executablePath: CHROMIUM,
+      args: [
+        '--headless',
+        '--no-sandbox',
+        '--disable-gpu',
+        '--disable-quic',
+        '--disable-background-networking',
+        '--disable-component-update',
+        '--disable-sync',
+        '--no-first-run',
+      ],
+    });
+  });
+
+  afterAll(async () => {
+    await browser?.close();
+    await t?.close();
+  });
+
+  it('authorizes with a token from /api/v1/auth and runs "Try it out" on GET /users/current', async () => {
+    const login = await t.http.post('/api/v1/auth').send(ADMIN).expect(200);
+    const token = (login.body as { token: string }).token;
+
+    const page = await browser.newPage();
+    page.on('request', (request) => {
+      if (!request.url().startsWith(t.baseUrl) && !request.url().startsWith('data:')) {
+        outsideRequests.push(request.url());
+      }
+    });
+    await page.goto(`${t.baseUrl}/docs`);
+    await page.locator('button.authorize').first().click();
+    const bearer = page.locator('.auth-container').filter({ hasText: 'bearer' }).first();
+    await bearer.locator('input').fill(token);
+    await bearer.locator('button.authorize').click();
+    await page.locator('button.btn-done').first().click();
+
+    const operation = page.locator('#operations-users-users-get-current');
+    await operation.locator('.opblock-summary').click();
+    await operation.locator('button.try-out__btn').click();
+    await operation.locator('button.execute').click();
+
+    const live = operation.locator('.live-responses-table tr.response');
+    await live.first().waitFor();
+    expect((await live.locator('.response-col_status').first().innerText()).trim()).toBe('200');
+    const body = await live.locator('.response-col_description pre.microlight').first().innerText();
+    expect(JSON.parse(body)).toEqual({ id: expect.any(Number), username: ADMIN.username, roles: ['admin'] });
+    expect(outsideRequests).toEqual([]);
+    await page.close();
+  });
+});

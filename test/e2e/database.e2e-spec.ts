@@ -1,0 +1,40 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { DataSource } from 'typeorm';
+import { dataSourceOptions, openDataSource } from '../../src/database/data-source.js';
+import { loadConfig } from '../../src/config/app-config.js';
+import { baseTestEnv, createTestApp, createTestDatabase, testDatabase } from '../support/create-test-app.js';
+
+describe(`database schema (${testDatabase()})`, () => {
+  it('has no drift between the migrations and the entities of every module', async () => {
+    const t = await createTestApp();
+    try {
+      const dataSource = t.app.get(DataSource);
+      const pending = await dataSource.driver.createSchemaBuilder().log();
+      expect(pending.upQueries.map((query) => query.query)).toEqual([]);
+    } finally {
+      await t.close();
+    }
+  });
+
+  it('runs every migration down and up again', async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), 'migrations-'));
+    const database = await createTestDatabase(dataDir);
+    const config = loadConfig(baseTestEnv(dataDir, database.url));
+    let dataSource: DataSource | undefined;
+    try {
+      dataSource = await openDataSource(dataSourceOptions(config));
+      for (let i = 0; i < dataSource.migrations.length; i++) {
+        await dataSource.undoLastMigration({ transaction: 'each' });
+      }
+      expect(await dataSource.showMigrations()).toBe(true);
+      await dataSource.runMigrations({ transaction: 'each' });
+      expect(await dataSource.showMigrations()).toBe(false);
+    } finally {
+      await dataSource?.destroy();
+      await database.drop();
+      rmSync(dataDir, { recursive: true, force: true });
+    }
+  });
+});
