@@ -1,0 +1,136 @@
+import { createHash } from 'node:crypto';
+import { DomainError } from '../../common/errors/domain-error.js';
+import type { CloudSettings } from '../../config/clouds-file.js';
+
+/** Libcloud's node states, with libcloud's numbers: clients of the original compare the integers. */
+export enum NodeState {
+  Running = 0,
+  Rebooting = 1,
+  Terminated = 2,
+  Pending = 3,
+  Unknown = 4,
+  Stopped = 5,
+  Suspended = 6,
+  Error = 7,
+  Paused = 8,
+}
+
+/** A node (virtual machine) as every provider reports it; provider-specific leftovers go to `extra`. */
+export interface CloudNode {
+  readonly id: string;
+  readonly name: string;
+  readonly state: NodeState;
+  readonly publicIps: readonly string[];
+  readonly privateIps: readonly string[];
+  readonly extra: Readonly<Record<string, unknown>>;
+}
+
+export interface CloudImage {
+  readonly id: string;
+  readonly name: string;
+}
+
+export interface CloudSize {
+  readonly id: string;
+  readonly name: string;
+  /** Virtual CPUs. */
+  readonly cpu: number;
+  /** Memory in MiB. */
+  readonly ramMiB: number;
+  /** Root disk in GiB. */
+  readonly diskGiB: number;
+}
+
+export interface StartNodeRequest {
+  readonly name: string;
+  /** An id from `listImages()`. */
+  readonly image: string;
+  /** An id from `listSizes()`. */
+  readonly size: string;
+  /** Name of an SSH key pair known to the cloud. */
+  readonly keyname?: string;
+  readonly metadata?: Readonly<Record<string, string>>;
+}
+
+/** `id` matches the node id; `hostname` matches the node's name or one of its IP addresses. */
+export type NodeQuery = { readonly id: string } | { readonly hostname: string };
+
+/**
+ * One configured cloud. Every method may also throw DomainError 'upstream_failed' (the cloud is
+ * unreachable, answered 5xx, refused our credentials, or a quota is exceeded) or 'upstream_timeout'
+ * (no complete answer within the configured upstream timeout); messages name the cloud and never
+ * carry a credential.
+ */
+export interface CloudProvider {
+  /** The cloud's name in CLOUDS_FILE (the `provider` of the contract's replies). */
+  readonly name: string;
+  /** The provider type, e.g. `dummy`, `openstack` (the `cloud_type` of the contract's replies). */
+  readonly type: string;
+
+  /** Every node of the cloud, in the cloud's order. */
+  listNodes(): Promise<CloudNode[]>;
+
+  /** Every image a node can be started from. */
+  listImages(): Promise<CloudImage[]>;
+
+  /** Every size (flavor) a node can be started with; RAM in MiB, disk in GiB. */
+  listSizes(): Promise<CloudSize[]>;
+
+  /**
+   * Starts a node and returns it as the cloud reports it right after creation (often still pending).
+   * Throws DomainError 'invalid_input' for an image or size id the cloud does not list, or a request
+   * the cloud itself rejects as invalid.
+   */
+  startNode(request: StartNodeRequest): Promise<CloudNode>;
+
+  /** Destroys the node. Throws DomainError 'not_found' when the cloud has no node with that id. */
+  destroyNode(id: string): Promise<void>;
+
+  /**
+   * The node with that id, or the first node (in `listNodes()` order) whose name or one of whose
+   * IP addresses equals the hostname. Throws DomainError 'not_found' when none matches.
+   */
+  findNode(query: NodeQuery): Promise<CloudNode>;
+}
+
+/** Builds the provider of one cloud of CLOUDS_FILE; registered under the cloud `type` it serves. */
+export interface CloudProviderFactory {
+  /** The `type:` of a cloud in CLOUDS_FILE. */
+  readonly type: string;
+  /** Validates the cloud's settings; throws an Error naming CLOUDS_FILE and the cloud when they are unusable. */
+  create(cloud: CloudSettings): CloudProvider;
+}
+
+/** Nest token for the list of every CloudProviderFactory. */
+export const CLOUD_PROVIDER_FACTORIES = Symbol('CLOUD_PROVIDER_FACTORIES');
+
+/** The contract's node `uuid`: SHA-1 hex of `"<id>:<cloud type>"`, the way libcloud derives it. */
+export function nodeUuid(id: string, cloudType: string): string {
+  return createHash('sha1').update(`${id}:${cloudType}`).digest('hex');
+}
+
+/** True when the node's name or one of its addresses equals `hostname`. */
+export function matchesHostname(node: CloudNode, hostname: string): boolean {
+  return node.name === hostname || node.publicIps.includes(hostname) || node.privateIps.includes(hostname);
+}
+
+/** `findNode` over an already listed set of nodes; throws 'not_found' naming what was looked for. */
+export function pickNode(nodes: readonly CloudNode[], query: NodeQuery, cloudName: string): CloudNode {
+  const found =
+    'id' in query
+      ? nodes.find((node) => node.id === query.id)
+      : nodes.find((node) => matchesHostname(node, query.hostname));
+  if (!found) {
+    throw nodeNotFound(query, cloudName);
+  }
+  return found;
+}
+
+/** The 'not_found' error of a NodeQuery that matched nothing. */
+export function nodeNotFound(query: NodeQuery, cloudName: string): DomainError {
+  const message =
+    'id' in query
+      ? `Node ${query.id} not found in cloud '${cloudName}'`
+      : `No node with hostname ${query.hostname} in cloud '${cloudName}'`;
+  return new DomainError('not_found', message);
+}

@@ -1,0 +1,195 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { DomainError } from '../../common/errors/domain-error.js';
+import type { CloudSettings } from '../../config/clouds-file.js';
+import {
+  NodeState,
+  pickNode,
+  type CloudImage,
+  type CloudNode,
+  type CloudProvider,
+  type CloudProviderFactory,
+  type CloudSize,
+  type NodeQuery,
+  type StartNodeRequest,
+} from './cloud-provider.js';
+
+/** A dummy node as kept by a DummyCloudStore. Dummy nodes are always running and have no private IP. */
+export interface DummyNodeRecord {
+  /** A positive integer in decimal. */
+  readonly id: string;
+  readonly name: string;
+  readonly publicIps: readonly string[];
+  readonly extra: Readonly<Record<string, unknown>>;
+}
+
+/**
+ * Where dummy clouds keep their nodes, per cloud name. The database-backed store makes the state
+ * survive restarts and shared by several copies of the service, so every method must be safe when
+ * copies race.
+ */
+export interface DummyCloudStore {
+  /**
+   * Gives the cloud its fresh state the first time it is ever used: `seed` as its nodes and
+   * `firstFreeId` as the next id to allocate. Does nothing when the cloud has a state already, even
+   * one whose nodes were all destroyed since. A SQL store inserts the cloud's counter row and the
+   * seed rows in one transaction and takes a unique violation on the counter row as "done already".
+   */
+  ensureCloud(cloud: string, seed: readonly DummyNodeRecord[], firstFreeId: number): Promise<void>;
+
+  /** The cloud's nodes, by ascending numeric id. */
+  listNodes(cloud: string): Promise<DummyNodeRecord[]>;
+
+  /**
+   * Reserves the cloud's next node id. Never returns an id twice for a cloud, whatever was deleted,
+   * restarted or run concurrently (a SQL store increments the counter row and reads it back in one
+   * transaction). An id reserved but never inserted is simply skipped.
+   */
+  allocateId(cloud: string): Promise<number>;
+
+  /** Adds a node whose id came from `allocateId`. */
+  insertNode(cloud: string, node: DummyNodeRecord): Promise<void>;
+
+  /** Removes the node; true when it existed (of two racing deletes, one gets false). */
+  deleteNode(cloud: string, id: string): Promise<boolean>;
+}
+
+/** Nest token of the DummyCloudStore implementation. */
+export const DUMMY_CLOUD_STORE = Symbol('DUMMY_CLOUD_STORE');
+
+export const DUMMY_TYPE = 'dummy';
+
+// Libcloud's DummyNodeDriver fixtures, which the original system's clients and tests rely on.
+const IMAGES: readonly CloudImage[] = [
+  { id: '1', name: 'Ubuntu 9.10' },
+  { id: '2', name: 'Ubuntu 9.04' },
+  { id: '3', name: 'Slackware 4' },
+];
+
+const SIZES: readonly CloudSize[] = [
+  { id: '1', name: 'Small', ramMiB: 128, diskGiB: 4, cpu: 1 },
+  { id: '2', name: 'Medium', ramMiB: 512, diskGiB: 16, cpu: 1 },
+  { id: '3', name: 'Big', ramMiB: 4096, diskGiB: 32, cpu: 2 },
+  { id: '4', name: 'XXL Big', ramMiB: 8192, diskGiB: 128, cpu: 4 },
+];
+
+const SEED: readonly DummyNodeRecord[] = [
+  { id: '1', name: 'dummy-1', publicIps: ['127.0.0.1'], extra: { foo: 'bar' } },
+  { id: '2', name: 'dummy-2', publicIps: ['127.0.0.1'], extra: { foo: 'bar' } },
+];
+
+const FIRST_FREE_ID = 3;
+
+/**
+ * Libcloud's address for node n is "127.0.0.<n>"; past 255 that is no address at all, so the count
+ * carries on through 127.0.0.0/8 instead (identical up to 255).
+ */
+export function dummyNodeAddress(id: number): string {
+  return `127.${(id >>> 16) & 255}.${(id >>> 8) & 255}.${id & 255}`;
+}
+
+/** A cloud that behaves like Apache Libcloud's Dummy driver, its nodes kept in a DummyCloudStore. */
+export class DummyProvider implements CloudProvider {
+  readonly type = DUMMY_TYPE;
+  private ready?: Promise<void>;
+
+  constructor(
+    readonly name: string,
+    private readonly store: DummyCloudStore,
+  ) {}
+
+  /** Every node, by ascending id; all running, public IPs in 127.0.0.0/8, no private IP. */
+  async listNodes(): Promise<CloudNode[]> {
+    await this.ensureCloud();
+    const records = await this.store.listNodes(this.name);
+    return records.map(toNode);
+  }
+
+  /** The three images of libcloud's Dummy driver. */
+  listImages(): Promise<CloudImage[]> {
+    return Promise.resolve(IMAGES.map((image) => ({ ...image })));
+  }
+
+  /** The four sizes of libcloud's Dummy driver; RAM in MiB, disk in GiB. */
+  listSizes(): Promise<CloudSize[]> {
+    return Promise.resolve(SIZES.map((size) => ({ ...size })));
+  }
+
+  /**
+   * Adds a running node with the next id (never reused), public IP 127.0.0.<id>, and `extra`
+   * `{foo: "bar", image, size}` plus `keyname` and `metadata` when given.
+   * Throws DomainError 'invalid_input' for an image or size id not in the lists.
+   */
+  async startNode(request: StartNodeRequest): Promise<CloudNode> {
+    if (!IMAGES.some((image) => image.id === request.image)) {
+      throw new DomainError(
+        'invalid_input',
+        `Image '${request.image}' does not exist in cloud '${this.name}'`,
+      );
+    }
+    if (!SIZES.some((size) => size.id === request.size)) {
+      throw new DomainError('invalid_input', `Size '${request.size}' does not exist in cloud '${this.name}'`);
+    }
+    await this.ensureCloud();
+    const id = await this.store.allocateId(this.name);
+    const extra: Record<string, unknown> = { foo: 'bar', image: request.image, size: request.size };
+    if (request.keyname !== undefined) {
+      extra.keyname = request.keyname;
+    }
+    if (request.metadata !== undefined) {
+      extra.metadata = { ...request.metadata };
+    }
+    const record: DummyNodeRecord = {
+      id: String(id),
+      name: request.name,
+      publicIps: [dummyNodeAddress(id)],
+      extra,
+    };
+    await this.store.insertNode(this.name, record);
+    return toNode(record);
+  }
+
+  /** Removes the node for good. Throws DomainError 'not_found' for an id the cloud does not have. */
+  async destroyNode(id: string): Promise<void> {
+    await this.ensureCloud();
+    if (!(await this.store.deleteNode(this.name, id))) {
+      throw new DomainError('not_found', `Node ${id} not found in cloud '${this.name}'`);
+    }
+  }
+
+  /** The node by id, or the first by id whose name or IP equals the hostname; else DomainError 'not_found'. */
+  async findNode(query: NodeQuery): Promise<CloudNode> {
+    return pickNode(await this.listNodes(), query, this.name);
+  }
+
+  private ensureCloud(): Promise<void> {
+    // Once per provider instance is enough: the store makes the seeding itself idempotent.
+    this.ready ??= this.store.ensureCloud(this.name, SEED, FIRST_FREE_ID).catch((error: unknown) => {
+      this.ready = undefined;
+      throw error;
+    });
+    return this.ready;
+  }
+}
+
+function toNode(record: DummyNodeRecord): CloudNode {
+  return {
+    id: record.id,
+    name: record.name,
+    state: NodeState.Running,
+    publicIps: [...record.publicIps],
+    privateIps: [],
+    extra: { ...record.extra },
+  };
+}
+
+@Injectable()
+export class DummyProviderFactory implements CloudProviderFactory {
+  readonly type = DUMMY_TYPE;
+
+  constructor(@Inject(DUMMY_CLOUD_STORE) private readonly store: DummyCloudStore) {}
+
+  /** A dummy cloud has no settings of its own; any given are ignored. */
+  create(cloud: CloudSettings): CloudProvider {
+    return new DummyProvider(cloud.name, this.store);
+  }
+}

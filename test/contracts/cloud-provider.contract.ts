@@ -1,0 +1,170 @@
+import { isIP } from 'node:net';
+import { DomainError } from '../../src/common/errors/domain-error.js';
+import {
+  NodeState,
+  type CloudNode,
+  type CloudProvider,
+} from '../../src/orchestration/providers/cloud-provider.js';
+
+export interface CloudProviderContractSubject {
+  readonly provider: CloudProvider;
+  /** An image id and a size id the cloud accepts for a start. */
+  readonly image: string;
+  readonly size: string;
+  /** Stops whatever the subject started (a fake server). */
+  readonly dispose?: () => Promise<void>;
+}
+
+const UNKNOWN_ID = 'no-such-id-4f1d2c';
+
+/**
+ * What every CloudProvider must do, whatever the cloud behind it. A provider spec calls this with a
+ * function giving a fresh subject for each test (its own fake cloud or store).
+ */
+export function cloudProviderContract(
+  label: string,
+  createSubject: () => Promise<CloudProviderContractSubject>,
+): void {
+  describe(`CloudProvider contract: ${label}`, () => {
+    let subject: CloudProviderContractSubject;
+    let provider: CloudProvider;
+
+    beforeEach(async () => {
+      subject = await createSubject();
+      provider = subject.provider;
+    });
+
+    afterEach(async () => {
+      await subject.dispose?.();
+    });
+
+    const start = (name: string): Promise<CloudNode> =>
+      provider.startNode({ name, image: subject.image, size: subject.size });
+
+    it('names its cloud and its type', () => {
+      expect(provider.name).toMatch(/^[A-Za-z0-9_-]{1,64}$/);
+      expect(provider.type).toMatch(/^[a-z0-9_-]+$/);
+    });
+
+    it('lists nodes with normalised fields and unique ids', async () => {
+      const nodes = await provider.listNodes();
+      for (const node of nodes) {
+        expectNodeShape(node);
+      }
+      expect(new Set(nodes.map((node) => node.id)).size).toBe(nodes.length);
+    });
+
+    it('lists images with unique string ids and names', async () => {
+      const images = await provider.listImages();
+      expect(images.length).toBeGreaterThan(0);
+      for (const image of images) {
+        expect(image).toEqual({ id: expect.any(String), name: expect.any(String) });
+        expect(image.id).not.toBe('');
+      }
+      expect(new Set(images.map((image) => image.id)).size).toBe(images.length);
+      expect(images.map((image) => image.id)).toContain(subject.image);
+    });
+
+    it('lists sizes with cpu count, RAM in MiB and disk in GiB, unique ids', async () => {
+      const sizes = await provider.listSizes();
+      expect(sizes.length).toBeGreaterThan(0);
+      for (const size of sizes) {
+        expect(size).toEqual({
+          id: expect.any(String),
+          name: expect.any(String),
+          cpu: expect.any(Number),
+          ramMiB: expect.any(Number),
+          diskGiB: expect.any(Number),
+        });
+        expect(size.id).not.toBe('');
+        for (const amount of [size.cpu, size.ramMiB, size.diskGiB]) {
+          expect(Number.isInteger(amount) && amount >= 0).toBe(true);
+        }
+      }
+      expect(new Set(sizes.map((size) => size.id)).size).toBe(sizes.length);
+      expect(sizes.map((size) => size.id)).toContain(subject.size);
+    });
+
+    it('starts a node with a new id that then appears in the list', async () => {
+      const before = (await provider.listNodes()).map((node) => node.id);
+      const node = await start('contract-start');
+      expectNodeShape(node);
+      expect(node.name).toBe('contract-start');
+      expect(before).not.toContain(node.id);
+      const after = await provider.listNodes();
+      expect(after.map((listed) => listed.id)).toContain(node.id);
+      expect(after).toHaveLength(before.length + 1);
+    });
+
+    it('gives two started nodes two different ids', async () => {
+      const first = await start('contract-a');
+      const second = await start('contract-b');
+      expect(first.id).not.toBe(second.id);
+    });
+
+    it('finds a started node by id, by name and by each of its addresses', async () => {
+      const node = await start('contract-find');
+      await expect(provider.findNode({ id: node.id })).resolves.toMatchObject({
+        id: node.id,
+        name: 'contract-find',
+      });
+      await expect(provider.findNode({ hostname: 'contract-find' })).resolves.toMatchObject({ id: node.id });
+      const listed = (await provider.listNodes()).find((candidate) => candidate.id === node.id);
+      const addresses = [...(listed?.publicIps ?? []), ...(listed?.privateIps ?? [])];
+      for (const address of addresses) {
+        // Several nodes may share an address (dummy nodes do); the first listed one wins.
+        const first = (await provider.listNodes()).find(
+          (candidate) => candidate.publicIps.includes(address) || candidate.privateIps.includes(address),
+        );
+        await expect(provider.findNode({ hostname: address })).resolves.toMatchObject({ id: first?.id });
+      }
+    });
+
+    it('answers not_found for an unknown id or hostname', async () => {
+      await expectKind(provider.findNode({ id: UNKNOWN_ID }), 'not_found');
+      await expectKind(provider.findNode({ hostname: 'no-such-host.example' }), 'not_found');
+    });
+
+    it('destroys a node: gone from the list, not findable, a second destroy is not_found', async () => {
+      const node = await start('contract-destroy');
+      await expect(provider.destroyNode(node.id)).resolves.toBeUndefined();
+      expect((await provider.listNodes()).map((listed) => listed.id)).not.toContain(node.id);
+      await expectKind(provider.findNode({ id: node.id }), 'not_found');
+      await expectKind(provider.destroyNode(node.id), 'not_found');
+    });
+
+    it('refuses an unknown image or size with invalid_input and starts nothing', async () => {
+      const before = await provider.listNodes();
+      await expectKind(
+        provider.startNode({ name: 'x', image: UNKNOWN_ID, size: subject.size }),
+        'invalid_input',
+      );
+      await expectKind(
+        provider.startNode({ name: 'x', image: subject.image, size: UNKNOWN_ID }),
+        'invalid_input',
+      );
+      expect(await provider.listNodes()).toHaveLength(before.length);
+    });
+
+    it('answers not_found when destroying an unknown id', async () => {
+      await expectKind(provider.destroyNode(UNKNOWN_ID), 'not_found');
+    });
+  });
+}
+
+function expectNodeShape(node: CloudNode): void {
+  expect(typeof node.id).toBe('string');
+  expect(node.id).not.toBe('');
+  expect(typeof node.name).toBe('string');
+  expect(Object.values(NodeState)).toContain(node.state);
+  expect(typeof node.state).toBe('number');
+  for (const address of [...node.publicIps, ...node.privateIps]) {
+    expect(isIP(address)).not.toBe(0);
+  }
+  expect(typeof node.extra === 'object' && node.extra !== null && !Array.isArray(node.extra)).toBe(true);
+}
+
+async function expectKind(promise: Promise<unknown>, kind: DomainError['kind']): Promise<void> {
+  await expect(promise).rejects.toBeInstanceOf(DomainError);
+  await expect(promise).rejects.toMatchObject({ kind });
+}
