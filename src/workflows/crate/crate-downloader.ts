@@ -1,0 +1,215 @@
+import { createHash, randomUUID } from 'node:crypto';
+import { createWriteStream } from 'node:fs';
+import { mkdir, rm } from 'node:fs/promises';
+import { STATUS_CODES, validateHeaderValue } from 'node:http';
+import { join } from 'node:path';
+import { Transform, type Readable, type TransformCallback } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import { Injectable } from '@nestjs/common';
+import { DomainError } from '../../common/errors/domain-error.js';
+import { OutboundError, sendRequest } from '../../common/net/http-client.js';
+import { AppConfig } from '../../config/app-config.js';
+import { formatBytes } from './byte-size.js';
+
+export const MAX_REDIRECTS = 5;
+
+const CONNECTION_FAILURES = new Set([
+  'ECONNRESET',
+  'ECONNABORTED',
+  'EPIPE',
+  'ETIMEDOUT',
+  'ERR_STREAM_PREMATURE_CLOSE',
+]);
+
+export interface DownloadedCrate {
+  /** A temporary file under `<DATA_DIR>/tmp/`; the caller moves it into the store or removes it. */
+  path: string;
+  size: number;
+  /** Hex SHA-256 of the bytes. */
+  sha256: string;
+}
+
+/** Deletes a file if it is there; a cleanup that must never hide the error that made it necessary. */
+export async function removeQuietly(path: string): Promise<void> {
+  try {
+    await rm(path, { force: true });
+  } catch {
+    // Nothing left to do: a leftover in tmp/ is swept later by CrateStore.sweepTemp.
+  }
+}
+
+/**
+ * Downloads a crate link to a temporary file: streamed to disk with its SHA-256 computed on
+ * the way, never buffered whole, bounded in size and time, refusing private addresses on
+ * every redirect hop unless the settings allow them.
+ */
+@Injectable()
+export class CrateDownloader {
+  constructor(private readonly config: AppConfig) {}
+
+  /**
+   * `authorization` is sent as the `Authorization` header to the link's origin only.
+   * Throws DomainError('invalid_input') with a detail the caller can show as it is; a failure
+   * of our own disk is rethrown unchanged. The temporary file never outlives a failure.
+   */
+  async download(link: string, authorization?: string): Promise<DownloadedCrate> {
+    checkLink(link);
+    if (authorization !== undefined) {
+      checkAuthorization(authorization);
+    }
+    const { maxCrateBytes, downloadTimeoutMs, allowPrivateNetworkLinks } = this.config.registry;
+    const folder = join(this.config.dataDir, 'tmp');
+    await mkdir(folder, { recursive: true });
+    const path = join(folder, `download-${randomUUID()}.zip.part`);
+    // Our own copy of the deadline tells a timeout apart from other cancellations whatever
+    // the client makes of the abort reason (which can come from another realm under jest).
+    const deadline = AbortSignal.timeout(downloadTimeoutMs);
+    try {
+      const response = await sendRequest(link, {
+        signal: deadline,
+        timeoutMs: downloadTimeoutMs,
+        allowPrivate: allowPrivateNetworkLinks,
+        maxRedirects: MAX_REDIRECTS,
+        originOnlyHeaders: authorization ? { authorization } : undefined,
+      });
+      if (response.status < 200 || response.status >= 300) {
+        response.body.destroy();
+        const phrase = STATUS_CODES[response.status];
+        throw invalid(`the link answered ${response.status}${phrase ? ` ${phrase}` : ''}`);
+      }
+      const declared = Number(response.headers['content-length']);
+      if (Number.isFinite(declared) && declared > maxCrateBytes) {
+        response.body.destroy();
+        throw this.tooLarge();
+      }
+      return { path, ...(await save(response.body, path, maxCrateBytes)) };
+    } catch (error) {
+      await removeQuietly(path);
+      throw error instanceof DomainError ? error : this.toDomainError(error, deadline.aborted);
+    }
+  }
+
+  /** Faults of the link become invalid_input; anything else (our own disk, a bug) stays as it is: a 500. */
+  private toDomainError(error: unknown, deadlinePassed: boolean): unknown {
+    const code = connectionFailureCode(error);
+    const broken =
+      code !== undefined ||
+      (error instanceof OutboundError && (error.reason === 'unreachable' || error.reason === 'timeout'));
+    if (deadlinePassed && broken) {
+      return this.timedOut();
+    }
+    if (error instanceof OutboundError) {
+      switch (error.reason) {
+        case 'private_address':
+          return invalid(`the link resolves to a private address (${privateDetail(error.message)})`);
+        case 'timeout':
+          return this.timedOut();
+        case 'unreachable':
+          return invalid(`the link is unreachable (${unreachableDetail(error.message)})`);
+        case 'too_many_redirects':
+          return invalid(`the link redirected more than ${MAX_REDIRECTS} times`);
+        case 'bad_redirect':
+          return invalid(`the link answered with ${error.message}`);
+        case 'too_large':
+          return this.tooLarge();
+        case 'bad_url':
+          return invalid(`the link is not a valid http(s) URL (${error.message})`);
+      }
+    }
+    if (code !== undefined) {
+      return invalid(
+        `the link is unreachable (the connection broke before the whole archive arrived: ${code})`,
+      );
+    }
+    return error;
+  }
+
+  private timedOut(): DomainError {
+    return invalid(
+      `the link did not answer within ${Math.round(this.config.registry.downloadTimeoutMs / 1000)} s`,
+    );
+  }
+
+  private tooLarge(): DomainError {
+    return invalid(`the archive is larger than ${formatBytes(this.config.registry.maxCrateBytes)}`);
+  }
+}
+
+async function save(
+  body: Readable,
+  path: string,
+  maxBytes: number,
+): Promise<{ size: number; sha256: string }> {
+  const hash = createHash('sha256');
+  let size = 0;
+  const meter = new Transform({
+    transform(chunk: Buffer, _encoding: BufferEncoding, callback: TransformCallback): void {
+      size += chunk.length;
+      if (size > maxBytes) {
+        callback(new OutboundError('too_large', `more than ${maxBytes} bytes`));
+        return;
+      }
+      hash.update(chunk);
+      callback(null, chunk);
+    },
+  });
+  await pipeline(body, meter, createWriteStream(path, { flags: 'wx', mode: 0o600 }));
+  return { size, sha256: hash.digest('hex') };
+}
+
+function checkLink(link: string): void {
+  let url: URL;
+  try {
+    url = new URL(link);
+  } catch {
+    throw invalid('the link is not a valid URL');
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') {
+    throw invalid(`the link is not an http(s) URL (${url.protocol})`);
+  }
+}
+
+function checkAuthorization(value: string): void {
+  try {
+    validateHeaderValue('authorization', value);
+  } catch {
+    throw invalid('authorization is not a valid HTTP header value');
+  }
+}
+
+/** "localhost resolves to 127.0.0.1, a private …" → "localhost: 127.0.0.1". */
+function privateDetail(message: string): string {
+  const match = /^(.*) resolves to (.*), a private or reserved address$/.exec(message);
+  if (!match) {
+    return message;
+  }
+  const [, host, address] = match;
+  return host.replace(/^\[|\]$/g, '') === address ? address : `${host}: ${address}`;
+}
+
+/** "nope.invalid is unreachable (ENOTFOUND)" → "nope.invalid: ENOTFOUND". */
+function unreachableDetail(message: string): string {
+  const match = /^(.*) is unreachable(?: \((.*)\))?$/.exec(message);
+  if (!match) {
+    return message;
+  }
+  const [, host, code] = match;
+  return code ? `${host}: ${code}` : host;
+}
+
+/** Socket-level codes of a body that stopped arriving; fs errors (which carry a path) are ours, not the link's. */
+function connectionFailureCode(error: unknown): string | undefined {
+  // Structural, not `instanceof Error`: errors made by Node's internals can come from another realm (jest's VM).
+  if (typeof error !== 'object' || error === null) {
+    return undefined;
+  }
+  const { code, path } = error as NodeJS.ErrnoException;
+  if (typeof code !== 'string' || path !== undefined) {
+    return undefined;
+  }
+  return CONNECTION_FAILURES.has(code) || code.startsWith('HPE_') ? code : undefined;
+}
+
+function invalid(detail: string): DomainError {
+  return new DomainError('invalid_input', detail);
+}

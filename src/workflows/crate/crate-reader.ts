@@ -1,0 +1,281 @@
+import { createReadStream, type ReadStream } from 'node:fs';
+import { open, stat, type FileHandle } from 'node:fs/promises';
+import type { Readable } from 'node:stream';
+import { crc32 } from 'node:zlib';
+import { Injectable } from '@nestjs/common';
+import unzipper, { type File as ZipEntry } from 'unzipper';
+import { DomainError } from '../../common/errors/domain-error.js';
+import { formatBytes } from './byte-size.js';
+
+export const METADATA_FILE = 'ro-crate-metadata.json';
+
+/** The metadata of real crates is a few KiB; this only stops a hostile one from filling memory. */
+export const DEFAULT_MAX_METADATA_BYTES = 16 * 1024 * 1024;
+
+export interface CrateContents {
+  /** The parsed JSON of `ro-crate-metadata.json`. */
+  metadata: unknown;
+  /** Where it sits in the archive: `ro-crate-metadata.json` or `<folder>/ro-crate-metadata.json`. */
+  metadataPath: string;
+  entryCount: number;
+  /** The sum of the uncompressed sizes the archive declares. */
+  declaredBytes: number;
+}
+
+/** Local file header, empty archive, and spanned-archive marker: what a zip file starts with. */
+const ZIP_MAGIC = ['504b0304', '504b0506', '504b0708'];
+const SUPPORTED_METHODS = new Set([0, 8]);
+const END_SIGNATURE = Buffer.from('504b0506', 'hex');
+/** unzipper looks for the end of central directory record in the archive's last 80 bytes. */
+const END_SEARCH_WINDOW = 80;
+/** The fixed part of a central directory record; every entry takes at least this much. */
+const DIRECTORY_RECORD_BYTES = 46;
+
+/**
+ * Reads a crate archive from disk without extracting it: checks every entry name and the
+ * declared sizes, then inflates only `ro-crate-metadata.json`, counting the bytes it
+ * really produces because a zip bomb lies about its sizes.
+ */
+@Injectable()
+export class CrateReader {
+  /** Throws DomainError('invalid_input') with a detail the caller can show as it is. */
+  async read(
+    archivePath: string,
+    maxUncompressedBytes: number,
+    maxMetadataBytes = DEFAULT_MAX_METADATA_BYTES,
+  ): Promise<CrateContents> {
+    await precheck(archivePath);
+    const source = new FileSource(archivePath);
+    try {
+      const entries = await source.guard(openDirectory(source));
+      let declaredBytes = 0;
+      for (const entry of entries) {
+        if (isUnsafeName(entry.path)) {
+          throw invalid(`the archive has an unsafe entry name: ${JSON.stringify(entry.path.slice(0, 200))}`);
+        }
+        if (!Number.isSafeInteger(entry.uncompressedSize) || entry.uncompressedSize < 0) {
+          throw invalid('the archive is truncated or damaged (an entry has no valid size)');
+        }
+        declaredBytes += entry.uncompressedSize;
+      }
+      if (declaredBytes > maxUncompressedBytes) {
+        throw expandsPast(maxUncompressedBytes);
+      }
+      const metadataEntry = findMetadata(entries);
+      if (!metadataEntry) {
+        throw invalid(`the crate has no ${METADATA_FILE}`);
+      }
+      const budget = {
+        total: maxUncompressedBytes - (declaredBytes - metadataEntry.uncompressedSize),
+        totalLimit: maxUncompressedBytes,
+        metadata: maxMetadataBytes,
+      };
+      const bytes = await source.guard(inflate(metadataEntry, budget));
+      return {
+        metadata: parseJson(bytes),
+        metadataPath: metadataEntry.path,
+        entryCount: entries.length,
+        declaredBytes,
+      };
+    } finally {
+      source.close();
+    }
+  }
+}
+
+/**
+ * The archive as unzipper's random-access source. `Open.file` opens a read stream per
+ * request and leaves it open when a reader stops early (as we do on a zip bomb), leaking
+ * a descriptor each time; this one keeps its streams so that they can all be closed.
+ */
+class FileSource {
+  private readonly streams = new Set<ReadStream>();
+  private fail: (error: unknown) => void = () => undefined;
+  /** Rejects when reading the file fails: unzipper does not pass those errors on, it would wait forever. */
+  private readonly failed = new Promise<never>((_resolve, reject) => {
+    this.fail = reject;
+  });
+
+  constructor(private readonly path: string) {
+    this.failed.catch(() => undefined);
+  }
+
+  size = async (): Promise<number> => (await stat(this.path)).size;
+
+  stream = (offset: number, length?: number): Readable => {
+    const stream = createReadStream(this.path, {
+      start: offset,
+      end: length === undefined ? undefined : offset + length - 1,
+    });
+    this.streams.add(stream);
+    stream.once('error', (error) => this.fail(error));
+    stream.once('close', () => this.streams.delete(stream));
+    return stream;
+  };
+
+  guard<T>(work: Promise<T>): Promise<T> {
+    return Promise.race([work, this.failed]);
+  }
+
+  close(): void {
+    for (const stream of this.streams) {
+      stream.destroy();
+    }
+    this.streams.clear();
+  }
+}
+
+/**
+ * Checks the archive's start and its end-of-directory record before unzipper sees them:
+ * unzipper allocates and walks as many directory records as the archive claims, so a
+ * 100-byte file claiming 2^31 entries would hold it for minutes.
+ */
+async function precheck(path: string): Promise<void> {
+  const file = await open(path, 'r');
+  try {
+    const { size } = await file.stat();
+    const head = await readAt(file, 0, 4);
+    if (head.length < 4 || !ZIP_MAGIC.includes(head.toString('hex'))) {
+      throw invalid('the archive is not a zip file');
+    }
+    // The same window unzipper searches for the end record, so that both read the same one.
+    const tailStart = Math.max(0, size - END_SEARCH_WINDOW);
+    const tail = await readAt(file, tailStart, size - tailStart);
+    const at = tail.indexOf(END_SIGNATURE);
+    if (at < 0 || tail.length < at + 22) {
+      throw invalid('the archive is truncated or damaged (it has no end of central directory)');
+    }
+    let entries = tail.readUInt16LE(at + 10);
+    if (entries === 0xffff || tail.readUInt32LE(at + 16) === 0xffffffff) {
+      const locator = await readAt(file, tailStart + at - 20, 20);
+      if (locator.length < 20 || locator.readUInt32LE(0) !== 0x07064b50) {
+        throw invalid('the archive is truncated or damaged (a broken zip64 end of central directory)');
+      }
+      const record = await readAt(file, Number(locator.readBigUInt64LE(8)), 56);
+      if (record.length < 56 || record.readUInt32LE(0) !== 0x06064b50) {
+        throw invalid('the archive is truncated or damaged (a broken zip64 end of central directory)');
+      }
+      entries = Number(record.readBigUInt64LE(32));
+    }
+    if (entries * DIRECTORY_RECORD_BYTES > size) {
+      throw invalid(`the archive is truncated or damaged (its directory claims ${entries} entries)`);
+    }
+  } finally {
+    await file.close();
+  }
+}
+
+async function readAt(file: FileHandle, position: number, length: number): Promise<Buffer> {
+  if (position < 0 || length <= 0 || !Number.isSafeInteger(position)) {
+    return Buffer.alloc(0);
+  }
+  const buffer = Buffer.alloc(length);
+  const { bytesRead } = await file.read(buffer, 0, length, position);
+  return buffer.subarray(0, bytesRead);
+}
+
+async function openDirectory(source: FileSource): Promise<ZipEntry[]> {
+  try {
+    const directory = await unzipper.Open.custom(source);
+    return directory.files;
+  } catch (error) {
+    throw damaged(error);
+  }
+}
+
+function isUnsafeName(name: string): boolean {
+  const normalized = name.replace(/\\/g, '/');
+  return (
+    name.includes('\0') ||
+    normalized.startsWith('/') ||
+    /^[A-Za-z]:/.test(normalized) ||
+    normalized.split('/').includes('..')
+  );
+}
+
+/** At the top of the archive, or under its one top-level folder (as GitHub's and many zip tools' archives are). */
+function findMetadata(entries: ZipEntry[]): ZipEntry | undefined {
+  const files = entries.filter((entry) => entry.type === 'File');
+  const atTop = files.find((entry) => normalizedName(entry) === METADATA_FILE);
+  if (atTop) {
+    return atTop;
+  }
+  const tops = new Set(
+    entries
+      .map((entry) => normalizedName(entry).split('/')[0])
+      .filter((top) => top !== '__MACOSX' && top !== ''),
+  );
+  if (tops.size !== 1) {
+    return undefined;
+  }
+  const [folder] = tops;
+  return files.find((entry) => normalizedName(entry) === `${folder}/${METADATA_FILE}`);
+}
+
+function normalizedName(entry: ZipEntry): string {
+  return entry.path.replace(/\\/g, '/').replace(/^(\.\/)+/, '');
+}
+
+interface Budget {
+  /** Bytes the metadata may inflate to before the whole archive passes its limit. */
+  total: number;
+  totalLimit: number;
+  metadata: number;
+}
+
+async function inflate(entry: ZipEntry, budget: Budget): Promise<Buffer> {
+  if (entry.flags & 0x01) {
+    throw invalid(`${METADATA_FILE} is encrypted`);
+  }
+  if (!SUPPORTED_METHODS.has(entry.compressionMethod)) {
+    throw invalid(`${METADATA_FILE} uses an unsupported compression method (${entry.compressionMethod})`);
+  }
+  const chunks: Buffer[] = [];
+  let size = 0;
+  try {
+    for await (const chunk of entry.stream()) {
+      const buffer = chunk as Buffer;
+      size += buffer.length;
+      if (size > budget.total) {
+        throw expandsPast(budget.totalLimit);
+      }
+      if (size > budget.metadata) {
+        throw invalid(`${METADATA_FILE} is larger than ${formatBytes(budget.metadata)}`);
+      }
+      chunks.push(buffer);
+    }
+  } catch (error) {
+    throw error instanceof DomainError ? error : damaged(error);
+  }
+  const bytes = Buffer.concat(chunks);
+  if (crc32(bytes) !== entry.crc32) {
+    throw invalid(`the archive is damaged (${METADATA_FILE} fails its CRC check)`);
+  }
+  return bytes;
+}
+
+function parseJson(bytes: Buffer): unknown {
+  try {
+    return JSON.parse(bytes.toString('utf8').replace(/^\uFEFF/, '')) as unknown;
+  } catch {
+    throw invalid(`${METADATA_FILE} is not valid JSON`);
+  }
+}
+
+function expandsPast(limit: number): DomainError {
+  return invalid(`the archive expands to more than ${formatBytes(limit)}`);
+}
+
+function damaged(error: unknown): DomainError {
+  if (error instanceof DomainError) {
+    return error;
+  }
+  const reason = error instanceof Error ? error.message : String(error);
+  // unzipper's FILE_ENDED only says that the data stopped early, which "truncated" says already.
+  const detail = reason === 'FILE_ENDED' || reason === '' ? '' : ` (${reason.slice(0, 200)})`;
+  return invalid(`the archive is truncated or damaged${detail}`);
+}
+
+function invalid(detail: string): DomainError {
+  return new DomainError('invalid_input', detail);
+}

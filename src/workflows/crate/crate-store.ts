@@ -1,0 +1,123 @@
+import { randomUUID } from 'node:crypto';
+import { copyFile, mkdir, readdir, rename, rm, stat, unlink } from 'node:fs/promises';
+import { join } from 'node:path';
+import { Injectable } from '@nestjs/common';
+import { AppConfig } from '../../config/app-config.js';
+
+const SHA256 = /^[0-9a-f]{64}$/;
+
+/**
+ * Crate archives on disk, content-addressed: `<DATA_DIR>/crates/<first two hex>/<sha256>.zip`.
+ * Versions with the same bytes share one file; the two-letter folders keep any one folder small.
+ */
+@Injectable()
+export class CrateStore {
+  private readonly root: string;
+  private readonly tmp: string;
+
+  constructor(config: AppConfig) {
+    this.root = join(config.dataDir, 'crates');
+    this.tmp = join(config.dataDir, 'tmp');
+  }
+
+  /** Throws for anything but a lower-case hex SHA-256, which also keeps paths inside the store. */
+  pathOf(sha256: string): string {
+    if (!SHA256.test(sha256)) {
+      throw new Error(`not a SHA-256 digest: ${sha256.slice(0, 80)}`);
+    }
+    return join(this.root, sha256.slice(0, 2), `${sha256}.zip`);
+  }
+
+  /**
+   * Moves a downloaded temporary file into the store and returns its stored path. The move
+   * is a rename, so readers never see half a file; when the archive is stored already, the
+   * temporary file is just deleted.
+   */
+  async put(tempPath: string, sha256: string): Promise<string> {
+    const target = this.pathOf(sha256);
+    if (await exists(target)) {
+      await rm(tempPath, { force: true });
+      return target;
+    }
+    await mkdir(join(this.root, sha256.slice(0, 2)), { recursive: true });
+    try {
+      await rename(tempPath, target);
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'EXDEV') {
+        throw error;
+      }
+      // The temporary folder is on another file system (DATA_DIR/crates mounted apart):
+      // copy beside the target, then rename there, which is still atomic.
+      const beside = `${target}.${randomUUID()}.part`;
+      try {
+        await copyFile(tempPath, beside);
+        await rename(beside, target);
+      } finally {
+        await rm(beside, { force: true });
+      }
+      await rm(tempPath, { force: true });
+    }
+    return target;
+  }
+
+  async has(sha256: string): Promise<boolean> {
+    return exists(this.pathOf(sha256));
+  }
+
+  /** Deletes a stored archive; one that is gone already is not an error. */
+  async remove(sha256: string): Promise<void> {
+    try {
+      await unlink(this.pathOf(sha256));
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'ENOENT') {
+        throw error;
+      }
+    }
+  }
+
+  /**
+   * Deletes what crashed or killed downloads left in `<DATA_DIR>/tmp` longer than
+   * `olderThanMs` ago (downloads in progress are younger than the download timeout).
+   * Returns how many files it deleted.
+   */
+  async sweepTemp(olderThanMs: number, now: number = Date.now()): Promise<number> {
+    let names: string[];
+    try {
+      names = await readdir(this.tmp);
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'ENOENT') {
+        return 0;
+      }
+      throw error;
+    }
+    let removed = 0;
+    for (const name of names) {
+      const path = join(this.tmp, name);
+      try {
+        const info = await stat(path);
+        if (info.isFile() && now - info.mtimeMs > olderThanMs) {
+          await unlink(path);
+          removed += 1;
+        }
+      } catch (error) {
+        // Another copy of the service may have swept or finished the same file meanwhile.
+        if ((error as NodeJS.ErrnoException).code !== 'ENOENT') {
+          throw error;
+        }
+      }
+    }
+    return removed;
+  }
+}
+
+async function exists(path: string): Promise<boolean> {
+  try {
+    await stat(path);
+    return true;
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') {
+      return false;
+    }
+    throw error;
+  }
+}
