@@ -7,6 +7,8 @@ import type { AppConfig } from './config/app-config.js';
 import { ConfigModule } from './config/config.module.js';
 import { DatabaseModule } from './database/database.module.js';
 import { HealthModule } from './health/health.module.js';
+import { TestMonitoringModule } from './test-monitoring/test-monitoring.module.js';
+import { WorkflowsModule } from './workflows/workflows.module.js';
 
 @Module({})
 export class AppModule {
@@ -20,6 +22,8 @@ export class AppModule {
         ScheduleModule.forRoot(),
         HealthModule,
         AuthModule,
+        WorkflowsModule,
+        TestMonitoringModule,
       ],
     };
   }

@@ -1,8 +1,14 @@
 import type { MigrationInterface } from 'typeorm';
 import { CreateUsers1763700000000 } from '../../migrations/1763700000000-create-users.js';
+import { CreateRegistry1763710000000 } from '../../migrations/1763710000000-create-registry.js';
+import { CreateBuilds1763720000000 } from '../../migrations/1763720000000-create-builds.js';
 
 /**
  * Every migration, oldest first. Listed here rather than found by a file glob, so the
  * same list works from `dist/`, from ts-jest and from the CLI. `npm run migration:create` appends to it.
  */
-export const MIGRATIONS: (new () => MigrationInterface)[] = [CreateUsers1763700000000];
+export const MIGRATIONS: (new () => MigrationInterface)[] = [
+  CreateUsers1763700000000,
+  CreateRegistry1763710000000,
+  CreateBuilds1763720000000,
+];

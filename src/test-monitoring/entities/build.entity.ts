@@ -1,0 +1,43 @@
+import {
+  Column,
+  Entity,
+  Index,
+  JoinColumn,
+  ManyToOne,
+  PrimaryGeneratedColumn,
+  Unique,
+  type Relation,
+} from 'typeorm';
+import { TestInstanceEntity } from '../../workflows/entities/test-instance.entity.js';
+
+/** One CI build of an instance, as its service reported it at the last check. */
+@Entity('builds')
+@Unique('UQ_builds_instance_build', ['instanceId', 'buildId'])
+@Index('IDX_builds_instance_started', ['instanceId', 'startedAt'])
+export class BuildEntity {
+  @PrimaryGeneratedColumn({ type: 'integer' })
+  id!: number;
+
+  @Column({ name: 'instance_id', type: 'integer' })
+  instanceId!: number;
+
+  @ManyToOne(() => TestInstanceEntity, { onDelete: 'CASCADE', onUpdate: 'NO ACTION' })
+  @JoinColumn({ name: 'instance_id', foreignKeyConstraintName: 'FK_builds_instance' })
+  instance?: Relation<TestInstanceEntity>;
+
+  @Column({ name: 'build_id', type: 'varchar', length: 64 })
+  buildId!: string;
+
+  /** passed | failed | error | aborted | running | waiting */
+  @Column({ type: 'varchar', length: 16 })
+  status!: string;
+
+  @Column({ name: 'started_at', type: 'datetime' })
+  startedAt!: Date;
+
+  @Column({ name: 'duration_seconds', type: 'integer' })
+  durationSeconds!: number;
+
+  @Column({ type: 'varchar', length: 1024 })
+  url!: string;
+}

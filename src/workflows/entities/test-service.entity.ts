@@ -1,0 +1,26 @@
+import { Column, Entity, PrimaryGeneratedColumn, Unique } from 'typeorm';
+
+/**
+ * One CI service endpoint, shared by every instance that uses the same (type, url).
+ * `pausedUntil` is written by test monitoring when the service's rate limit is exhausted.
+ */
+@Entity('test_services')
+@Unique('UQ_test_services_uuid', ['uuid'])
+@Unique('UQ_test_services_type_url', ['type', 'url'])
+export class TestServiceEntity {
+  @PrimaryGeneratedColumn({ type: 'integer' })
+  id!: number;
+
+  @Column({ type: 'varchar', length: 36 })
+  uuid!: string;
+
+  @Column({ type: 'varchar', length: 16 })
+  type!: string;
+
+  /** The API base URL as the crate gives it; 512 characters keep the unique index within MySQL's key limit. */
+  @Column({ type: 'varchar', length: 512 })
+  url!: string;
+
+  @Column({ name: 'paused_until', type: 'datetime', nullable: true })
+  pausedUntil!: Date | null;
+}

@@ -1,0 +1,51 @@
+import {
+  Column,
+  Entity,
+  JoinColumn,
+  ManyToOne,
+  OneToMany,
+  PrimaryGeneratedColumn,
+  Unique,
+  type Relation,
+} from 'typeorm';
+import { TestInstanceEntity } from './test-instance.entity.js';
+import { WorkflowVersionEntity } from './workflow-version.entity.js';
+
+/** A TestSuite of a version's crate, with its TestDefinition flattened in (null members when it has none). */
+@Entity('test_suites')
+@Unique('UQ_test_suites_uuid', ['uuid'])
+export class TestSuiteEntity {
+  @PrimaryGeneratedColumn({ type: 'integer' })
+  id!: number;
+
+  @Column({ type: 'varchar', length: 36 })
+  uuid!: string;
+
+  @Column({ name: 'version_id', type: 'integer' })
+  versionId!: number;
+
+  @ManyToOne(() => WorkflowVersionEntity, (version) => version.suites, {
+    onDelete: 'CASCADE',
+    onUpdate: 'NO ACTION',
+  })
+  @JoinColumn({ name: 'version_id', foreignKeyConstraintName: 'FK_test_suites_version' })
+  version?: Relation<WorkflowVersionEntity>;
+
+  @Column({ name: 'roc_suite', type: 'varchar', length: 512 })
+  rocSuite!: string;
+
+  @Column({ type: 'varchar', length: 512, nullable: true })
+  name!: string | null;
+
+  @Column({ name: 'definition_path', type: 'varchar', length: 1024, nullable: true })
+  definitionPath!: string | null;
+
+  @Column({ name: 'engine_type', type: 'varchar', length: 64, nullable: true })
+  engineType!: string | null;
+
+  @Column({ name: 'engine_version', type: 'varchar', length: 64, nullable: true })
+  engineVersion!: string | null;
+
+  @OneToMany(() => TestInstanceEntity, (instance) => instance.suite)
+  instances?: Relation<TestInstanceEntity>[];
+}

@@ -1,0 +1,65 @@
+import {
+  Column,
+  Entity,
+  Index,
+  JoinColumn,
+  ManyToOne,
+  OneToMany,
+  PrimaryGeneratedColumn,
+  Unique,
+  type Relation,
+} from 'typeorm';
+import { UserEntity } from '../../auth/entities/user.entity.js';
+import { TestSuiteEntity } from './test-suite.entity.js';
+import { WorkflowEntity } from './workflow.entity.js';
+
+/** One registered version of a workflow. Its crate's metadata is read from the stored archive on demand. */
+@Entity('workflow_versions')
+@Unique('UQ_workflow_versions_uuid', ['uuid'])
+@Unique('UQ_workflow_versions_workflow_version', ['workflowId', 'version'])
+export class WorkflowVersionEntity {
+  @PrimaryGeneratedColumn({ type: 'integer' })
+  id!: number;
+
+  @Column({ type: 'varchar', length: 36 })
+  uuid!: string;
+
+  @Column({ name: 'workflow_id', type: 'integer' })
+  workflowId!: number;
+
+  @ManyToOne(() => WorkflowEntity, (workflow) => workflow.versions, {
+    onDelete: 'CASCADE',
+    onUpdate: 'NO ACTION',
+  })
+  @JoinColumn({ name: 'workflow_id', foreignKeyConstraintName: 'FK_workflow_versions_workflow' })
+  workflow?: Relation<WorkflowEntity>;
+
+  @Column({ type: 'varchar', length: 64 })
+  version!: string;
+
+  @Column({ type: 'varchar', length: 512 })
+  name!: string;
+
+  @Column({ name: 'roc_link', type: 'varchar', length: 2048 })
+  rocLink!: string;
+
+  @Index('IDX_workflow_versions_archive')
+  @Column({ name: 'archive_sha256', type: 'varchar', length: 64 })
+  archiveSha256!: string;
+
+  @Column({ name: 'archive_size', type: 'integer' })
+  archiveSize!: number;
+
+  @Column({ name: 'submitter_id', type: 'integer' })
+  submitterId!: number;
+
+  @ManyToOne(() => UserEntity, { onDelete: 'RESTRICT', onUpdate: 'NO ACTION' })
+  @JoinColumn({ name: 'submitter_id', foreignKeyConstraintName: 'FK_workflow_versions_submitter' })
+  submitter?: Relation<UserEntity>;
+
+  @Column({ name: 'registered_at', type: 'datetime', default: () => 'CURRENT_TIMESTAMP' })
+  registeredAt!: Date;
+
+  @OneToMany(() => TestSuiteEntity, (suite) => suite.version)
+  suites?: Relation<TestSuiteEntity>[];
+}
