@@ -1,7 +1,7 @@
 /**
- * One jest run, four projects: unit specs beside the code, the e2e suite on the embedded
- * SQLite database and again on a throwaway MariaDB server the harness starts, and the
- * browser check of the Swagger UI. `npm test` runs them all.
+ * One jest run, four test projects: unit specs beside the code, the e2e suite on the
+ * embedded SQLite database and again on a throwaway MariaDB server the harness starts,
+ * and the browser check of the Swagger UI. `npm test` runs those four (scripts/run-tests.mjs).
  */
 const tsJest = {
   '^.+\\.ts$': [
@@ -39,5 +39,7 @@ export default {
       setupFiles: ['<rootDir>/test/support/use-mariadb.ts'],
     },
     { ...common, displayName: 'browser', testMatch: ['<rootDir>/test/browser/**/*.browser-spec.ts'] },
+    // Benchmarks print figures and assert nothing about time; `npm run bench` runs them, `npm test` does not.
+    { ...common, displayName: 'bench', testMatch: ['<rootDir>/test/bench/**/*.bench-spec.ts'] },
   ],
 };
