@@ -1,7 +1,18 @@
 import { applyDecorators, ValidationPipe } from '@nestjs/common';
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Transform } from 'class-transformer';
-import { IsOptional, IsString, IsUrl, IsUUID, Length, type ValidationError } from 'class-validator';
+import {
+  IsBoolean,
+  IsInt,
+  IsOptional,
+  IsString,
+  IsUrl,
+  IsUUID,
+  Length,
+  Max,
+  Min,
+  type ValidationError,
+} from 'class-validator';
 import { DomainError, type FieldError } from './errors/domain-error.js';
 
 /**
@@ -100,5 +111,29 @@ export function ToBoolean(): PropertyDecorator {
 export function ToInteger(): PropertyDecorator {
   return Transform(({ value }: { value: unknown }) =>
     typeof value === 'string' && /^-?\d+$/.test(value) ? Number(value) : value,
+  );
+}
+
+/** An optional query flag (`true`/`false`, `1`/`0`); anything else is a 400 naming the parameter. */
+export function OptionalQueryFlag(description: string, defaultValue: boolean): PropertyDecorator {
+  return applyDecorators(
+    IsOptional(),
+    ToBoolean(),
+    IsBoolean({ message: ({ property }) => `${property} must be true or false` }),
+    ApiPropertyOptional({ type: Boolean, default: defaultValue, description }),
+  );
+}
+
+/** An optional query integer within `min`..`max`; anything else is a 400 naming the parameter and the range. */
+export function OptionalQueryInt(min: number, max: number, description: string): PropertyDecorator {
+  const message = ({ property }: { property: string }): string =>
+    `${property} must be an integer from ${min} to ${max}`;
+  return applyDecorators(
+    IsOptional(),
+    ToInteger(),
+    IsInt({ message }),
+    Min(min, { message }),
+    Max(max, { message }),
+    ApiPropertyOptional({ type: Number, minimum: min, maximum: max, description }),
   );
 }
