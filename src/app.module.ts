@@ -7,6 +7,7 @@ import type { AppConfig } from './config/app-config.js';
 import { ConfigModule } from './config/config.module.js';
 import { DatabaseModule } from './database/database.module.js';
 import { HealthModule } from './health/health.module.js';
+import { MetricsModule } from './metrics/metrics.module.js';
 import { TestMonitoringModule } from './test-monitoring/test-monitoring.module.js';
 import { WorkflowsModule } from './workflows/workflows.module.js';
 
@@ -19,6 +20,7 @@ export class AppModule {
         ConfigModule.forRoot(config),
         LoggerModule.forRoot(loggerParams(config)),
         DatabaseModule,
+        MetricsModule,
         ScheduleModule.forRoot(),
         HealthModule,
         AuthModule,

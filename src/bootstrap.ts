@@ -4,6 +4,7 @@ import type { NextFunction, Request, Response } from 'express';
 import helmet from 'helmet';
 import { Logger } from 'nestjs-pino';
 import { FallbackErrorFilter } from './common/filters/fallback.filter.js';
+import { MetricsService } from './metrics/metrics.service.js';
 import { assignRequestId } from './common/request-id.js';
 import { createValidationPipe } from './common/validation.js';
 import type { AppConfig } from './config/app-config.js';
@@ -24,6 +25,7 @@ export function configureApp(app: NestExpressApplication, config: AppConfig): vo
     request.id = assignRequestId(request, response);
     next();
   });
+  app.use(app.get(MetricsService).httpMiddleware());
   app.use(helmet());
   app.use(cookieParser());
   app.useBodyParser('json', { limit: BODY_LIMIT });

@@ -123,6 +123,7 @@ describe('conventions of every area', () => {
         bearer: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' },
         'X-Auth-Token': { type: 'apiKey', in: 'header', name: 'X-Auth-Token' },
         session: { type: 'apiKey', in: 'cookie', name: 'session' },
+        metrics: { type: 'http', scheme: 'bearer', description: 'METRICS_TOKEN, for /metrics only' },
       });
       const operations = Object.values(document.paths).flatMap((methods) => Object.values(methods));
       expect(operations.length).toBeGreaterThan(8);

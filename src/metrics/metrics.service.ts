@@ -1,0 +1,101 @@
+import { Injectable } from '@nestjs/common';
+import type { NextFunction, Request, Response } from 'express';
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+
+/**
+ * The service's Prometheus metrics, in a registry of its own (not prom-client's global one),
+ * so that two apps in one process each count their own traffic. Modules inject this and
+ * move the counters; `/metrics` renders them.
+ */
+@Injectable()
+export class MetricsService {
+  readonly registry = new Registry();
+
+  readonly httpRequests = new Counter({
+    name: 'http_requests_total',
+    help: 'HTTP requests by method, route pattern and status',
+    labelNames: ['method', 'route', 'status'] as const,
+    registers: [this.registry],
+  });
+
+  readonly httpDuration = new Histogram({
+    name: 'http_request_duration_seconds',
+    help: 'HTTP request latency by method, route pattern and status',
+    labelNames: ['method', 'route', 'status'] as const,
+    buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60],
+    registers: [this.registry],
+  });
+
+  readonly registrations = new Counter({
+    name: 'crate_registrations_total',
+    help: 'Workflow registrations by result (created, failed)',
+    labelNames: ['result'] as const,
+    registers: [this.registry],
+  });
+
+  readonly registrationFailures = new Counter({
+    name: 'crate_registration_failures_total',
+    help: 'Failed workflow registrations by cause',
+    labelNames: ['cause'] as const,
+    registers: [this.registry],
+  });
+
+  readonly refreshCycles = new Counter({
+    name: 'refresh_cycles_total',
+    help: 'Scheduler ticks that checked at least one instance',
+    registers: [this.registry],
+  });
+
+  readonly instancesChecked = new Counter({
+    name: 'refresh_instances_checked_total',
+    help: 'Test instances checked by the scheduler',
+    registers: [this.registry],
+  });
+
+  readonly upstreamRequests = new Counter({
+    name: 'testing_service_requests_total',
+    help: 'Requests to CI services by service type and result (200, 304, error, rate_limited)',
+    labelNames: ['service', 'result'] as const,
+    registers: [this.registry],
+  });
+
+  readonly pausedServices = new Gauge({
+    name: 'testing_services_paused',
+    help: 'CI services paused by an exhausted rate limit, as seen by this copy at its last tick',
+    registers: [this.registry],
+  });
+
+  readonly cloudCalls = new Counter({
+    name: 'cloud_calls_total',
+    help: 'Calls to cloud providers by provider type, operation and result (ok, error)',
+    labelNames: ['provider', 'operation', 'result'] as const,
+    registers: [this.registry],
+  });
+
+  constructor() {
+    collectDefaultMetrics({ register: this.registry });
+  }
+
+  /** Express middleware counting every request, routed or not, by its route pattern. */
+  httpMiddleware(): (request: Request, response: Response, next: NextFunction) => void {
+    return (request, response, next) => {
+      const end = this.httpDuration.startTimer();
+      response.once('finish', () => {
+        const route = routePattern(request);
+        const labels = { method: request.method, route, status: String(response.statusCode) };
+        this.httpRequests.inc(labels);
+        end(labels);
+      });
+      next();
+    };
+  }
+}
+
+/** The matched route's pattern (`/workflows/:wf_uuid`), never the raw path, so label values stay few. */
+function routePattern(request: Request): string {
+  const route = (request as Request & { route?: { path?: unknown } }).route;
+  if (route && typeof route.path === 'string') {
+    return `${request.baseUrl}${route.path}`;
+  }
+  return 'unmatched';
+}
