@@ -20,10 +20,11 @@ export function buildOpenApiDocument(app: INestApplication): OpenAPIObject {
     .addBearerAuth({ type: 'http', scheme: 'bearer', bearerFormat: 'JWT' }, BEARER_SCHEME)
     .addApiKey({ type: 'apiKey', in: 'header', name: 'X-Auth-Token' }, HEADER_SCHEME)
     .addCookieAuth(SESSION_COOKIE, { type: 'apiKey', in: 'cookie', name: SESSION_COOKIE }, COOKIE_SCHEME)
-    .addBearerAuth(
-      { type: 'http', scheme: 'bearer', description: 'METRICS_TOKEN, for /metrics only' },
-      'metrics',
-    )
+    .addSecurity('metrics', {
+      type: 'http',
+      scheme: 'bearer',
+      description: 'METRICS_TOKEN, for /metrics only',
+    })
     .build();
   return SwaggerModule.createDocument(app, config);
 }

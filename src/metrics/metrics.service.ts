@@ -93,8 +93,8 @@ export class MetricsService {
 
 /** The matched route's pattern (`/workflows/:wf_uuid`), never the raw path, so label values stay few. */
 function routePattern(request: Request): string {
-  const route = (request as Request & { route?: { path?: unknown } }).route;
-  if (route && typeof route.path === 'string') {
+  const route: unknown = (request as { route?: unknown }).route;
+  if (typeof route === 'object' && route !== null && 'path' in route && typeof route.path === 'string') {
     return `${request.baseUrl}${route.path}`;
   }
   return 'unmatched';
