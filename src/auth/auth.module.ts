@@ -3,6 +3,7 @@ import { APP_GUARD } from '@nestjs/core';
 import { JwtModule } from '@nestjs/jwt';
 import { PassportModule } from '@nestjs/passport';
 import { TypeOrmModule } from '@nestjs/typeorm';
+import { Clock } from '../common/clock.js';
 import { AppConfig } from '../config/app-config.js';
 import { AuthController } from './auth.controller.js';
 import { AuthService } from './auth.service.js';
@@ -32,6 +33,7 @@ import { UsersService } from './users.service.js';
   ],
   controllers: [AuthController, UsersController, CurrentUserController],
   providers: [
+    Clock,
     PasswordHasher,
     UsersRepository,
     AuthService,

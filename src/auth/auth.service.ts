@@ -4,6 +4,7 @@ import { JwtService } from '@nestjs/jwt';
 import type { CookieOptions } from 'express';
 import { RateLimiterMemory, type RateLimiterRes } from 'rate-limiter-flexible';
 import { AppConfig } from '../config/app-config.js';
+import { Clock } from '../common/clock.js';
 import { DomainError } from '../common/errors/domain-error.js';
 import type { AuthUser, TokenCarrier } from './auth-user.js';
 import type { UserEntity } from './entities/user.entity.js';
@@ -33,7 +34,7 @@ interface CachedPrincipal {
 
 const BAD_CREDENTIALS = 'Wrong username or password, or the account is disabled';
 /** How long a user's state and a token's revocation may be served from memory (API.md: at most 60 s). */
-const PRINCIPAL_TTL_MS = 30_000;
+export const PRINCIPAL_TTL_MS = 30_000;
 const CACHE_LIMIT = 10_000;
 
 @Injectable()
@@ -48,6 +49,7 @@ export class AuthService {
     private readonly hasher: PasswordHasher,
     private readonly jwt: JwtService,
     private readonly config: AppConfig,
+    private readonly clock: Clock,
   ) {
     const limits = { points: config.auth.rateLimit, duration: 60 };
     this.failuresByAddress = new RateLimiterMemory({ ...limits, keyPrefix: 'auth-address' });
@@ -83,7 +85,10 @@ export class AuthService {
       return;
     }
     await this.repo.revoke(claims.jti, new Date(claims.exp * 1000));
-    this.remember(this.revocations, claims.jti, { revoked: true, until: Date.now() + PRINCIPAL_TTL_MS });
+    this.remember(this.revocations, claims.jti, {
+      revoked: true,
+      until: this.clock.nowMs() + PRINCIPAL_TTL_MS,
+    });
   }
 
   /** Signs a new token for a user (login, or renewal of a cookie session). */
@@ -129,24 +134,24 @@ export class AuthService {
 
   private async currentUser(id: number): Promise<CachedPrincipal['user']> {
     const cached = this.users.get(id);
-    if (cached && cached.until > Date.now()) {
+    if (cached && cached.until > this.clock.nowMs()) {
       return cached.user;
     }
     const row = await this.repo.findById(id);
     const user = row
       ? { id: row.id, username: row.username, roles: row.roles, active: row.active }
       : undefined;
-    this.remember(this.users, id, { user, until: Date.now() + PRINCIPAL_TTL_MS });
+    this.remember(this.users, id, { user, until: this.clock.nowMs() + PRINCIPAL_TTL_MS });
     return user;
   }
 
   private async isRevoked(jti: string): Promise<boolean> {
     const cached = this.revocations.get(jti);
-    if (cached && cached.until > Date.now()) {
+    if (cached && cached.until > this.clock.nowMs()) {
       return cached.revoked;
     }
     const revoked = await this.repo.isRevoked(jti);
-    this.remember(this.revocations, jti, { revoked, until: Date.now() + PRINCIPAL_TTL_MS });
+    this.remember(this.revocations, jti, { revoked, until: this.clock.nowMs() + PRINCIPAL_TTL_MS });
     return revoked;
   }
 
