@@ -22,7 +22,11 @@ export default {
     {
       ...common,
       displayName: 'unit',
-      testMatch: ['<rootDir>/src/**/*.spec.ts', '<rootDir>/test/contracts/**/*.spec.ts'],
+      testMatch: [
+        '<rootDir>/src/**/*.spec.ts',
+        '<rootDir>/test/contracts/**/*.spec.ts',
+        '<rootDir>/test/deploy/**/*.spec.ts',
+      ],
     },
     {
       ...common,

@@ -1,0 +1,101 @@
+import { spawnSync } from 'node:child_process';
+import { existsSync, readFileSync, readdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { parse, parseAllDocuments } from 'yaml';
+
+const DOCKER = 'docker';
+const COMPOSE_FILE = join(DOCKER, 'compose.yaml');
+
+function composePluginWorks(): boolean {
+  return spawnSync('docker', ['compose', 'version'], { encoding: 'utf8' }).status === 0;
+}
+
+interface ComposeService {
+  image?: string;
+  build?: { context: string; dockerfile: string };
+  deploy?: { replicas?: number };
+  env_file?: string;
+  environment?: Record<string, string>;
+  volumes?: string[];
+  depends_on?: Record<string, unknown> | string[];
+  healthcheck?: unknown;
+}
+
+describe('deployment files', () => {
+  it('docker compose parses the compose file (with the Docker client where it has the compose plugin)', () => {
+    if (composePluginWorks()) {
+      const result = spawnSync('docker', ['compose', '-f', COMPOSE_FILE, 'config', '--quiet'], {
+        encoding: 'utf8',
+        env: { ...process.env, DB_PASSWORD: 'x' },
+      });
+      expect(result.stderr).toBe('');
+      expect(result.status).toBe(0);
+    }
+    // Without the plugin (as on the machines this project is built on) the structure is checked here.
+    const compose = parse(readFileSync(COMPOSE_FILE, 'utf8')) as {
+      services: Record<string, ComposeService>;
+      volumes: Record<string, unknown>;
+    };
+    expect(Object.keys(compose.services).sort()).toEqual(['app', 'db', 'proxy']);
+    const app = compose.services.app;
+    expect(app.deploy?.replicas).toBe(2);
+    expect(app.build).toEqual({ context: '..', dockerfile: 'docker/Dockerfile' });
+    expect(existsSync(join(DOCKER, app.build?.dockerfile.replace(/^docker\//, '') ?? ''))).toBe(true);
+    expect(app.environment?.DATABASE_URL).toMatch(/^mysql:\/\/app:\$\{DB_PASSWORD\}@db:3306\/app$/);
+    expect(app.environment?.TRUST_PROXY).toBeDefined();
+    expect(app.env_file).toBe('.env');
+    expect(existsSync(join(DOCKER, 'env.example'))).toBe(true);
+    // Every named volume used is declared, and the app copies share the archive volume.
+    const named = Object.values(compose.services)
+      .flatMap((service) => service.volumes ?? [])
+      .map((volume) => volume.split(':')[0])
+      .filter((source) => !source.startsWith('.') && !source.startsWith('/'));
+    for (const volume of named) {
+      expect(Object.keys(compose.volumes)).toContain(volume);
+    }
+    expect(app.volumes).toContain('crates:/data');
+    for (const mounted of Object.values(compose.services).flatMap((service) => service.volumes ?? [])) {
+      const source = mounted.split(':')[0];
+      if (source.startsWith('./')) {
+        expect(existsSync(join(DOCKER, source))).toBe(true);
+      }
+    }
+    expect(compose.services.db.healthcheck).toBeDefined();
+    expect(readFileSync(join(DOCKER, 'nginx.conf'), 'utf8')).toMatch(/server app:3000/);
+  });
+
+  it('builds a non-root runtime image with a health check on /health/ready and DATA_DIR as a volume', () => {
+    const dockerfile = readFileSync(join(DOCKER, 'Dockerfile'), 'utf8');
+    expect(dockerfile.match(/^FROM /gm)).toHaveLength(2);
+    expect(dockerfile).toMatch(/npm prune --omit=dev/);
+    expect(dockerfile).toMatch(/^USER node$/m);
+    expect(dockerfile).toMatch(/^HEALTHCHECK .*\n?.*\/health\/ready/m);
+    expect(dockerfile).toMatch(/^VOLUME \["\/data"\]$/m);
+    expect(dockerfile).toMatch(/^CMD \["node", "dist\/src\/main.js"\]$/m);
+  });
+
+  it('has Kubernetes manifests that parse, with 2 replicas, probes, a Service, a ConfigMap and a ReadWriteMany claim', () => {
+    const documents = readdirSync(join(DOCKER, 'k8s'))
+      .filter((file) => file.endsWith('.yaml'))
+      .flatMap((file) => parseAllDocuments(readFileSync(join(DOCKER, 'k8s', file), 'utf8')))
+      .map((document) => {
+        expect(document.errors).toEqual([]);
+        return document.toJS() as { kind: string; spec?: Record<string, unknown> };
+      });
+    const kinds = documents.map((document) => document.kind).sort();
+    expect(kinds).toEqual(['ConfigMap', 'Deployment', 'PersistentVolumeClaim', 'Secret', 'Service']);
+    const deployment = documents.find((document) => document.kind === 'Deployment') as {
+      spec: {
+        replicas: number;
+        template: { spec: { containers: { readinessProbe: unknown; livenessProbe: unknown }[] } };
+      };
+    };
+    expect(deployment.spec.replicas).toBe(2);
+    expect(deployment.spec.template.spec.containers[0].readinessProbe).toBeDefined();
+    expect(deployment.spec.template.spec.containers[0].livenessProbe).toBeDefined();
+    const claim = documents.find((document) => document.kind === 'PersistentVolumeClaim') as {
+      spec: { accessModes: string[] };
+    };
+    expect(claim.spec.accessModes).toEqual(['ReadWriteMany']);
+  });
+});
