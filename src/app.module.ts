@@ -8,6 +8,7 @@ import { ConfigModule } from './config/config.module.js';
 import { DatabaseModule } from './database/database.module.js';
 import { HealthModule } from './health/health.module.js';
 import { MetricsModule } from './metrics/metrics.module.js';
+import { OrchestrationModule } from './orchestration/orchestration.module.js';
 import { TestMonitoringModule } from './test-monitoring/test-monitoring.module.js';
 import { WorkflowsModule } from './workflows/workflows.module.js';
 
@@ -26,6 +27,7 @@ export class AppModule {
         AuthModule,
         WorkflowsModule,
         TestMonitoringModule,
+        OrchestrationModule,
       ],
     };
   }

@@ -2,6 +2,7 @@ import type { MigrationInterface } from 'typeorm';
 import { CreateUsers1763700000000 } from '../../migrations/1763700000000-create-users.js';
 import { CreateRegistry1763710000000 } from '../../migrations/1763710000000-create-registry.js';
 import { CreateBuilds1763720000000 } from '../../migrations/1763720000000-create-builds.js';
+import { CreateOrchestration1763730000000 } from '../../migrations/1763730000000-create-orchestration.js';
 
 /**
  * Every migration, oldest first. Listed here rather than found by a file glob, so the
@@ -11,4 +12,5 @@ export const MIGRATIONS: (new () => MigrationInterface)[] = [
   CreateUsers1763700000000,
   CreateRegistry1763710000000,
   CreateBuilds1763720000000,
+  CreateOrchestration1763730000000,
 ];

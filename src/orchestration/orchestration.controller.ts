@@ -1,0 +1,212 @@
+import {
+  Body,
+  Controller,
+  createParamDecorator,
+  Get,
+  HttpCode,
+  Post,
+  Put,
+  UseFilters,
+  type ExecutionContext,
+} from '@nestjs/common';
+import { applyDecorators } from '@nestjs/common';
+import { ApiBody, ApiOkResponse, ApiOperation, ApiParam, ApiQuery, ApiTags } from '@nestjs/swagger';
+import type { Request } from 'express';
+import { ApiAuth } from '../auth/api-auth.decorator.js';
+import { Roles } from '../auth/roles.decorator.js';
+import { EnvelopeFilter } from '../common/filters/envelope.filter.js';
+import { DEFAULT_CLOUD } from './cloud.registry.js';
+import { ApiEnvelopeErrors } from './dto/api-envelope-errors.decorator.js';
+import {
+  AssignNodeDto,
+  isEmulated,
+  ReleaseNodeDto,
+  StopNodeDto,
+  type NodeRefDto,
+} from './dto/node-ref.dto.js';
+import {
+  AssignmentReplyDto,
+  AssignmentsReplyDto,
+  CloudsReplyDto,
+  FlavorsReplyDto,
+  ImagesReplyDto,
+  NodesReplyDto,
+  OkReplyDto,
+  StartReplyDto,
+  StopReplyDto,
+  toActiveAssignmentDto,
+  toImageDto,
+  toNodeDto,
+  toSizeDto,
+} from './dto/replies.dto.js';
+import { StartNodeDto } from './dto/start-node.dto.js';
+import { OrchestrationService, type AssignmentOutcome } from './orchestration.service.js';
+import type { NodeQuery } from './providers/cloud-provider.js';
+
+/** The `<cloud>` path segment, `default` when the path leaves it out. */
+const CloudName = createParamDecorator((_data: unknown, context: ExecutionContext): string => {
+  const cloud = context.switchToHttp().getRequest<Request>().params.cloud;
+  return typeof cloud === 'string' ? cloud : DEFAULT_CLOUD;
+});
+
+const PATH_FORMS =
+  'The `/{cloud}` segment may be left out (the cloud named `default` is used), and `.json` may be appended to ' +
+  'any form with the same reply.';
+
+/** Swagger for one area-C operation: id, summary, the optional cloud segment, the `auth_token` query carrier. */
+function Operation(operationId: string, summary: string, withCloud = true): MethodDecorator {
+  return applyDecorators(
+    ApiOperation({ operationId, summary, description: withCloud ? PATH_FORMS : undefined }),
+    ...(withCloud
+      ? [
+          ApiParam({
+            name: 'cloud',
+            description: 'A cloud of CLOUDS_FILE; may be left out of the path for `default`',
+            example: 'default',
+            schema: { type: 'string', pattern: '^[A-Za-z0-9_-]{1,64}$', default: DEFAULT_CLOUD },
+          }),
+        ]
+      : []),
+    ApiQuery({
+      name: 'auth_token',
+      required: false,
+      description: 'The token, as the original system took it (also accepted as `auth_token` in a JSON body)',
+    }),
+  );
+}
+
+/**
+ * Area C: `/api/v1/<operation>{/<cloud>}{.json}` (the `.json` suffix is removed before routing by
+ * JsonSuffixMiddleware). HTTP only: every rule is in OrchestrationService.
+ */
+@ApiTags('orchestration')
+@ApiAuth()
+@ApiEnvelopeErrors(401, 403)
+@UseFilters(EnvelopeFilter)
+@Roles('agent')
+@Controller('api/v1')
+export class OrchestrationController {
+  constructor(private readonly orchestration: OrchestrationService) {}
+
+  @Get()
+  @Operation('root-get', 'Answers ok to an authorised caller', false)
+  @ApiOkResponse({ type: OkReplyDto })
+  root(): OkReplyDto {
+    return { status: 'ok' };
+  }
+
+  @Get('clouds')
+  @Operation('clouds-get', 'The configured clouds: names and types, never settings', false)
+  @ApiOkResponse({ type: CloudsReplyDto })
+  clouds(): CloudsReplyDto {
+    return { status: 'ok', clouds: this.orchestration.clouds() };
+  }
+
+  @Get('cloud')
+  @Operation('cloud-get', 'Alias of clouds-get', false)
+  @ApiOkResponse({ type: CloudsReplyDto })
+  cloud(): CloudsReplyDto {
+    return this.clouds();
+  }
+
+  @Get('nodes{/:cloud}')
+  @Operation('nodes-get', 'The nodes of a cloud')
+  @ApiOkResponse({ type: NodesReplyDto })
+  @ApiEnvelopeErrors(500, 502, 503)
+  async nodes(@CloudName() cloud: string): Promise<NodesReplyDto> {
+    const listing = await this.orchestration.nodes(cloud);
+    return { status: 'ok', nodes: listing.items.map((node) => toNodeDto(node, listing.cloud)) };
+  }
+
+  @Get('images{/:cloud}')
+  @Operation('images-get', 'The images of a cloud')
+  @ApiOkResponse({ type: ImagesReplyDto })
+  @ApiEnvelopeErrors(500, 502, 503)
+  async images(@CloudName() cloud: string): Promise<ImagesReplyDto> {
+    const listing = await this.orchestration.images(cloud);
+    return { status: 'ok', images: listing.items.map((image) => toImageDto(image, listing.cloud)) };
+  }
+
+  @Get('sizes{/:cloud}')
+  @Operation('sizes-get', 'The sizes (flavors) of a cloud')
+  @ApiOkResponse({ type: FlavorsReplyDto })
+  @ApiEnvelopeErrors(500, 502, 503)
+  async sizes(@CloudName() cloud: string): Promise<FlavorsReplyDto> {
+    const listing = await this.orchestration.sizes(cloud);
+    return { status: 'ok', flavors: listing.items.map((size) => toSizeDto(size, listing.cloud)) };
+  }
+
+  @Get('flavors{/:cloud}')
+  @Operation('flavors-get', 'Alias of sizes-get, which the original system’s own clients call')
+  @ApiOkResponse({ type: FlavorsReplyDto })
+  @ApiEnvelopeErrors(500, 502, 503)
+  flavors(@CloudName() cloud: string): Promise<FlavorsReplyDto> {
+    return this.sizes(cloud);
+  }
+
+  @Post('vm/start{/:cloud}')
+  @HttpCode(200)
+  @Operation('vm-start', 'Starts (creates) a node')
+  @ApiBody({ type: StartNodeDto })
+  @ApiOkResponse({ type: StartReplyDto })
+  @ApiEnvelopeErrors(400, 500, 502, 503)
+  async start(@CloudName() cloud: string, @Body() body: StartNodeDto): Promise<StartReplyDto> {
+    const started = await this.orchestration.start(cloud, body);
+    return { status: 'ok', nodes: toNodeDto(started.node, started.cloud) };
+  }
+
+  @Put('vm/stop{/:cloud}')
+  @Operation('vm-stop', 'Stops (destroys) a node, by id or hostname')
+  @ApiBody({ type: StopNodeDto })
+  @ApiOkResponse({ type: StopReplyDto })
+  @ApiEnvelopeErrors(400, 404, 500, 502, 503)
+  async stop(@CloudName() cloud: string, @Body() body: StopNodeDto): Promise<StopReplyDto> {
+    const id = await this.orchestration.stop(cloud, nodeQuery(body));
+    return { status: 'ok', result: `Node ${id} deleted` };
+  }
+
+  @Put('vm/action/assign{/:cloud}')
+  @Operation('vm-assign', 'Assigns a node to a user and an application')
+  @ApiBody({ type: AssignNodeDto })
+  @ApiOkResponse({ type: AssignmentReplyDto })
+  @ApiEnvelopeErrors(400, 404, 409, 500, 502, 503)
+  async assign(@CloudName() cloud: string, @Body() body: AssignNodeDto): Promise<AssignmentReplyDto> {
+    return toAssignmentReply(
+      await this.orchestration.assign(cloud, {
+        node: nodeQuery(body),
+        user: body.user,
+        vmType: body.vm_type,
+        emulate: isEmulated(body.emulate),
+      }),
+    );
+  }
+
+  @Put('vm/action/release{/:cloud}')
+  @Operation('vm-release', 'Ends the assignment of a node (the node keeps running)')
+  @ApiBody({ type: ReleaseNodeDto })
+  @ApiOkResponse({ type: AssignmentReplyDto })
+  @ApiEnvelopeErrors(400, 404, 500, 502, 503)
+  async release(@CloudName() cloud: string, @Body() body: ReleaseNodeDto): Promise<AssignmentReplyDto> {
+    return toAssignmentReply(
+      await this.orchestration.release(cloud, { node: nodeQuery(body), emulate: isEmulated(body.emulate) }),
+    );
+  }
+
+  @Get('vm/status{/:cloud}')
+  @Operation('vm-status', 'The active assignments of a cloud')
+  @ApiOkResponse({ type: AssignmentsReplyDto })
+  @ApiEnvelopeErrors(500, 502, 503)
+  async status(@CloudName() cloud: string): Promise<AssignmentsReplyDto> {
+    const active = await this.orchestration.activeAssignments(cloud);
+    return { status: 'ok', nodes: active.map(toActiveAssignmentDto) };
+  }
+}
+
+/** The validated body names exactly one of the two (NodeRefDto checks it). */
+function nodeQuery(body: NodeRefDto): NodeQuery {
+  return body.node !== undefined ? { id: body.node } : { hostname: body.hostname ?? '' };
+}
+
+function toAssignmentReply(outcome: AssignmentOutcome): AssignmentReplyDto {
+  return { status: 'ok', id: outcome.id, id_vm: outcome.nodeId, result: outcome.result };
+}

@@ -1,0 +1,58 @@
+import { Module, RequestMethod, type MiddlewareConsumer, type NestModule } from '@nestjs/common';
+import { TypeOrmModule } from '@nestjs/typeorm';
+import { AppConfig } from '../config/app-config.js';
+import { ASSIGNMENT_FACILITY, type AssignmentFacility } from './assignment/assignment-facility.js';
+import { DatabaseAssignmentFacility } from './assignment/database-assignment.facility.js';
+import { HttpAssignmentFacility } from './assignment/http-assignment.facility.js';
+import { AuthTokenMiddleware } from './auth-token.middleware.js';
+import { CloudRegistry } from './cloud.registry.js';
+import { DummyCloudRepository } from './dummy-cloud.repository.js';
+import { DummyCloudEntity } from './entities/dummy-cloud.entity.js';
+import { DummyNodeEntity } from './entities/dummy-node.entity.js';
+import { VmAssignmentEntity } from './entities/vm-assignment.entity.js';
+import { JsonSuffixMiddleware } from './json-suffix.middleware.js';
+import { OrchestrationController } from './orchestration.controller.js';
+import { OrchestrationService } from './orchestration.service.js';
+import { CLOUD_PROVIDER_FACTORIES, type CloudProviderFactory } from './providers/cloud-provider.js';
+import { DUMMY_CLOUD_STORE, DummyProviderFactory } from './providers/dummy.provider.js';
+import { OpenStackProviderFactory } from './providers/openstack.provider.js';
+
+/** One entry per cloud type; a new provider is a class and a line here. */
+const FACTORIES = [DummyProviderFactory, OpenStackProviderFactory];
+
+@Module({
+  imports: [TypeOrmModule.forFeature([DummyCloudEntity, DummyNodeEntity, VmAssignmentEntity])],
+  providers: [
+    DummyCloudRepository,
+    { provide: DUMMY_CLOUD_STORE, useExisting: DummyCloudRepository },
+    ...FACTORIES,
+    {
+      provide: CLOUD_PROVIDER_FACTORIES,
+      useFactory: (...factories: CloudProviderFactory[]) => factories,
+      inject: FACTORIES,
+    },
+    CloudRegistry,
+    DatabaseAssignmentFacility,
+    {
+      // The external facility when ASSIGNMENT_FACILITY_URL is set, the built-in one otherwise.
+      provide: ASSIGNMENT_FACILITY,
+      useFactory: (config: AppConfig, database: DatabaseAssignmentFacility): AssignmentFacility => {
+        const url = config.orchestration.assignmentFacilityUrl;
+        return url === undefined
+          ? database
+          : new HttpAssignmentFacility(url, { timeoutMs: config.orchestration.upstreamTimeoutMs });
+      },
+      inject: [AppConfig, DatabaseAssignmentFacility],
+    },
+    OrchestrationService,
+  ],
+  controllers: [OrchestrationController],
+})
+export class OrchestrationModule implements NestModule {
+  configure(consumer: MiddlewareConsumer): void {
+    // Every path: each middleware decides by the path's area, so that `/api/v1.json` is covered too.
+    consumer
+      .apply(JsonSuffixMiddleware, AuthTokenMiddleware)
+      .forRoutes({ path: '{*path}', method: RequestMethod.ALL });
+  }
+}
