@@ -1,9 +1,34 @@
 import { Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { WorkflowsModule } from '../workflows/workflows.module.js';
+import { BuildsRepository } from './builds.repository.js';
 import { BuildEntity } from './entities/build.entity.js';
+import { RefreshMetrics } from './refresh-metrics.js';
+import { RefreshScheduler } from './refresh.scheduler.js';
+import { RefreshService } from './refresh.service.js';
+import { GithubActionsService } from './testing-services/github-actions.service.js';
+import { JenkinsService } from './testing-services/jenkins.service.js';
+import {
+  TESTING_SERVICES,
+  TestingServiceRegistry,
+  type TestingService,
+} from './testing-services/testing-service.js';
+import { TravisService } from './testing-services/travis.service.js';
+
+/** Every CI client; a new service is one class here. */
+const CLIENTS = [GithubActionsService, TravisService, JenkinsService];
 
 @Module({
   imports: [WorkflowsModule, TypeOrmModule.forFeature([BuildEntity])],
+  providers: [
+    ...CLIENTS,
+    { provide: TESTING_SERVICES, useFactory: (...clients: TestingService[]) => clients, inject: CLIENTS },
+    TestingServiceRegistry,
+    RefreshMetrics,
+    BuildsRepository,
+    RefreshService,
+    RefreshScheduler,
+  ],
+  exports: [RefreshMetrics],
 })
 export class TestMonitoringModule {}

@@ -1,5 +1,6 @@
-import { Injectable } from '@nestjs/common';
+import { Injectable, Optional } from '@nestjs/common';
 import { AppConfig } from '../../config/app-config.js';
+import { RefreshMetrics } from '../refresh-metrics.js';
 import {
   isFinishedStatus,
   type Build,
@@ -41,8 +42,8 @@ export class GithubActionsService implements TestingService {
   readonly type = 'github' as const;
   private readonly http: UpstreamHttp;
 
-  constructor(config: AppConfig) {
-    this.http = new UpstreamHttp(config, 'github');
+  constructor(config: AppConfig, @Optional() metrics?: RefreshMetrics) {
+    this.http = new UpstreamHttp(config, 'github', metrics);
   }
 
   /**

@@ -1,5 +1,6 @@
-import { Injectable } from '@nestjs/common';
+import { Injectable, Optional } from '@nestjs/common';
 import { AppConfig } from '../../config/app-config.js';
+import { RefreshMetrics } from '../refresh-metrics.js';
 import type {
   Build,
   BuildCheckRequest,
@@ -29,8 +30,8 @@ export class JenkinsService implements TestingService {
   readonly type = 'jenkins' as const;
   private readonly http: UpstreamHttp;
 
-  constructor(config: AppConfig) {
-    this.http = new UpstreamHttp(config, 'jenkins');
+  constructor(config: AppConfig, @Optional() metrics?: RefreshMetrics) {
+    this.http = new UpstreamHttp(config, 'jenkins', metrics);
   }
 
   /**

@@ -1,5 +1,6 @@
-import { Injectable } from '@nestjs/common';
+import { Injectable, Optional } from '@nestjs/common';
 import { AppConfig } from '../../config/app-config.js';
+import { RefreshMetrics } from '../refresh-metrics.js';
 import {
   isFinishedStatus,
   type Build,
@@ -46,8 +47,8 @@ export class TravisService implements TestingService {
   readonly type = 'travis' as const;
   private readonly http: UpstreamHttp;
 
-  constructor(config: AppConfig) {
-    this.http = new UpstreamHttp(config, 'travis');
+  constructor(config: AppConfig, @Optional() metrics?: RefreshMetrics) {
+    this.http = new UpstreamHttp(config, 'travis', metrics);
   }
 
   /**

@@ -149,6 +149,11 @@ export function toDate(value: unknown): Date | undefined {
   return Number.isNaN(date.getTime()) ? undefined : date;
 }
 
+/** Told of every request sent to a CI service (the refresh metrics count them). */
+export interface UpstreamRequestCounter {
+  countUpstreamRequest(serviceType: TestingServiceType): void;
+}
+
 /**
  * The outbound side every client shares: which service URLs are trusted, which credentials may
  * be sent, and one GET that turns HTTP into check outcomes.
@@ -157,6 +162,7 @@ export class UpstreamHttp {
   constructor(
     private readonly config: AppConfig,
     private readonly type: TestingServiceType,
+    private readonly counter?: UpstreamRequestCounter,
   ) {}
 
   get timeoutMs(): number {
@@ -190,6 +196,7 @@ export class UpstreamHttp {
     if (get.etag !== undefined) {
       headers['if-none-match'] = get.etag;
     }
+    this.counter?.countUpstreamRequest(this.type);
     try {
       const response = await sendRequest(get.url, {
         headers,

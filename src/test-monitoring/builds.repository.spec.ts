@@ -1,0 +1,367 @@
+import type { DataSource } from 'typeorm';
+import { openMemoryDatabase } from '../../test/support/memory-database.js';
+import { seedBuilds, seedVersion, type SeededVersion } from '../../test/support/monitoring-seed.js';
+import { TestInstanceEntity } from '../workflows/entities/test-instance.entity.js';
+import { TestServiceEntity } from '../workflows/entities/test-service.entity.js';
+import { BuildsRepository, MAX_STORED_BUILDS, rawDate } from './builds.repository.js';
+import { BuildEntity } from './entities/build.entity.js';
+import type { Build } from './testing-services/testing-service.js';
+
+const T0 = new Date('2024-05-01T12:00:00.000Z');
+const LEASE = 60_000;
+const at = (seconds: number): Date => new Date(T0.getTime() + seconds * 1000);
+
+let dataSource: DataSource;
+let repo: BuildsRepository;
+
+function build(buildId: string, status: Build['status'], startedAt: Date, durationSeconds = 30): Build {
+  return { buildId, status, startedAt, durationSeconds, url: `https://ci.example.org/${buildId}` };
+}
+
+async function instanceRow(id: number): Promise<TestInstanceEntity> {
+  return dataSource.getRepository(TestInstanceEntity).findOneByOrFail({ id });
+}
+
+async function buildRows(instanceId: number): Promise<BuildEntity[]> {
+  return dataSource.getRepository(BuildEntity).find({ where: { instanceId }, order: { id: 'ASC' } });
+}
+
+async function seed(count: number, dueAt = T0): Promise<SeededVersion> {
+  return seedVersion(dataSource, {
+    dueAt,
+    suites: [
+      {
+        instances: Array.from({ length: count }, (_, i) => ({
+          type: 'github' as const,
+          url: 'https://api.github.com',
+          resource: `repos/o/r${i}/actions/workflows/ci.yml`,
+        })),
+      },
+    ],
+  });
+}
+
+beforeEach(async () => {
+  dataSource = await openMemoryDatabase();
+  repo = new BuildsRepository(
+    dataSource.getRepository(BuildEntity),
+    dataSource.getRepository(TestInstanceEntity),
+    dataSource.getRepository(TestServiceEntity),
+  );
+});
+
+afterEach(async () => {
+  await dataSource.destroy();
+});
+
+describe('BuildsRepository.claimDue', () => {
+  it('leases due instances with their service, most overdue first, up to the batch size', async () => {
+    const seeded = await seed(3);
+    await dataSource
+      .getRepository(TestInstanceEntity)
+      .update({ id: seeded.instances[2].id }, { nextCheckAt: at(-60) });
+    const claimed = await repo.claimDue(T0, 'copy-a', 2, LEASE);
+    expect(claimed.map((c) => c.id)).toEqual([seeded.instances[2].id, seeded.instances[0].id]);
+    expect(claimed[0]).toMatchObject({
+      resource: 'repos/o/r2/actions/workflows/ci.yml',
+      etag: null,
+      failureCount: 0,
+      service: { type: 'github', url: 'https://api.github.com' },
+    });
+    const row = await instanceRow(claimed[0].id);
+    expect(row.leaseOwner).toBe(claimed[0].leaseToken);
+    expect(row.leaseUntil).toEqual(at(60));
+  });
+
+  it('does not hand an instance to a second owner while its lease holds, and does after it ran out', async () => {
+    await seed(2);
+    const first = await repo.claimDue(T0, 'copy-a', 10, LEASE);
+    expect(first).toHaveLength(2);
+    await expect(repo.claimDue(at(30), 'copy-b', 10, LEASE)).resolves.toEqual([]);
+    const taken = await repo.claimDue(at(61), 'copy-b', 10, LEASE);
+    expect(taken.map((c) => c.id).sort()).toEqual(first.map((c) => c.id).sort());
+    expect(taken[0].leaseToken).not.toBe(first[0].leaseToken);
+  });
+
+  it('splits racing claims of two owners without overlap', async () => {
+    await seed(50);
+    const [a, b] = await Promise.all([
+      repo.claimDue(T0, 'copy-a', 30, LEASE),
+      repo.claimDue(T0, 'copy-b', 30, LEASE),
+    ]);
+    const ids = [...a, ...b].map((c) => c.id);
+    expect(new Set(ids).size).toBe(ids.length);
+    expect(ids).toHaveLength(50);
+  });
+
+  it('skips instances not due yet and instances of a paused service', async () => {
+    const seeded = await seed(2, at(10));
+    await expect(repo.claimDue(T0, 'copy-a', 10, LEASE)).resolves.toEqual([]);
+    await repo.pauseService(seeded.instances[0].serviceId, at(100));
+    await expect(repo.claimDue(at(20), 'copy-a', 10, LEASE)).resolves.toEqual([]);
+    await expect(repo.claimDue(at(101), 'copy-a', 10, LEASE)).resolves.toHaveLength(2);
+  });
+});
+
+describe('BuildsRepository.recordChecks', () => {
+  it('stores builds, the ETag and the next check, and releases the lease', async () => {
+    const seeded = await seed(1);
+    const [claim] = await repo.claimDue(T0, 'copy-a', 10, LEASE);
+    await repo.recordChecks([
+      {
+        kind: 'builds',
+        instanceId: claim.id,
+        leaseToken: claim.leaseToken,
+        checkedAt: T0,
+        nextCheckAt: at(300),
+        etag: 'W/"abc"',
+        builds: [build('2_1', 'running', at(-10), 0), build('1_1', 'passed', at(-100))],
+      },
+    ]);
+    const row = await instanceRow(seeded.instances[0].id);
+    expect(row).toMatchObject({
+      leaseOwner: null,
+      leaseUntil: null,
+      etag: 'W/"abc"',
+      nextCheckAt: at(300),
+      lastCheckedAt: T0,
+      lastCheckFailed: false,
+      failureCount: 0,
+    });
+    expect((await buildRows(claim.id)).map((b) => [b.buildId, b.status])).toEqual([
+      ['2_1', 'running'],
+      ['1_1', 'passed'],
+    ]);
+  });
+
+  it('updates changed builds in place and leaves unchanged ones untouched', async () => {
+    await seed(1);
+    let [claim] = await repo.claimDue(T0, 'copy-a', 10, LEASE);
+    const first = [build('2', 'running', at(-10), 0), build('1', 'passed', at(-100))];
+    await repo.recordChecks([
+      {
+        kind: 'builds',
+        instanceId: claim.id,
+        leaseToken: claim.leaseToken,
+        checkedAt: T0,
+        nextCheckAt: T0,
+        etag: null,
+        builds: first,
+      },
+    ]);
+    const before = await buildRows(claim.id);
+    [claim] = await repo.claimDue(T0, 'copy-a', 10, LEASE);
+    await repo.recordChecks([
+      {
+        kind: 'builds',
+        instanceId: claim.id,
+        leaseToken: claim.leaseToken,
+        checkedAt: T0,
+        nextCheckAt: at(300),
+        etag: null,
+        builds: [build('2', 'failed', at(-10), 42), build('1', 'passed', at(-100))],
+      },
+    ]);
+    const after = await buildRows(claim.id);
+    expect(after.map((b) => b.id)).toEqual(before.map((b) => b.id));
+    expect(after[0]).toMatchObject({ buildId: '2', status: 'failed', durationSeconds: 42 });
+    expect(after[1]).toEqual(before[1]);
+  });
+
+  it('changes only the check bookkeeping on a 304', async () => {
+    await seed(1);
+    let [claim] = await repo.claimDue(T0, 'copy-a', 10, LEASE);
+    await repo.recordChecks([
+      {
+        kind: 'builds',
+        instanceId: claim.id,
+        leaseToken: claim.leaseToken,
+        checkedAt: T0,
+        nextCheckAt: T0,
+        etag: '"e1"',
+        builds: [build('1', 'passed', at(-100))],
+      },
+    ]);
+    const buildsBefore = await buildRows(claim.id);
+    [claim] = await repo.claimDue(T0, 'copy-a', 10, LEASE);
+    await repo.recordChecks([
+      {
+        kind: 'not_modified',
+        instanceId: claim.id,
+        leaseToken: claim.leaseToken,
+        checkedAt: at(5),
+        nextCheckAt: at(300),
+      },
+    ]);
+    expect(await buildRows(claim.id)).toEqual(buildsBefore);
+    expect(await instanceRow(claim.id)).toMatchObject({
+      etag: '"e1"',
+      lastCheckedAt: at(5),
+      nextCheckAt: at(300),
+      leaseOwner: null,
+    });
+  });
+
+  it('keeps builds and ETag on a failure and stores the back-off and the reason', async () => {
+    await seed(1);
+    let [claim] = await repo.claimDue(T0, 'copy-a', 10, LEASE);
+    await repo.recordChecks([
+      {
+        kind: 'builds',
+        instanceId: claim.id,
+        leaseToken: claim.leaseToken,
+        checkedAt: T0,
+        nextCheckAt: T0,
+        etag: '"e1"',
+        builds: [build('1', 'passed', at(-100))],
+      },
+    ]);
+    [claim] = await repo.claimDue(T0, 'copy-a', 10, LEASE);
+    await repo.recordChecks([
+      {
+        kind: 'failed',
+        instanceId: claim.id,
+        leaseToken: claim.leaseToken,
+        failureCount: 3,
+        nextCheckAt: at(900),
+        reason: 'x'.repeat(600),
+      },
+    ]);
+    const row = await instanceRow(claim.id);
+    expect(row).toMatchObject({
+      etag: '"e1"',
+      lastCheckedAt: T0,
+      lastCheckFailed: true,
+      failureCount: 3,
+      nextCheckAt: at(900),
+    });
+    expect(row.lastError).toHaveLength(512);
+    expect(await buildRows(claim.id)).toHaveLength(1);
+  });
+
+  it('releases an instance it did not check without changing when it is due', async () => {
+    await seed(1);
+    const [claim] = await repo.claimDue(T0, 'copy-a', 10, LEASE);
+    await repo.recordChecks([{ kind: 'released', instanceId: claim.id, leaseToken: claim.leaseToken }]);
+    expect(await instanceRow(claim.id)).toMatchObject({ leaseOwner: null, nextCheckAt: T0 });
+    await expect(repo.claimDue(T0, 'copy-b', 10, LEASE)).resolves.toHaveLength(1);
+  });
+
+  it('writes nothing for a claim whose lease another copy took over', async () => {
+    await seed(1);
+    const [stale] = await repo.claimDue(T0, 'copy-a', 10, LEASE);
+    const [fresh] = await repo.claimDue(at(61), 'copy-b', 10, LEASE);
+    await repo.recordChecks([
+      {
+        kind: 'builds',
+        instanceId: stale.id,
+        leaseToken: stale.leaseToken,
+        checkedAt: T0,
+        nextCheckAt: at(300),
+        etag: '"old"',
+        builds: [build('1', 'passed', at(-100))],
+      },
+    ]);
+    expect(await buildRows(stale.id)).toEqual([]);
+    expect(await instanceRow(stale.id)).toMatchObject({ leaseOwner: fresh.leaseToken, etag: null });
+  });
+
+  it(`keeps the newest ${MAX_STORED_BUILDS} builds of an instance`, async () => {
+    await seed(1);
+    const [claim] = await repo.claimDue(T0, 'copy-a', 10, LEASE);
+    const many = Array.from({ length: MAX_STORED_BUILDS + 5 }, (_, i) =>
+      build(String(i + 1), 'passed', at(i)),
+    );
+    await repo.recordChecks([
+      {
+        kind: 'builds',
+        instanceId: claim.id,
+        leaseToken: claim.leaseToken,
+        checkedAt: T0,
+        nextCheckAt: at(300),
+        etag: null,
+        builds: many,
+      },
+    ]);
+    const kept = await buildRows(claim.id);
+    expect(kept).toHaveLength(MAX_STORED_BUILDS);
+    expect(kept.map((b) => Number(b.buildId)).sort((a, b) => a - b)[0]).toBe(6);
+  });
+});
+
+describe('BuildsRepository reads', () => {
+  it('finds each instance’s latest build and latest finished build, per version, in one query', async () => {
+    const v1 = await seed(3);
+    const v2 = await seed(1);
+    const [a, b, c] = v1.instances;
+    await seedBuilds(dataSource, a.id, [
+      { buildId: 'a1', status: 'passed', startedAt: at(-200) },
+      { buildId: 'a2', status: 'running', startedAt: at(-10) },
+    ]);
+    await seedBuilds(dataSource, b.id, [{ buildId: 'b1', status: 'waiting', startedAt: at(-5) }]);
+    await seedBuilds(dataSource, v2.instances[0].id, [
+      { buildId: 'd1', status: 'failed', startedAt: at(-1) },
+    ]);
+
+    const rows = await repo.latestOfVersions([v1.versionId, v2.versionId]);
+    const byId = new Map(rows.map((row) => [row.instanceId, row]));
+    expect(byId.get(a.id)).toMatchObject({
+      versionId: v1.versionId,
+      latest: { buildId: 'a2' },
+      latestFinished: { buildId: 'a1', status: 'passed' },
+    });
+    expect(byId.get(a.id)?.latest?.startedAt).toEqual(at(-10));
+    expect(byId.get(b.id)?.latest?.buildId).toBe('b1');
+    expect(byId.get(b.id)?.latestFinished).toBeUndefined();
+    expect(byId.has(c.id)).toBe(false);
+    expect(byId.get(v2.instances[0].id)).toMatchObject({
+      versionId: v2.versionId,
+      latestFinished: { buildId: 'd1' },
+    });
+
+    const one = await repo.latestOfInstances([a.id]);
+    expect([...one.keys()]).toEqual([a.id]);
+  });
+
+  it('lists an instance’s builds newest first and finds one by id', async () => {
+    const seeded = await seed(1);
+    const id = seeded.instances[0].id;
+    await seedBuilds(dataSource, id, [
+      { buildId: '1', status: 'passed', startedAt: at(-300) },
+      { buildId: '3', status: 'failed', startedAt: at(-100) },
+      { buildId: '2', status: 'passed', startedAt: at(-200) },
+    ]);
+    expect((await repo.latestBuilds(id, 2)).map((b) => b.buildId)).toEqual(['3', '2']);
+    await expect(repo.findBuild(id, '2')).resolves.toMatchObject({ buildId: '2', startedAt: at(-200) });
+    await expect(repo.findBuild(id, '9')).resolves.toBeUndefined();
+  });
+
+  it('knows the stored build ids of instances', async () => {
+    const seeded = await seed(2);
+    await seedBuilds(dataSource, seeded.instances[0].id, [
+      { buildId: '5_1', status: 'passed', startedAt: T0 },
+    ]);
+    const known = await repo.buildIdsOf(seeded.instances.map((i) => i.id));
+    expect(known.get(seeded.instances[0].id)).toEqual(new Set(['5_1']));
+    expect(known.get(seeded.instances[1].id)).toEqual(new Set());
+  });
+
+  it('keeps a later pause and counts paused services', async () => {
+    const seeded = await seed(1);
+    const serviceId = seeded.instances[0].serviceId;
+    await repo.pauseService(serviceId, at(100));
+    await repo.pauseService(serviceId, at(50));
+    const service = await dataSource.getRepository(TestServiceEntity).findOneByOrFail({ id: serviceId });
+    expect(service.pausedUntil).toEqual(at(100));
+    await expect(repo.pausedServiceCount(at(99))).resolves.toBe(1);
+    await expect(repo.pausedServiceCount(at(100))).resolves.toBe(0);
+  });
+});
+
+describe('rawDate', () => {
+  it('reads SQLite strings as UTC and passes Dates through', () => {
+    expect(rawDate('2024-05-01 12:00:00.250')).toEqual(new Date('2024-05-01T12:00:00.250Z'));
+    expect(rawDate('2024-05-01 12:00:00')).toEqual(new Date('2024-05-01T12:00:00Z'));
+    expect(rawDate(T0)).toBe(T0);
+  });
+});

@@ -1,0 +1,486 @@
+import { Injectable } from '@nestjs/common';
+import { InjectRepository } from '@nestjs/typeorm';
+import { In, Repository, type EntityManager } from 'typeorm';
+import { TestInstanceEntity } from '../workflows/entities/test-instance.entity.js';
+import { TestServiceEntity } from '../workflows/entities/test-service.entity.js';
+import { BuildEntity } from './entities/build.entity.js';
+import {
+  BUILD_STATUSES,
+  isFinishedStatus,
+  MAX_BUILD_LIMIT,
+  type Build,
+  type BuildStatus,
+} from './testing-services/testing-service.js';
+
+/** Builds kept per instance; older ones are dropped when new ones arrive (the API shows at most 100). */
+export const MAX_STORED_BUILDS = MAX_BUILD_LIMIT;
+/** `last_error` column width. */
+const MAX_ERROR_LENGTH = 512;
+const FINISHED_STATUSES = BUILD_STATUSES.filter(isFinishedStatus);
+/** Select-and-lease rounds of one claim. */
+const CLAIM_ROUNDS = 3;
+
+/** An instance leased to this copy for one check. */
+export interface ClaimedInstance {
+  id: number;
+  resource: string;
+  etag: string | null;
+  failureCount: number;
+  /** The claim's token, held in `lease_owner`; writes are conditional on it. */
+  leaseToken: string;
+  service: { id: number; type: string; url: string };
+}
+
+/** What one check of a claimed instance changes; every kind also releases the lease. */
+export type CheckRecord =
+  /** New or changed builds, a fresh ETag (or none), the next regular check. */
+  | {
+      kind: 'builds';
+      instanceId: number;
+      leaseToken: string;
+      checkedAt: Date;
+      nextCheckAt: Date;
+      etag: string | null;
+      builds: readonly Build[];
+    }
+  /** 304: nothing but the check bookkeeping changes. */
+  | { kind: 'not_modified'; instanceId: number; leaseToken: string; checkedAt: Date; nextCheckAt: Date }
+  /** The check failed: builds and ETag stay, the back-off goes into the next check time. */
+  | {
+      kind: 'failed';
+      instanceId: number;
+      leaseToken: string;
+      failureCount: number;
+      nextCheckAt: Date;
+      reason: string;
+    }
+  /** Not checked (its service is paused, or the copy is stopping): still due, free for anyone. */
+  | { kind: 'released'; instanceId: number; leaseToken: string };
+
+/** A build of a status read, with the instance it belongs to. */
+export interface StoredBuild {
+  id: number;
+  instanceId: number;
+  buildId: string;
+  status: BuildStatus;
+  startedAt: Date;
+  durationSeconds: number;
+  url: string;
+}
+
+/** An instance's latest build of any state and its latest finished one (absent when it has none). */
+export interface LatestOfInstance {
+  versionId: number;
+  instanceId: number;
+  latest?: StoredBuild;
+  latestFinished?: StoredBuild;
+}
+
+/**
+ * All SQL of test monitoring: the check state of instances (leases, due times, ETags,
+ * back-off), service pauses, and the builds.
+ */
+@Injectable()
+export class BuildsRepository {
+  private claims = 0;
+
+  constructor(
+    @InjectRepository(BuildEntity) private readonly builds: Repository<BuildEntity>,
+    @InjectRepository(TestInstanceEntity) private readonly instances: Repository<TestInstanceEntity>,
+    @InjectRepository(TestServiceEntity) private readonly services: Repository<TestServiceEntity>,
+  ) {}
+
+  /**
+   * Leases up to `batch` due instances to `owner` for `leaseMs`, the most overdue first, and
+   * returns them. Due means `next_check_at <= now`, not leased (or the lease ran out: its copy
+   * died), and the service not paused. The lease is one conditional UPDATE, so when several
+   * copies race for the same rows each row goes to exactly one of them, on SQLite and MariaDB.
+   */
+  async claimDue(now: Date, owner: string, batch: number, leaseMs: number): Promise<ClaimedInstance[]> {
+    const token = `${owner}#${++this.claims}`.slice(-64);
+    const leaseUntil = new Date(now.getTime() + leaseMs);
+    let leased = 0;
+    // A copy that loses a race for some candidates selects again, so it does not go idle while
+    // instances are due; a few rounds are enough, the next tick takes what is left.
+    for (let round = 0; round < CLAIM_ROUNDS && leased < batch; round++) {
+      const candidates = await this.instances
+        .createQueryBuilder('i')
+        .innerJoin('i.service', 's')
+        .select('i.id', 'id')
+        .where('i.nextCheckAt <= :now', { now })
+        .andWhere('(i.leaseUntil IS NULL OR i.leaseUntil < :now)', { now })
+        .andWhere('(s.pausedUntil IS NULL OR s.pausedUntil <= :now)', { now })
+        .orderBy('i.nextCheckAt', 'ASC')
+        .addOrderBy('i.id', 'ASC')
+        .limit(batch - leased)
+        .getRawMany<{ id: number | string }>();
+      if (candidates.length === 0) {
+        break;
+      }
+      // Ascending ids: every writer locks rows in one order, so MariaDB cannot deadlock on them.
+      const ids = candidates.map((row) => Number(row.id)).sort((a, b) => a - b);
+      const result = await retryOnDeadlock(() =>
+        this.instances
+          .createQueryBuilder()
+          .update(TestInstanceEntity)
+          .set({ leaseOwner: token, leaseUntil })
+          .where('id IN (:...ids)', { ids })
+          .andWhere('next_check_at <= :now', { now })
+          .andWhere('(lease_until IS NULL OR lease_until < :now)', { now })
+          .execute(),
+      );
+      const won = result.affected ?? ids.length;
+      leased += won;
+      if (won === ids.length) {
+        break;
+      }
+    }
+    if (leased === 0) {
+      return [];
+    }
+    const claimed = await this.instances
+      .createQueryBuilder('i')
+      .innerJoinAndSelect('i.service', 's')
+      .where('i.leaseOwner = :token', { token })
+      .orderBy('i.nextCheckAt', 'ASC')
+      .addOrderBy('i.id', 'ASC')
+      .getMany();
+    return claimed.map((instance) => ({
+      id: instance.id,
+      resource: instance.resource,
+      etag: instance.etag,
+      failureCount: instance.failureCount,
+      leaseToken: token,
+      service: {
+        id: instance.serviceId,
+        type: instance.service?.type ?? '',
+        url: instance.service?.url ?? '',
+      },
+    }));
+  }
+
+  /** The build ids stored for each instance (GitHub fetches earlier re-run attempts only once). */
+  async buildIdsOf(instanceIds: readonly number[]): Promise<Map<number, Set<string>>> {
+    const known = new Map<number, Set<string>>(instanceIds.map((id) => [id, new Set<string>()]));
+    if (instanceIds.length === 0) {
+      return known;
+    }
+    const rows = await this.builds
+      .createQueryBuilder('b')
+      .select('b.instanceId', 'instance_id')
+      .addSelect('b.buildId', 'build_id')
+      .where('b.instanceId IN (:...ids)', { ids: [...instanceIds] })
+      .getRawMany<{ instance_id: number | string; build_id: string }>();
+    for (const row of rows) {
+      known.get(Number(row.instance_id))?.add(row.build_id);
+    }
+    return known;
+  }
+
+  /**
+   * Writes the outcomes of several checks in one transaction (one commit for many checks keeps
+   * SQLite fast). Each write is conditional on the claim's lease token: a copy whose lease ran
+   * out and was taken over by another writes nothing. Builds are upserted by (instance, build id);
+   * unchanged builds are not touched, and a 304 changes only the instance's check bookkeeping.
+   */
+  async recordChecks(records: readonly CheckRecord[]): Promise<void> {
+    if (records.length === 0) {
+      return;
+    }
+    const ordered = [...records].sort((a, b) => a.instanceId - b.instanceId);
+    await retryOnDeadlock(() =>
+      this.instances.manager.transaction(async (tx) => {
+        for (const record of ordered) {
+          await this.recordCheck(tx, record);
+        }
+      }),
+    );
+  }
+
+  /** Pauses a rate-limited service until `until` (a later pause already set is kept). */
+  async pauseService(serviceId: number, until: Date): Promise<void> {
+    await this.services
+      .createQueryBuilder()
+      .update(TestServiceEntity)
+      .set({ pausedUntil: until })
+      .where('id = :id', { id: serviceId })
+      .andWhere('(paused_until IS NULL OR paused_until < :until)', { until })
+      .execute();
+  }
+
+  /** Services paused by a rate limit at `now`. */
+  pausedServiceCount(now: Date): Promise<number> {
+    return this.services.createQueryBuilder('s').where('s.pausedUntil > :now', { now }).getCount();
+  }
+
+  /** The instances of a version with their suite and service, suite by suite, in crate order. */
+  instancesOfVersion(versionId: number): Promise<TestInstanceEntity[]> {
+    return this.instances
+      .createQueryBuilder('i')
+      .innerJoinAndSelect('i.suite', 'suite')
+      .innerJoinAndSelect('i.service', 'service')
+      .where('suite.versionId = :versionId', { versionId })
+      .orderBy('suite.id', 'ASC')
+      .addOrderBy('i.id', 'ASC')
+      .getMany();
+  }
+
+  /** The instances of a suite with their suite and service. */
+  instancesOfSuite(suiteId: number): Promise<TestInstanceEntity[]> {
+    return this.instances
+      .createQueryBuilder('i')
+      .innerJoinAndSelect('i.suite', 'suite')
+      .innerJoinAndSelect('i.service', 'service')
+      .where('i.suiteId = :suiteId', { suiteId })
+      .orderBy('i.id', 'ASC')
+      .getMany();
+  }
+
+  /** Each instance's latest build and latest finished build, in one query. */
+  async latestOfInstances(instanceIds: readonly number[]): Promise<Map<number, LatestOfInstance>> {
+    if (instanceIds.length === 0) {
+      return new Map();
+    }
+    const rows = await this.latestRows(`i.id IN (${placeholders(instanceIds.length)})`, instanceIds);
+    return new Map(rows.map((row) => [row.instanceId, row]));
+  }
+
+  /** Each instance's latest build and latest finished build for many versions, in one query. */
+  async latestOfVersions(versionIds: readonly number[]): Promise<LatestOfInstance[]> {
+    if (versionIds.length === 0) {
+      return [];
+    }
+    return this.latestRows(`s.version_id IN (${placeholders(versionIds.length)})`, versionIds);
+  }
+
+  /** An instance's builds, newest first. */
+  async latestBuilds(instanceId: number, limit: number): Promise<StoredBuild[]> {
+    const rows = await this.builds.find({
+      where: { instanceId },
+      order: { startedAt: 'DESC', id: 'DESC' },
+      take: limit,
+    });
+    return rows.map(toStoredBuild);
+  }
+
+  async findBuild(instanceId: number, buildId: string): Promise<StoredBuild | undefined> {
+    const row = await this.builds.findOneBy({ instanceId, buildId });
+    return row ? toStoredBuild(row) : undefined;
+  }
+
+  private async recordCheck(tx: EntityManager, record: CheckRecord): Promise<void> {
+    const release = { leaseOwner: null, leaseUntil: null };
+    let changes: Partial<TestInstanceEntity>;
+    switch (record.kind) {
+      case 'builds':
+        changes = {
+          ...release,
+          nextCheckAt: record.nextCheckAt,
+          etag: record.etag,
+          failureCount: 0,
+          lastCheckedAt: record.checkedAt,
+          lastCheckFailed: false,
+          lastError: null,
+        };
+        break;
+      case 'not_modified':
+        changes = {
+          ...release,
+          nextCheckAt: record.nextCheckAt,
+          failureCount: 0,
+          lastCheckedAt: record.checkedAt,
+          lastCheckFailed: false,
+          lastError: null,
+        };
+        break;
+      case 'failed':
+        changes = {
+          ...release,
+          nextCheckAt: record.nextCheckAt,
+          failureCount: record.failureCount,
+          lastCheckFailed: true,
+          lastError: record.reason.slice(0, MAX_ERROR_LENGTH),
+        };
+        break;
+      case 'released':
+        changes = release;
+        break;
+    }
+    const result = await tx
+      .createQueryBuilder()
+      .update(TestInstanceEntity)
+      .set(changes)
+      .where('id = :id', { id: record.instanceId })
+      .andWhere('lease_owner = :token', { token: record.leaseToken })
+      .execute();
+    if (record.kind === 'builds' && result.affected !== 0) {
+      await this.upsertBuilds(tx, record.instanceId, record.builds);
+    }
+  }
+
+  private async upsertBuilds(tx: EntityManager, instanceId: number, builds: readonly Build[]): Promise<void> {
+    if (builds.length === 0) {
+      return;
+    }
+    const unique = new Map(builds.map((build) => [build.buildId, build]));
+    const existing = new Map(
+      (await tx.findBy(BuildEntity, { instanceId, buildId: In([...unique.keys()]) })).map((row) => [
+        row.buildId,
+        row,
+      ]),
+    );
+    const inserts: Partial<BuildEntity>[] = [];
+    for (const build of unique.values()) {
+      const values = {
+        status: build.status,
+        startedAt: build.startedAt,
+        durationSeconds: build.durationSeconds,
+        url: build.url.slice(0, 1024),
+      };
+      const row = existing.get(build.buildId);
+      if (!row) {
+        inserts.push({ instanceId, buildId: build.buildId.slice(0, 64), ...values });
+      } else if (!sameBuild(row, values)) {
+        await tx.update(BuildEntity, { id: row.id }, values);
+      }
+    }
+    if (inserts.length === 0) {
+      return;
+    }
+    await tx.insert(BuildEntity, inserts);
+    const surplus = await tx
+      .createQueryBuilder(BuildEntity, 'b')
+      .select('b.id', 'id')
+      .where('b.instanceId = :instanceId', { instanceId })
+      .orderBy('b.startedAt', 'DESC')
+      .addOrderBy('b.id', 'DESC')
+      .limit(1000)
+      .offset(MAX_STORED_BUILDS)
+      .getRawMany<{ id: number | string }>();
+    if (surplus.length > 0) {
+      await tx.delete(BuildEntity, { id: In(surplus.map((row) => Number(row.id))) });
+    }
+  }
+
+  private async latestRows(filter: string, params: readonly number[]): Promise<LatestOfInstance[]> {
+    const finished = FINISHED_STATUSES.map(() => '?').join(', ');
+    // Per instance: the id of its latest build and of its latest finished one (correlated
+    // subqueries on the (instance_id, started_at) index), then those builds, in one round trip.
+    const sql = `
+      SELECT t.version_id AS version_id, t.instance_id AS instance_id,
+             t.latest_id AS latest_id, t.finished_id AS finished_id,
+             b.id AS id, b.build_id AS build_id, b.status AS status, b.started_at AS started_at,
+             b.duration_seconds AS duration_seconds, b.url AS url
+      FROM (
+        SELECT s.version_id AS version_id, i.id AS instance_id,
+          (SELECT x.id FROM builds x WHERE x.instance_id = i.id
+            ORDER BY x.started_at DESC, x.id DESC LIMIT 1) AS latest_id,
+          (SELECT y.id FROM builds y WHERE y.instance_id = i.id AND y.status IN (${finished})
+            ORDER BY y.started_at DESC, y.id DESC LIMIT 1) AS finished_id
+        FROM test_instances i
+        INNER JOIN test_suites s ON s.id = i.suite_id
+        WHERE ${filter}
+      ) t
+      INNER JOIN builds b ON b.id IN (t.latest_id, t.finished_id)`;
+    const rows = await this.builds.query<RawLatestRow[]>(sql, [...FINISHED_STATUSES, ...params]);
+    const byInstance = new Map<number, LatestOfInstance>();
+    for (const row of rows) {
+      const instanceId = Number(row.instance_id);
+      const entry = byInstance.get(instanceId) ?? { versionId: Number(row.version_id), instanceId };
+      const build: StoredBuild = {
+        id: Number(row.id),
+        instanceId,
+        buildId: String(row.build_id),
+        status: toStatus(String(row.status)),
+        startedAt: rawDate(row.started_at),
+        durationSeconds: Number(row.duration_seconds),
+        url: String(row.url),
+      };
+      if (Number(row.latest_id) === build.id) {
+        entry.latest = build;
+      }
+      if (row.finished_id !== null && Number(row.finished_id) === build.id) {
+        entry.latestFinished = build;
+      }
+      byInstance.set(instanceId, entry);
+    }
+    return [...byInstance.values()];
+  }
+}
+
+interface RawLatestRow {
+  version_id: number | string;
+  instance_id: number | string;
+  latest_id: number | string | null;
+  finished_id: number | string | null;
+  id: number | string;
+  build_id: string;
+  status: string;
+  started_at: Date | string;
+  duration_seconds: number | string;
+  url: string;
+}
+
+function placeholders(count: number): string {
+  return Array.from({ length: count }, () => '?').join(', ');
+}
+
+function toStoredBuild(row: BuildEntity): StoredBuild {
+  return {
+    id: row.id,
+    instanceId: row.instanceId,
+    buildId: row.buildId,
+    status: toStatus(row.status),
+    startedAt: row.startedAt,
+    durationSeconds: row.durationSeconds,
+    url: row.url,
+  };
+}
+
+function toStatus(value: string): BuildStatus {
+  return (BUILD_STATUSES as readonly string[]).includes(value) ? (value as BuildStatus) : 'error';
+}
+
+/** Whole seconds: MariaDB keeps DATETIME to the second, so milliseconds must not count as a change. */
+function sameBuild(
+  row: BuildEntity,
+  values: { status: string; startedAt: Date; durationSeconds: number; url: string },
+): boolean {
+  return (
+    row.status === values.status &&
+    Math.floor(row.startedAt.getTime() / 1000) === Math.floor(values.startedAt.getTime() / 1000) &&
+    row.durationSeconds === values.durationSeconds &&
+    row.url === values.url
+  );
+}
+
+/** A DATETIME from a raw row: a Date from mysql2, a `YYYY-MM-DD HH:MM:SS[.fff]` UTC string from SQLite. */
+export function rawDate(value: Date | string): Date {
+  if (value instanceof Date) {
+    return value;
+  }
+  const iso = /^\d{4}-\d{2}-\d{2} \d{2}:\d{2}/.test(value) ? `${value.replace(' ', 'T')}Z` : value;
+  return new Date(iso);
+}
+
+/** MariaDB may pick one of two racing transactions as a deadlock victim; running it again is safe. */
+async function retryOnDeadlock<T>(work: () => Promise<T>, attempts = 3): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await work();
+    } catch (error) {
+      if (attempt >= attempts || !isDeadlock(error)) {
+        throw error;
+      }
+    }
+  }
+}
+
+function isDeadlock(error: unknown): boolean {
+  if (typeof error !== 'object' || error === null) {
+    return false;
+  }
+  const withDriver = error as { code?: unknown; driverError?: { code?: unknown } };
+  const code = withDriver.driverError?.code ?? withDriver.code;
+  return code === 'ER_LOCK_DEADLOCK' || code === 'ER_LOCK_WAIT_TIMEOUT' || code === 'SQLITE_BUSY';
+}

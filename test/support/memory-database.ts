@@ -1,0 +1,37 @@
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { DataSource } from 'typeorm';
+import { UserEntity } from '../../src/auth/entities/user.entity.js';
+import { loadConfig } from '../../src/config/app-config.js';
+import { dataSourceOptions, openDataSource } from '../../src/database/data-source.js';
+import { BuildEntity } from '../../src/test-monitoring/entities/build.entity.js';
+import { TestInstanceEntity } from '../../src/workflows/entities/test-instance.entity.js';
+import { TestServiceEntity } from '../../src/workflows/entities/test-service.entity.js';
+import { TestSuiteEntity } from '../../src/workflows/entities/test-suite.entity.js';
+import { WorkflowVersionEntity } from '../../src/workflows/entities/workflow-version.entity.js';
+import { WorkflowEntity } from '../../src/workflows/entities/workflow.entity.js';
+
+/**
+ * An in-memory SQLite database with every migration applied and the registry and monitoring
+ * entities, for unit specs of repositories (STYLE.md 10: a real database over a mock).
+ */
+export function openMemoryDatabase(): Promise<DataSource> {
+  const config = loadConfig({
+    DATABASE_URL: 'sqlite::memory:',
+    DATA_DIR: mkdtempSync(join(tmpdir(), 'memory-db-')),
+    JWT_SECRET: 'x'.repeat(40),
+  });
+  return openDataSource({
+    ...dataSourceOptions(config),
+    entities: [
+      UserEntity,
+      WorkflowEntity,
+      WorkflowVersionEntity,
+      TestSuiteEntity,
+      TestServiceEntity,
+      TestInstanceEntity,
+      BuildEntity,
+    ],
+  });
+}
