@@ -1,10 +1,21 @@
 import { Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
+import { CrateDownloader } from './crate/crate-downloader.js';
+import { CrateReader } from './crate/crate-reader.js';
+import { CrateStore } from './crate/crate-store.js';
 import { TestInstanceEntity } from './entities/test-instance.entity.js';
 import { TestServiceEntity } from './entities/test-service.entity.js';
 import { TestSuiteEntity } from './entities/test-suite.entity.js';
 import { WorkflowVersionEntity } from './entities/workflow-version.entity.js';
 import { WorkflowEntity } from './entities/workflow.entity.js';
+import { InstancesController } from './instances.controller.js';
+import { SuitesController } from './suites.controller.js';
+import { UserWorkflowsController } from './user-workflows.controller.js';
+import { VersionStatusReader } from './version-status.reader.js';
+import { WorkflowAccess } from './workflow-access.service.js';
+import { WorkflowsController } from './workflows.controller.js';
+import { WorkflowsRepository } from './workflows.repository.js';
+import { WorkflowsService } from './workflows.service.js';
 
 const ENTITIES = [
   WorkflowEntity,
@@ -14,8 +25,23 @@ const ENTITIES = [
   TestInstanceEntity,
 ];
 
+/**
+ * Area B's registry. Test monitoring uses what it exports: the entities' repositories,
+ * `WorkflowAccess` (lookups by uuid with the visibility rule) and `WorkflowsService`; the
+ * reply mappers (`toInstanceResponse`, `toBuildResponse`, …) are plain functions in `dto/`.
+ */
 @Module({
   imports: [TypeOrmModule.forFeature(ENTITIES)],
-  exports: [TypeOrmModule],
+  controllers: [UserWorkflowsController, WorkflowsController, SuitesController, InstancesController],
+  providers: [
+    CrateDownloader,
+    CrateReader,
+    CrateStore,
+    WorkflowsRepository,
+    WorkflowAccess,
+    VersionStatusReader,
+    WorkflowsService,
+  ],
+  exports: [TypeOrmModule, WorkflowAccess, WorkflowsService],
 })
 export class WorkflowsModule {}

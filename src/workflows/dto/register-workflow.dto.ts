@@ -1,0 +1,92 @@
+import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { IsDefined, IsOptional, IsUUID, MaxLength, ValidateBy } from 'class-validator';
+import { IsHttpUrl, OptionalText } from '../../common/validation.js';
+
+/** Versions appear as one path segment of the API's URLs, so they cannot hold what a path would split or drop. */
+export const VERSION_MAX_LENGTH = 64;
+
+/** Why a value is not a usable version, or null when it is; one reason, the first that applies. */
+export function versionProblem(value: unknown): string | null {
+  if (value === undefined || value === null) {
+    return 'version is required';
+  }
+  if (typeof value !== 'string') {
+    return 'version must be a JSON string (send "1.0", not 1.0)';
+  }
+  if (value.length === 0) {
+    return 'version must not be empty';
+  }
+  if (value.length > VERSION_MAX_LENGTH) {
+    return `version must be at most ${VERSION_MAX_LENGTH} characters long`;
+  }
+  if (/[/\p{Cc}]/u.test(value)) {
+    return "version must not contain '/' or control characters";
+  }
+  if (value === '.' || value === '..') {
+    return "version must not be '.' or '..'";
+  }
+  return null;
+}
+
+/** A version label: one validator, so that the client reads the one reason that applies. */
+function IsVersionLabel(): PropertyDecorator {
+  return ValidateBy({
+    name: 'isVersionLabel',
+    validator: {
+      validate: (value: unknown) => versionProblem(value) === null,
+      defaultMessage: (args) => versionProblem(args?.value) ?? 'version is not valid',
+    },
+  });
+}
+
+export class RegisterWorkflowDto {
+  @IsDefined({ message: 'roc_link is required' })
+  @MaxLength(2048, { message: 'roc_link must be at most 2048 characters long' })
+  @IsHttpUrl(
+    'https://github.com/crs4/life_monitor/raw/master/tests/config/data/crates/ro-crate-galaxy-sortchangecase.crate.zip',
+    'Where to download the Workflow Testing RO-Crate (a zip archive)',
+  )
+  roc_link!: string;
+
+  @IsVersionLabel()
+  @ApiProperty({
+    type: String,
+    minLength: 1,
+    maxLength: VERSION_MAX_LENGTH,
+    example: '1.0',
+    description: "A JSON string (a number is refused); no '/' or control characters",
+  })
+  version!: string;
+
+  @OptionalText(1, 4096, 'Bearer ghp_…', 'Sent as the Authorization header to the origin of roc_link only')
+  authorization?: string;
+
+  @IsOptional()
+  @IsUUID('all', { message: 'uuid must be a UUID' })
+  @ApiPropertyOptional({
+    type: String,
+    format: 'uuid',
+    example: '1d8a9c84-8b1c-4bfa-a9c5-52b6b1b9cd67',
+    description: 'The workflow to add this version to; a new one when absent',
+  })
+  uuid?: string;
+
+  @OptionalText(
+    1,
+    512,
+    'sort-and-change-case',
+    "Else the crate's root dataset name, else its main workflow's",
+  )
+  name?: string;
+}
+
+export class RegisteredWorkflowDto {
+  @ApiProperty({ example: 'sort-and-change-case' })
+  name!: string;
+
+  @ApiProperty({ format: 'uuid', example: '1d8a9c84-8b1c-4bfa-a9c5-52b6b1b9cd67' })
+  uuid!: string;
+
+  @ApiProperty({ example: '1.0' })
+  wf_version!: string;
+}

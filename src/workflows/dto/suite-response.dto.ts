@@ -1,0 +1,163 @@
+import { ApiProperty } from '@nestjs/swagger';
+import type { TestInstanceEntity } from '../entities/test-instance.entity.js';
+import type { TestServiceEntity } from '../entities/test-service.entity.js';
+import type { TestSuiteEntity } from '../entities/test-suite.entity.js';
+import { loaded } from './loaded.js';
+
+export const BUILD_STATUSES = ['passed', 'failed', 'error', 'aborted', 'running', 'waiting'] as const;
+
+export class TestServiceDto {
+  @ApiProperty({ enum: ['github', 'travis', 'jenkins'], example: 'travis' })
+  type!: string;
+
+  @ApiProperty({ format: 'uri', example: 'https://api.travis-ci.org', description: 'The API base URL' })
+  url!: string;
+
+  @ApiProperty({ format: 'uuid', example: '0b3c3a2e-8f6d-4e0f-a0a1-6c3f3f6b2d11' })
+  uuid!: string;
+}
+
+export class TestInstanceDto {
+  @ApiProperty({ format: 'uuid', example: '7a1f7f3e-2b1c-4d7e-9a4b-1c2d3e4f5a6b' })
+  uuid!: string;
+
+  @ApiProperty({ type: String, nullable: true, example: 'test1_1' })
+  name!: string | null;
+
+  @ApiProperty({ example: false, description: 'False for instances that come from the crate' })
+  managed!: boolean;
+
+  @ApiProperty({ example: 'repo/1002447', description: 'Where the tests live on the service' })
+  resource!: string;
+
+  @ApiProperty({ example: '#test1_1', description: "The instance's @id in the crate" })
+  roc_instance!: string;
+
+  @ApiProperty({ type: TestServiceDto })
+  service!: TestServiceDto;
+}
+
+export class TestEngineDto {
+  @ApiProperty({ type: String, nullable: true, example: 'planemo' })
+  type!: string | null;
+
+  @ApiProperty({ type: String, nullable: true, example: '>=0.70' })
+  version!: string | null;
+}
+
+export class TestDefinitionDto {
+  @ApiProperty({ type: TestEngineDto })
+  test_engine!: TestEngineDto;
+
+  @ApiProperty({ type: String, nullable: true, example: 'test/test1/sort-and-change-case-test.yml' })
+  path!: string | null;
+}
+
+export class TestSuiteDto {
+  @ApiProperty({ format: 'uuid', example: '5c9d2b7e-1a3f-4c8e-b2d1-9e8f7a6b5c4d' })
+  uuid!: string;
+
+  @ApiProperty({ example: '#test1', description: "The suite's @id in the crate" })
+  roc_suite!: string;
+
+  @ApiProperty({ type: String, nullable: true, example: 'test1' })
+  name!: string | null;
+
+  @ApiProperty({ type: TestDefinitionDto })
+  definition!: TestDefinitionDto;
+
+  @ApiProperty({ type: TestInstanceDto, isArray: true })
+  instances!: TestInstanceDto[];
+}
+
+export class TestSuiteListDto {
+  @ApiProperty({ type: TestSuiteDto, isArray: true })
+  items!: TestSuiteDto[];
+}
+
+export class TestInstanceListDto {
+  @ApiProperty({ type: TestInstanceDto, isArray: true })
+  items!: TestInstanceDto[];
+}
+
+export class BuildLinksDto {
+  @ApiProperty({ format: 'uri', example: 'https://app.travis-ci.com/github/crs4/life_monitor/builds/8765' })
+  origin!: string;
+}
+
+export class BuildDto {
+  @ApiProperty({ example: '8765' })
+  build_id!: string;
+
+  @ApiProperty({ format: 'uuid', example: '5c9d2b7e-1a3f-4c8e-b2d1-9e8f7a6b5c4d' })
+  suite_uuid!: string;
+
+  @ApiProperty({ type: TestInstanceDto })
+  instance!: TestInstanceDto;
+
+  @ApiProperty({ enum: BUILD_STATUSES, example: 'passed' })
+  status!: string;
+
+  @ApiProperty({ example: '1700000000', description: 'Start of the build, decimal seconds since the epoch' })
+  timestamp!: string;
+
+  @ApiProperty({ example: 312, description: 'Whole seconds (0 while running)' })
+  duration!: number;
+
+  @ApiProperty({ type: BuildLinksDto })
+  links!: BuildLinksDto;
+}
+
+/** What a build reply is made of; both a stored build and a status summary's latest build have it. */
+export interface BuildFields {
+  buildId: string;
+  status: string;
+  startedAt: Date;
+  durationSeconds: number;
+  url: string;
+}
+
+export function toServiceResponse(service: TestServiceEntity): TestServiceDto {
+  return { type: service.type, url: service.url, uuid: service.uuid };
+}
+
+/** The instance must come with its `service` loaded. */
+export function toInstanceResponse(instance: TestInstanceEntity): TestInstanceDto {
+  return {
+    uuid: instance.uuid,
+    name: instance.name,
+    managed: instance.managed,
+    resource: instance.resource,
+    roc_instance: instance.rocInstance,
+    service: toServiceResponse(loaded(instance.service, 'instance.service')),
+  };
+}
+
+/** The suite must come with its `instances` and their `service` loaded. */
+export function toSuiteResponse(suite: TestSuiteEntity): TestSuiteDto {
+  return {
+    uuid: suite.uuid,
+    roc_suite: suite.rocSuite,
+    name: suite.name,
+    definition: {
+      test_engine: { type: suite.engineType, version: suite.engineVersion },
+      path: suite.definitionPath,
+    },
+    instances: [...loaded(suite.instances, 'suite.instances')]
+      .sort((a, b) => a.id - b.id)
+      .map(toInstanceResponse),
+  };
+}
+
+/** The instance must come with its `service` and `suite` loaded. */
+export function toBuildResponse(build: BuildFields, instance: TestInstanceEntity): BuildDto {
+  return {
+    build_id: build.buildId,
+    suite_uuid: loaded(instance.suite, 'instance.suite').uuid,
+    instance: toInstanceResponse(instance),
+    status: build.status,
+    timestamp: String(Math.floor(build.startedAt.getTime() / 1000)),
+    duration: build.durationSeconds,
+    links: { origin: build.url },
+  };
+}

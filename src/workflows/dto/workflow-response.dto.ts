@@ -1,0 +1,259 @@
+import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import type { AggregateTestStatus } from '../workflow-status-source.js';
+import type { TestInstanceEntity } from '../entities/test-instance.entity.js';
+import type { WorkflowVersionEntity } from '../entities/workflow-version.entity.js';
+import type { WorkflowEntity } from '../entities/workflow.entity.js';
+import { loaded } from './loaded.js';
+import { BuildDto, toBuildResponse, type BuildFields } from './suite-response.dto.js';
+
+const UUID_EXAMPLE = '1d8a9c84-8b1c-4bfa-a9c5-52b6b1b9cd67';
+
+export class SubmitterDto {
+  @ApiProperty({ example: 7 })
+  id!: number;
+
+  @ApiProperty({ example: 'alice' })
+  username!: string;
+}
+
+export class RoCrateLinksDto {
+  @ApiProperty({
+    format: 'uri',
+    example: `http://localhost:3000/workflows/${UUID_EXAMPLE}/rocrate/1.0/download`,
+  })
+  download!: string;
+
+  @ApiProperty({ format: 'uri', example: 'https://example.org/crates/sort-and-change-case.crate.zip' })
+  external!: string;
+}
+
+export class RoCrateDto {
+  @ApiProperty({ type: RoCrateLinksDto })
+  links!: RoCrateLinksDto;
+
+  @ApiPropertyOptional({
+    type: Object,
+    description: "The crate's JSON-LD (ro-crate-metadata.json), with ro_crate=true",
+    example: { '@context': 'https://w3id.org/ro/crate/1.1/context', '@graph': [] },
+  })
+  metadata?: object;
+}
+
+export class VersionDto {
+  @ApiProperty({ format: 'uuid', example: '0f4e1d2c-3b4a-5968-7a8b-9c0d1e2f3a4b' })
+  uuid!: string;
+
+  @ApiProperty({ example: '1.0' })
+  version!: string;
+
+  @ApiProperty({ example: true })
+  is_latest!: boolean;
+
+  @ApiProperty({ type: SubmitterDto })
+  submitter!: SubmitterDto;
+
+  @ApiProperty({ type: RoCrateDto })
+  ro_crate!: RoCrateDto;
+}
+
+export class WorkflowMetaDto {
+  @ApiProperty({ format: 'uri', example: 'http://localhost:3000' })
+  base_url!: string;
+
+  @ApiProperty({ example: `/workflows/${UUID_EXAMPLE}` })
+  resource!: string;
+
+  @ApiProperty({
+    format: 'date-time',
+    example: '2024-05-21T08:08:00.000Z',
+    description: 'First registration',
+  })
+  created!: string;
+
+  @ApiProperty({
+    format: 'date-time',
+    example: '2024-06-01T10:00:00.000Z',
+    description: 'Registration of the latest version',
+  })
+  modified!: string;
+}
+
+export class WorkflowDto {
+  @ApiProperty({ format: 'uuid', example: UUID_EXAMPLE })
+  uuid!: string;
+
+  @ApiProperty({ example: 'sort-and-change-case' })
+  name!: string;
+
+  @ApiProperty({ type: WorkflowMetaDto })
+  meta!: WorkflowMetaDto;
+
+  @ApiProperty({ type: VersionDto })
+  version!: VersionDto;
+
+  @ApiPropertyOptional({
+    type: VersionDto,
+    isArray: true,
+    description: 'The versions registered before this one, older first (with previous_versions=true)',
+  })
+  previous_versions?: VersionDto[];
+}
+
+export class WorkflowRefDto {
+  @ApiProperty({ format: 'uuid', example: UUID_EXAMPLE })
+  uuid!: string;
+
+  @ApiProperty({ example: 'sort-and-change-case' })
+  name!: string;
+}
+
+export class VersionListDto {
+  @ApiProperty({ type: WorkflowRefDto })
+  workflow!: WorkflowRefDto;
+
+  @ApiProperty({ type: VersionDto, isArray: true, description: 'Older first' })
+  versions!: VersionDto[];
+}
+
+export class WorkflowStatusSummaryDto {
+  @ApiProperty({
+    enum: ['all_passing', 'some_passing', 'all_failing', 'not_available'],
+    example: 'all_passing',
+  })
+  aggregate_test_status!: AggregateTestStatus;
+
+  @ApiProperty({
+    type: BuildDto,
+    nullable: true,
+    description: 'The most recent build over all instances of the latest version',
+  })
+  latest_build!: BuildDto | null;
+}
+
+export class WorkflowSummaryDto {
+  @ApiProperty({ format: 'uuid', example: UUID_EXAMPLE })
+  uuid!: string;
+
+  @ApiProperty({ example: 'sort-and-change-case' })
+  name!: string;
+
+  @ApiProperty({ example: '1.1' })
+  latest_version!: string;
+
+  @ApiProperty({ type: String, isArray: true, example: ['1.0', '1.1'], description: 'Older first' })
+  versions!: string[];
+
+  @ApiPropertyOptional({ type: WorkflowStatusSummaryDto, description: 'Left out with status=false' })
+  status?: WorkflowStatusSummaryDto;
+}
+
+export class WorkflowListDto {
+  @ApiProperty({ type: WorkflowSummaryDto, isArray: true })
+  items!: WorkflowSummaryDto[];
+}
+
+/** A workflow as the reads show it: which version, and what was asked for besides. */
+export interface WorkflowView {
+  /** With its `versions` (each with its `submitter`) loaded. */
+  workflow: WorkflowEntity;
+  version: WorkflowVersionEntity;
+  /** Versions registered before `version`, older first; only when asked for. */
+  previous?: WorkflowVersionEntity[];
+  /** The crate's JSON-LD; only when asked for. */
+  metadata?: object;
+}
+
+/** The workflow's versions, older first (ids grow with registration). */
+export function versionsOf(workflow: WorkflowEntity): WorkflowVersionEntity[] {
+  return [...loaded(workflow.versions, 'workflow.versions')].sort((a, b) => a.id - b.id);
+}
+
+export function latestVersionOf(workflow: WorkflowEntity): WorkflowVersionEntity {
+  const versions = versionsOf(workflow);
+  const latest = versions[versions.length - 1];
+  if (latest === undefined) {
+    throw new Error(`workflow ${workflow.uuid} has no version`);
+  }
+  return latest;
+}
+
+export function toVersionResponse(
+  workflow: WorkflowEntity,
+  version: WorkflowVersionEntity,
+  baseUrl: string,
+): VersionDto {
+  const submitter = loaded(version.submitter, 'version.submitter');
+  return {
+    uuid: version.uuid,
+    version: version.version,
+    is_latest: latestVersionOf(workflow).id === version.id,
+    submitter: { id: submitter.id, username: submitter.username },
+    ro_crate: {
+      links: {
+        download: `${baseUrl}/workflows/${workflow.uuid}/rocrate/${encodeURIComponent(version.version)}/download`,
+        external: version.rocLink,
+      },
+    },
+  };
+}
+
+export function toWorkflowResponse(view: WorkflowView, baseUrl: string): WorkflowDto {
+  const { workflow, version } = view;
+  const latest = latestVersionOf(workflow);
+  const shown = toVersionResponse(workflow, version, baseUrl);
+  if (view.metadata !== undefined) {
+    shown.ro_crate.metadata = view.metadata;
+  }
+  const reply: WorkflowDto = {
+    uuid: workflow.uuid,
+    name: version.name,
+    meta: {
+      base_url: baseUrl,
+      resource: `/workflows/${workflow.uuid}`,
+      created: workflow.createdAt.toISOString(),
+      modified: latest.registeredAt.toISOString(),
+    },
+    version: shown,
+  };
+  if (view.previous !== undefined) {
+    reply.previous_versions = view.previous.map((previous) => toVersionResponse(workflow, previous, baseUrl));
+  }
+  return reply;
+}
+
+export function toVersionListResponse(workflow: WorkflowEntity, baseUrl: string): VersionListDto {
+  return {
+    workflow: { uuid: workflow.uuid, name: latestVersionOf(workflow).name },
+    versions: versionsOf(workflow).map((version) => toVersionResponse(workflow, version, baseUrl)),
+  };
+}
+
+/** A workflow in the caller's list, with the status of its latest version when asked for. */
+export interface WorkflowSummaryView {
+  /** With its versions loaded. */
+  workflow: WorkflowEntity;
+  status?: {
+    aggregate: AggregateTestStatus;
+    /** The instance comes with its service and suite loaded. */
+    latestBuild: { build: BuildFields; instance: TestInstanceEntity } | null;
+  };
+}
+
+export function toWorkflowSummaryResponse(view: WorkflowSummaryView): WorkflowSummaryDto {
+  const versions = versionsOf(view.workflow);
+  const latest = latestVersionOf(view.workflow);
+  const reply: WorkflowSummaryDto = {
+    uuid: view.workflow.uuid,
+    name: latest.name,
+    latest_version: latest.version,
+    versions: versions.map((version) => version.version),
+  };
+  if (view.status !== undefined) {
+    const build = view.status.latestBuild;
+    reply.status = {
+      aggregate_test_status: view.status.aggregate,
+      latest_build: build ? toBuildResponse(build.build, build.instance) : null,
+    };
+  }
+  return reply;
+}

@@ -1,0 +1,26 @@
+import { Controller, Get, Param } from '@nestjs/common';
+import { ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
+import type { AuthUser } from '../auth/auth-user.js';
+import { CurrentUser } from '../auth/current-user.decorator.js';
+import { TestInstanceDto, toInstanceResponse } from './dto/suite-response.dto.js';
+import { InstanceUuidParam } from './dto/workflow-requests.dto.js';
+import { RegistryReads } from './registry-reads.decorator.js';
+import { WorkflowsService } from './workflows.service.js';
+
+/** Test instances, by uuid. */
+@ApiTags('instances')
+@RegistryReads()
+@Controller('instances')
+export class InstancesController {
+  constructor(private readonly workflows: WorkflowsService) {}
+
+  @Get(':instance_uuid')
+  @ApiOperation({ operationId: 'instances-get-by-uuid', summary: 'A test instance with its service' })
+  @ApiOkResponse({ type: TestInstanceDto })
+  async get(
+    @Param() { instance_uuid }: InstanceUuidParam,
+    @CurrentUser() user: AuthUser,
+  ): Promise<TestInstanceDto> {
+    return toInstanceResponse(await this.workflows.instance(instance_uuid, user));
+  }
+}

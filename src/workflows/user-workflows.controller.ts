@@ -1,0 +1,76 @@
+import { Body, Controller, Get, Post, Query, UseFilters } from '@nestjs/common';
+import {
+  ApiBadRequestResponse,
+  ApiConflictResponse,
+  ApiCreatedResponse,
+  ApiOkResponse,
+  ApiOperation,
+  ApiTags,
+  ApiUnauthorizedResponse,
+} from '@nestjs/swagger';
+import { ApiAuth } from '../auth/api-auth.decorator.js';
+import type { AuthUser } from '../auth/auth-user.js';
+import { CurrentUser } from '../auth/current-user.decorator.js';
+import { ProblemDto } from '../common/dto/error-bodies.dto.js';
+import { ProblemDetailsFilter } from '../common/filters/problem-details.filter.js';
+import { RegisteredWorkflowDto, RegisterWorkflowDto } from './dto/register-workflow.dto.js';
+import { ListWorkflowsQuery } from './dto/workflow-requests.dto.js';
+import { toWorkflowSummaryResponse, WorkflowListDto } from './dto/workflow-response.dto.js';
+import { WorkflowsService } from './workflows.service.js';
+
+/** The caller's own workflows: register one, list them. */
+@ApiTags('workflows')
+@ApiAuth()
+@ApiUnauthorizedResponse({ type: ProblemDto, description: 'No valid token' })
+@UseFilters(ProblemDetailsFilter)
+@Controller('users/current/workflows')
+export class UserWorkflowsController {
+  constructor(private readonly workflows: WorkflowsService) {}
+
+  @Post()
+  @ApiOperation({
+    operationId: 'user-workflows-post',
+    summary: 'Register a Workflow Testing RO-Crate by link, as a new workflow or a new version of one',
+    description:
+      'Downloads roc_link, reads its ro-crate-metadata.json, stores the archive and the workflow, version, ' +
+      'test suites, instances and services, atomically, and schedules a first test status check.',
+  })
+  @ApiCreatedResponse({ type: RegisteredWorkflowDto })
+  @ApiBadRequestResponse({
+    type: ProblemDto,
+    description: 'A bad body, or a link, archive or crate that cannot be used (the detail says which)',
+  })
+  @ApiConflictResponse({
+    type: ProblemDto,
+    description: 'The uuid already has this version, or belongs to another user',
+  })
+  async register(
+    @Body() body: RegisterWorkflowDto,
+    @CurrentUser() user: AuthUser,
+  ): Promise<RegisteredWorkflowDto> {
+    const registered = await this.workflows.register(user, {
+      rocLink: body.roc_link,
+      version: body.version,
+      authorization: body.authorization,
+      uuid: body.uuid,
+      name: body.name,
+    });
+    return { name: registered.name, uuid: registered.uuid, wf_version: registered.version };
+  }
+
+  @Get()
+  @ApiOperation({
+    operationId: 'user-workflows-get',
+    summary: "The caller's workflows, the one whose latest version was registered last first",
+  })
+  @ApiOkResponse({ type: WorkflowListDto })
+  @ApiBadRequestResponse({ type: ProblemDto, description: 'A bad status, limit or offset' })
+  async list(@Query() query: ListWorkflowsQuery, @CurrentUser() user: AuthUser): Promise<WorkflowListDto> {
+    const views = await this.workflows.list(
+      user,
+      { limit: query.limit, offset: query.offset },
+      query.status ?? true,
+    );
+    return { items: views.map(toWorkflowSummaryResponse) };
+  }
+}

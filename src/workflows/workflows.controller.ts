@@ -1,0 +1,146 @@
+import { Controller, Delete, Get, HttpCode, Param, Query, Req, Res, StreamableFile } from '@nestjs/common';
+import {
+  ApiNoContentResponse,
+  ApiOkResponse,
+  ApiOperation,
+  ApiProduces,
+  ApiResponse,
+  ApiTags,
+} from '@nestjs/swagger';
+import type { Request, Response } from 'express';
+import type { AuthUser } from '../auth/auth-user.js';
+import { CurrentUser } from '../auth/current-user.decorator.js';
+import { AppConfig } from '../config/app-config.js';
+import { TestSuiteListDto, toSuiteResponse } from './dto/suite-response.dto.js';
+import {
+  ReadWorkflowQuery,
+  SuitesQuery,
+  WorkflowUuidParam,
+  WorkflowVersionParams,
+} from './dto/workflow-requests.dto.js';
+import {
+  toVersionListResponse,
+  toWorkflowResponse,
+  VersionListDto,
+  WorkflowDto,
+} from './dto/workflow-response.dto.js';
+import { RegistryReads } from './registry-reads.decorator.js';
+import { WorkflowsService } from './workflows.service.js';
+
+/** One workflow: its versions, their archives and test suites. */
+@ApiTags('workflows')
+@RegistryReads()
+@Controller('workflows')
+export class WorkflowsController {
+  constructor(
+    private readonly workflows: WorkflowsService,
+    private readonly config: AppConfig,
+  ) {}
+
+  @Get(':wf_uuid')
+  @ApiOperation({
+    operationId: 'workflows-get-latest-version-by-id',
+    summary: 'A workflow at its latest version',
+  })
+  @ApiOkResponse({ type: WorkflowDto })
+  async latest(
+    @Param() { wf_uuid }: WorkflowUuidParam,
+    @Query() query: ReadWorkflowQuery,
+    @CurrentUser() user: AuthUser,
+    @Req() request: Request,
+  ): Promise<WorkflowDto> {
+    const view = await this.workflows.get(wf_uuid, undefined, user, {
+      previousVersions: query.previous_versions,
+      roCrate: query.ro_crate,
+    });
+    return toWorkflowResponse(view, this.baseUrl(request));
+  }
+
+  @Get(':wf_uuid/versions')
+  @ApiOperation({ operationId: 'workflows-get-versions', summary: 'All versions of a workflow, older first' })
+  @ApiOkResponse({ type: VersionListDto })
+  async versions(
+    @Param() { wf_uuid }: WorkflowUuidParam,
+    @CurrentUser() user: AuthUser,
+    @Req() request: Request,
+  ): Promise<VersionListDto> {
+    return toVersionListResponse(await this.workflows.workflow(wf_uuid, user), this.baseUrl(request));
+  }
+
+  @Get(':wf_uuid/versions/:wf_version')
+  @ApiOperation({ operationId: 'workflows-get-version', summary: 'A workflow at one of its versions' })
+  @ApiOkResponse({ type: WorkflowDto })
+  async version(
+    @Param() { wf_uuid, wf_version }: WorkflowVersionParams,
+    @Query() query: ReadWorkflowQuery,
+    @CurrentUser() user: AuthUser,
+    @Req() request: Request,
+  ): Promise<WorkflowDto> {
+    const view = await this.workflows.get(wf_uuid, wf_version, user, {
+      previousVersions: query.previous_versions,
+      roCrate: query.ro_crate,
+    });
+    return toWorkflowResponse(view, this.baseUrl(request));
+  }
+
+  @Delete(':wf_uuid/versions/:wf_version')
+  @HttpCode(204)
+  @ApiOperation({
+    operationId: 'workflows-delete',
+    summary:
+      'Delete a version with its suites, instances, builds and archive; the workflow goes with its last one',
+  })
+  @ApiNoContentResponse({ description: 'Deleted' })
+  async remove(
+    @Param() { wf_uuid, wf_version }: WorkflowVersionParams,
+    @CurrentUser() user: AuthUser,
+  ): Promise<void> {
+    await this.workflows.deleteVersion(wf_uuid, wf_version, user);
+  }
+
+  @Get(':wf_uuid/rocrate/:wf_version/download')
+  @ApiOperation({ operationId: 'workflows-rocrate-download', summary: 'The RO-Crate archive of a version' })
+  @ApiProduces('application/zip')
+  @ApiOkResponse({
+    description: 'The archive as registered; ETag is its SHA-256',
+    schema: { type: 'string', format: 'binary' },
+  })
+  @ApiResponse({ status: 304, description: 'Not modified: If-None-Match matched the ETag' })
+  async download(
+    @Param() { wf_uuid, wf_version }: WorkflowVersionParams,
+    @CurrentUser() user: AuthUser,
+    @Req() request: Request,
+    @Res({ passthrough: true }) response: Response,
+  ): Promise<StreamableFile | globalThis.Response> {
+    const archive = await this.workflows.archive(wf_uuid, wf_version, user);
+    const etag = `"${archive.sha256}"`;
+    // The bytes of a version never change, but they are the caller's: caches must ask every time.
+    const cacheHeaders = { ETag: etag, 'Cache-Control': 'private, no-cache' };
+    response.set(cacheHeaders);
+    if (request.fresh) {
+      // A web Response is the one way to choose the status of a passthrough reply.
+      return new globalThis.Response(null, { status: 304, headers: cacheHeaders });
+    }
+    response.attachment(archive.filename);
+    return new StreamableFile(await archive.open(), { type: 'application/zip', length: archive.size });
+  }
+
+  @Get(':wf_uuid/suites')
+  @ApiOperation({
+    operationId: 'workflows-get-suites',
+    summary: 'The test suites of a version (default: the latest)',
+  })
+  @ApiOkResponse({ type: TestSuiteListDto })
+  async suites(
+    @Param() { wf_uuid }: WorkflowUuidParam,
+    @Query() { version }: SuitesQuery,
+    @CurrentUser() user: AuthUser,
+  ): Promise<TestSuiteListDto> {
+    return { items: (await this.workflows.suites(wf_uuid, version, user)).map(toSuiteResponse) };
+  }
+
+  /** PUBLIC_BASE_URL, else what the request came to (Express applies TRUST_PROXY to both parts). */
+  private baseUrl(request: Request): string {
+    return this.config.publicBaseUrl ?? `${request.protocol}://${request.get('host') ?? 'localhost'}`;
+  }
+}

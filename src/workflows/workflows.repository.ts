@@ -1,0 +1,357 @@
+import { randomUUID } from 'node:crypto';
+import { Injectable } from '@nestjs/common';
+import { InjectDataSource, InjectRepository } from '@nestjs/typeorm';
+import { DataSource, In, Repository, type EntityManager } from 'typeorm';
+import { DomainError } from '../common/errors/domain-error.js';
+import { isUniqueViolation } from '../common/errors/unique-violation.js';
+import type { ParsedSuite } from './crate/ro-crate-parser.js';
+import { TestInstanceEntity } from './entities/test-instance.entity.js';
+import { TestServiceEntity } from './entities/test-service.entity.js';
+import { TestSuiteEntity } from './entities/test-suite.entity.js';
+import { WorkflowVersionEntity } from './entities/workflow-version.entity.js';
+import { WorkflowEntity } from './entities/workflow.entity.js';
+
+/** Everything one registration writes. */
+export interface NewVersion {
+  workflowUuid: string;
+  ownerId: number;
+  version: string;
+  name: string;
+  rocLink: string;
+  archiveSha256: string;
+  archiveSize: number;
+  suites: ParsedSuite[];
+  now: Date;
+}
+
+export interface Page {
+  limit?: number;
+  offset?: number;
+}
+
+/** How long a writer waits for another copy of the service that holds the same archive. */
+const ARCHIVE_LOCK_SECONDS = 60;
+/** A transaction InnoDB chose as a deadlock victim is rolled back whole, so it can simply run again. */
+const DEADLOCK_ATTEMPTS = 3;
+
+/**
+ * All SQL of the registry. Writes that touch a stored archive run under `exclusiveForArchive`,
+ * which keeps "is any version still using this archive?" and "store it / delete it" together.
+ */
+@Injectable()
+export class WorkflowsRepository {
+  /** See `exclusiveForArchive`: the tail of the queue of this process's registry writes. */
+  private writeQueue: Promise<unknown> = Promise.resolve();
+
+  constructor(
+    @InjectDataSource() private readonly dataSource: DataSource,
+    @InjectRepository(WorkflowEntity) private readonly workflows: Repository<WorkflowEntity>,
+    @InjectRepository(WorkflowVersionEntity) private readonly versions: Repository<WorkflowVersionEntity>,
+    @InjectRepository(TestSuiteEntity) private readonly suites: Repository<TestSuiteEntity>,
+    @InjectRepository(TestInstanceEntity) private readonly instances: Repository<TestInstanceEntity>,
+  ) {}
+
+  private get onMariaDb(): boolean {
+    return this.dataSource.options.type === 'mariadb';
+  }
+
+  /**
+   * Runs `work` while no other registry write of this process runs, and (on MariaDB) while no
+   * other copy of the service writes for the same archive.
+   *
+   * In-process, writes queue one after another because TypeORM runs everything on SQLite over
+   * one connection, where two open transactions would nest as savepoints and commit or roll
+   * back each other's rows. Across copies, a named lock per archive keeps one copy from
+   * deleting a file that another copy has just stored for a version it is about to commit.
+   */
+  exclusiveForArchive<T>(sha256: string, work: () => Promise<T>): Promise<T> {
+    const run = this.writeQueue.then(() => (this.onMariaDb ? this.underNamedLock(sha256, work) : work()));
+    this.writeQueue = run.catch(() => undefined);
+    return run;
+  }
+
+  private async underNamedLock<T>(sha256: string, work: () => Promise<T>): Promise<T> {
+    // MariaDB lock names are at most 64 characters; 56 hex digits of a SHA-256 are as unique as we need.
+    const name = `crate_${sha256.slice(0, 56)}`;
+    const runner = this.dataSource.createQueryRunner();
+    await runner.connect();
+    try {
+      const [row] = (await runner.query('SELECT GET_LOCK(?, ?) AS locked', [name, ARCHIVE_LOCK_SECONDS])) as {
+        locked: number | string | null;
+      }[];
+      if (Number(row?.locked) !== 1) {
+        throw new Error(`could not lock archive ${sha256} within ${ARCHIVE_LOCK_SECONDS} s`);
+      }
+      try {
+        return await work();
+      } finally {
+        await runner.query('SELECT RELEASE_LOCK(?)', [name]);
+      }
+    } finally {
+      await runner.release();
+    }
+  }
+
+  /** The workflow with its versions, each with its submitter. */
+  findWorkflow(uuid: string): Promise<WorkflowEntity | null> {
+    return this.workflows.findOne({ where: { uuid }, relations: { versions: { submitter: true } } });
+  }
+
+  /**
+   * The owner's workflows with their versions, the one whose latest version was registered
+   * last first. Version ids grow with registration, so the latest is the highest id.
+   */
+  async listOwned(ownerId: number, page: Page): Promise<WorkflowEntity[]> {
+    const query = this.workflows
+      .createQueryBuilder('w')
+      .innerJoin('w.versions', 'v')
+      .select('w.id', 'id')
+      .addSelect('MAX(v.id)', 'latest')
+      .where('w.owner_id = :ownerId', { ownerId })
+      .groupBy('w.id')
+      .orderBy('latest', 'DESC');
+    if (page.limit !== undefined || page.offset !== undefined) {
+      // MySQL has no OFFSET without LIMIT.
+      query.limit(page.limit ?? Number.MAX_SAFE_INTEGER).offset(page.offset ?? 0);
+    }
+    const ids = (await query.getRawMany<{ id: number | string }>()).map((row) => Number(row.id));
+    if (ids.length === 0) {
+      return [];
+    }
+    const found = await this.workflows.find({ where: { id: In(ids) }, relations: { versions: true } });
+    const byId = new Map(found.map((workflow) => [workflow.id, workflow]));
+    return ids.flatMap((id) => byId.get(id) ?? []);
+  }
+
+  /** The version's suites with their instances and services, in the crate's order. */
+  findSuitesOf(versionId: number): Promise<TestSuiteEntity[]> {
+    return this.suites.find({
+      where: { versionId },
+      relations: { instances: { service: true } },
+      order: { id: 'ASC', instances: { id: 'ASC' } },
+    });
+  }
+
+  /** The suite with its instances (and their services) and its version's workflow. */
+  findSuite(uuid: string): Promise<TestSuiteEntity | null> {
+    return this.suites.findOne({
+      where: { uuid },
+      relations: { instances: { service: true }, version: { workflow: true } },
+      order: { instances: { id: 'ASC' } },
+    });
+  }
+
+  /** The instance with its service and its suite's version's workflow. */
+  findInstance(uuid: string): Promise<TestInstanceEntity | null> {
+    return this.instances.findOne({
+      where: { uuid },
+      relations: { service: true, suite: { version: { workflow: true } } },
+    });
+  }
+
+  /** Instances by id, with their service and suite. */
+  findInstancesByIds(ids: readonly number[]): Promise<TestInstanceEntity[]> {
+    if (ids.length === 0) {
+      return Promise.resolve([]);
+    }
+    return this.instances.find({ where: { id: In([...ids]) }, relations: { service: true, suite: true } });
+  }
+
+  /** True while some version still uses the stored archive. */
+  isArchiveUsed(sha256: string): Promise<boolean> {
+    return this.versions.existsBy({ archiveSha256: sha256 });
+  }
+
+  /**
+   * Saves a version in one transaction: the workflow (created on its first version), the
+   * version, its suites and instances (due for a first check now), and the test services
+   * they run on (shared by (type, url), created when new). Throws DomainError('conflict')
+   * when the workflow belongs to another user or already has this version.
+   */
+  async saveVersion(input: NewVersion): Promise<WorkflowVersionEntity> {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await this.dataSource.transaction((tx) => this.insertVersion(tx, input));
+      } catch (error) {
+        if (attempt < DEADLOCK_ATTEMPTS && isDeadlock(error)) {
+          continue;
+        }
+        throw error;
+      }
+    }
+  }
+
+  private async insertVersion(tx: EntityManager, input: NewVersion): Promise<WorkflowVersionEntity> {
+    const workflowId = await this.workflowFor(tx, input);
+    const version = tx.create(WorkflowVersionEntity, {
+      uuid: randomUUID(),
+      workflowId,
+      version: input.version,
+      name: input.name,
+      rocLink: input.rocLink,
+      archiveSha256: input.archiveSha256,
+      archiveSize: input.archiveSize,
+      submitterId: input.ownerId,
+      registeredAt: input.now,
+    });
+    try {
+      version.id = insertedId(await tx.insert(WorkflowVersionEntity, version));
+    } catch (error) {
+      if (isUniqueViolation(error)) {
+        throw versionExists(input.workflowUuid, input.version);
+      }
+      throw error;
+    }
+    // Sorted, so that two copies creating the same services take their locks in one order.
+    const serviceKeys = [
+      ...new Set(
+        input.suites.flatMap((suite) => suite.instances.map((i) => serviceKey(i.serviceType, i.serviceUrl))),
+      ),
+    ].sort();
+    const serviceIds = new Map<string, number>();
+    for (const key of serviceKeys) {
+      const [type, url] = JSON.parse(key) as [string, string];
+      serviceIds.set(key, await this.serviceFor(tx, type, url));
+    }
+    for (const suite of input.suites) {
+      const suiteId = insertedId(
+        await tx.insert(TestSuiteEntity, {
+          uuid: randomUUID(),
+          versionId: version.id,
+          rocSuite: suite.id,
+          name: suite.name ?? null,
+          definitionPath: suite.definition?.path ?? null,
+          engineType: suite.definition?.engineType ?? null,
+          engineVersion: suite.definition?.engineVersion ?? null,
+        }),
+      );
+      for (const instance of suite.instances) {
+        await tx.insert(TestInstanceEntity, {
+          uuid: randomUUID(),
+          suiteId,
+          serviceId: serviceIds.get(serviceKey(instance.serviceType, instance.serviceUrl)),
+          rocInstance: instance.id,
+          name: instance.name ?? null,
+          resource: instance.resource,
+          managed: false,
+          // "Check now": the monitoring scheduler picks new instances up at its next tick.
+          nextCheckAt: input.now,
+        });
+      }
+    }
+    return version;
+  }
+
+  /** The id of the version's workflow, created when this is its first version. */
+  private async workflowFor(tx: EntityManager, input: NewVersion): Promise<number> {
+    const query = tx
+      .createQueryBuilder(WorkflowEntity, 'w')
+      .where('w.uuid = :uuid', { uuid: input.workflowUuid });
+    // Locked on MariaDB so that deleting its last version in another copy waits for this registration.
+    const existing = await (this.onMariaDb ? query.setLock('pessimistic_write') : query).getOne();
+    if (existing) {
+      if (existing.ownerId !== input.ownerId) {
+        throw ownedByAnother(input.workflowUuid);
+      }
+      return existing.id;
+    }
+    try {
+      return insertedId(
+        await tx.insert(WorkflowEntity, {
+          uuid: input.workflowUuid,
+          ownerId: input.ownerId,
+          createdAt: input.now,
+        }),
+      );
+    } catch (error) {
+      if (isUniqueViolation(error)) {
+        throw new DomainError(
+          'conflict',
+          `The workflow ${input.workflowUuid} was being registered by another request at the same time`,
+        );
+      }
+      throw error;
+    }
+  }
+
+  /** Get-or-create by (type, url); a unique violation means another registration created it meanwhile. */
+  private async serviceFor(tx: EntityManager, type: string, url: string): Promise<number> {
+    const existing = await this.findService(tx, type, url);
+    if (existing) {
+      return existing.id;
+    }
+    try {
+      return insertedId(
+        await tx.insert(TestServiceEntity, { uuid: randomUUID(), type, url, pausedUntil: null }),
+      );
+    } catch (error) {
+      if (!isUniqueViolation(error)) {
+        throw error;
+      }
+      const created = await this.findService(tx, type, url);
+      if (!created) {
+        throw error;
+      }
+      return created.id;
+    }
+  }
+
+  private findService(tx: EntityManager, type: string, url: string): Promise<TestServiceEntity | null> {
+    const query = tx
+      .createQueryBuilder(TestServiceEntity, 's')
+      .where('s.type = :type AND s.url = :url', { type, url });
+    // A locking read sees rows committed after this transaction's snapshot (InnoDB's consistent reads would not).
+    return (this.onMariaDb ? query.setLock('pessimistic_read') : query).getOne();
+  }
+
+  /**
+   * Deletes a version (its suites, instances and builds go by cascade) and, when it was the
+   * last one, its workflow. False when the version was gone already.
+   */
+  async deleteVersion(version: WorkflowVersionEntity): Promise<boolean> {
+    return this.dataSource.transaction(async (tx) => {
+      if (this.onMariaDb) {
+        // Serialises deletions of one workflow's versions across copies, so that exactly one sees "none left".
+        await tx
+          .createQueryBuilder(WorkflowEntity, 'w')
+          .setLock('pessimistic_write')
+          .where('w.id = :id', { id: version.workflowId })
+          .getOne();
+      }
+      const deleted = await tx.delete(WorkflowVersionEntity, { id: version.id });
+      if ((deleted.affected ?? 0) === 0) {
+        return false;
+      }
+      const remaining = await tx.countBy(WorkflowVersionEntity, { workflowId: version.workflowId });
+      if (remaining === 0) {
+        await tx.delete(WorkflowEntity, { id: version.workflowId });
+      }
+      return true;
+    });
+  }
+}
+
+function serviceKey(type: string, url: string): string {
+  return JSON.stringify([type, url]);
+}
+
+function insertedId(result: { identifiers: Record<string, unknown>[] }): number {
+  const id = Number(result.identifiers[0]?.id);
+  if (!Number.isSafeInteger(id)) {
+    throw new Error('the database returned no id for an inserted row');
+  }
+  return id;
+}
+
+function isDeadlock(error: unknown): boolean {
+  const code = (error as { driverError?: { code?: unknown }; code?: unknown } | null)?.driverError?.code;
+  return code === 'ER_LOCK_DEADLOCK' || code === 'ER_LOCK_WAIT_TIMEOUT';
+}
+
+export function versionExists(uuid: string, version: string): DomainError {
+  return new DomainError('conflict', `The workflow ${uuid} already has a version '${version}'`);
+}
+
+export function ownedByAnother(uuid: string): DomainError {
+  return new DomainError('conflict', `The workflow ${uuid} belongs to another user`);
+}

@@ -1,0 +1,270 @@
+import { randomUUID } from 'node:crypto';
+import { open } from 'node:fs/promises';
+import type { Readable } from 'node:stream';
+import { Injectable, Logger, type OnModuleInit } from '@nestjs/common';
+import type { AuthUser } from '../auth/auth-user.js';
+import { DomainError } from '../common/errors/domain-error.js';
+import { AppConfig } from '../config/app-config.js';
+import { CrateDownloader, removeQuietly } from './crate/crate-downloader.js';
+import { CrateReader } from './crate/crate-reader.js';
+import { CrateStore } from './crate/crate-store.js';
+import { parseRoCrate } from './crate/ro-crate-parser.js';
+import {
+  latestVersionOf,
+  versionsOf,
+  type WorkflowSummaryView,
+  type WorkflowView,
+} from './dto/workflow-response.dto.js';
+import type { TestInstanceEntity } from './entities/test-instance.entity.js';
+import type { TestSuiteEntity } from './entities/test-suite.entity.js';
+import type { WorkflowVersionEntity } from './entities/workflow-version.entity.js';
+import type { WorkflowEntity } from './entities/workflow.entity.js';
+import { checkInstanceAddresses, checkStorable, registrationName } from './registration-rules.js';
+import { VersionStatusReader } from './version-status.reader.js';
+import { NOT_AVAILABLE } from './workflow-status-source.js';
+import { WorkflowAccess } from './workflow-access.service.js';
+import { ownedByAnother, versionExists, WorkflowsRepository, type Page } from './workflows.repository.js';
+
+export interface Registration {
+  rocLink: string;
+  version: string;
+  authorization?: string;
+  uuid?: string;
+  name?: string;
+}
+
+export interface Registered {
+  uuid: string;
+  name: string;
+  version: string;
+}
+
+export interface ReadOptions {
+  previousVersions?: boolean;
+  roCrate?: boolean;
+}
+
+/** A stored archive ready to be sent; `open` is called only when the bytes are wanted. */
+export interface ArchiveDownload {
+  sha256: string;
+  size: number;
+  filename: string;
+  open(): Promise<Readable>;
+}
+
+/**
+ * Temporary files younger than this may belong to a download still in progress in another
+ * copy of the service (sharing DATA_DIR), or to one waiting for its turn to be stored.
+ */
+const TEMP_GRACE_MS = 60 * 60 * 1000;
+
+/** The workflow registry: registration, reads, archive downloads and deletion. */
+@Injectable()
+export class WorkflowsService implements OnModuleInit {
+  private readonly logger = new Logger(WorkflowsService.name);
+
+  constructor(
+    private readonly repo: WorkflowsRepository,
+    private readonly access: WorkflowAccess,
+    private readonly downloader: CrateDownloader,
+    private readonly reader: CrateReader,
+    private readonly store: CrateStore,
+    private readonly statuses: VersionStatusReader,
+    private readonly config: AppConfig,
+  ) {}
+
+  /** A crash leaves its downloads in DATA_DIR/tmp; nothing else would ever delete them. */
+  async onModuleInit(): Promise<void> {
+    const removed = await this.store.sweepTemp(this.config.registry.downloadTimeoutMs + TEMP_GRACE_MS);
+    if (removed > 0) {
+      this.logger.log(`removed ${removed} stale temporary download(s)`);
+    }
+  }
+
+  /**
+   * Downloads, reads and stores a crate as a new version, atomically: on any failure no row
+   * and no file are left behind. Throws DomainError invalid_input (the link, the archive or
+   * the crate is unusable) or conflict (the uuid has this version or belongs to another user).
+   */
+  async register(user: AuthUser, input: Registration): Promise<Registered> {
+    const uuid = input.uuid ?? randomUUID();
+    // Answered before downloading anything; the transaction checks again, race-free.
+    await this.refuseKnownConflicts(uuid, input.version, user);
+    const crate = await this.downloader.download(input.rocLink, input.authorization);
+    try {
+      const { metadata } = await this.reader.read(crate.path, this.config.registry.maxUncompressedBytes);
+      const parsed = parseRoCrate(metadata);
+      const name = registrationName(input.name, parsed);
+      checkStorable(parsed.suites);
+      if (!this.config.registry.allowPrivateNetworkLinks) {
+        await checkInstanceAddresses(parsed.suites);
+      }
+      await this.repo.exclusiveForArchive(crate.sha256, async () => {
+        await this.store.put(crate.path, crate.sha256);
+        try {
+          await this.repo.saveVersion({
+            workflowUuid: uuid,
+            ownerId: user.id,
+            version: input.version,
+            name,
+            rocLink: input.rocLink,
+            archiveSha256: crate.sha256,
+            archiveSize: crate.size,
+            suites: parsed.suites,
+            now: new Date(),
+          });
+        } catch (error) {
+          await this.forgetArchiveIfUnused(crate.sha256);
+          throw error;
+        }
+      });
+      return { uuid, name, version: input.version };
+    } finally {
+      // Gone already when the store took it; here for every failure before that.
+      await removeQuietly(crate.path);
+    }
+  }
+
+  private async refuseKnownConflicts(uuid: string, version: string, user: AuthUser): Promise<void> {
+    const workflow = await this.repo.findWorkflow(uuid);
+    if (!workflow) {
+      return;
+    }
+    if (workflow.ownerId !== user.id) {
+      throw ownedByAnother(uuid);
+    }
+    if (versionsOf(workflow).some((existing) => existing.version === version)) {
+      throw versionExists(uuid, version);
+    }
+  }
+
+  /** Called under the archive's lock, after the version that would have used it was not saved or was deleted. */
+  private async forgetArchiveIfUnused(sha256: string): Promise<void> {
+    try {
+      if (!(await this.repo.isArchiveUsed(sha256))) {
+        await this.store.remove(sha256);
+      }
+    } catch (error) {
+      // The failure that brought us here matters more; an orphaned archive only costs disk space.
+      this.logger.error({ err: error }, `could not clean up archive ${sha256}`);
+    }
+  }
+
+  /** The caller's own workflows, the one whose latest version was registered last first. */
+  async list(user: AuthUser, page: Page, withStatus: boolean): Promise<WorkflowSummaryView[]> {
+    const workflows = await this.repo.listOwned(user.id, page);
+    if (!withStatus) {
+      return workflows.map((workflow) => ({ workflow }));
+    }
+    const summaries = await this.statuses.summaries(
+      workflows.map((workflow) => latestVersionOf(workflow).id),
+    );
+    const instanceIds = [...summaries.values()].flatMap((summary) =>
+      summary.latestBuild ? [summary.latestBuild.instanceId] : [],
+    );
+    const instances = new Map(
+      (await this.repo.findInstancesByIds([...new Set(instanceIds)])).map((instance) => [
+        instance.id,
+        instance,
+      ]),
+    );
+    return workflows.map((workflow) => {
+      const summary = summaries.get(latestVersionOf(workflow).id) ?? NOT_AVAILABLE;
+      const build = summary.latestBuild;
+      const instance = build ? instances.get(build.instanceId) : undefined;
+      return {
+        workflow,
+        status: {
+          aggregate: summary.aggregate,
+          // An instance deleted since the summary was read takes its build with it.
+          latestBuild: build && instance ? { build, instance } : null,
+        },
+      };
+    });
+  }
+
+  /** The latest version, or the given one, with what the options ask for. */
+  async get(
+    uuid: string,
+    version: string | undefined,
+    user: AuthUser,
+    options: ReadOptions,
+  ): Promise<WorkflowView> {
+    const visible = await this.access.visibleVersion(uuid, version, user);
+    const view: WorkflowView = { ...visible };
+    if (options.previousVersions) {
+      view.previous = versionsOf(visible.workflow).filter((other) => other.id < visible.version.id);
+    }
+    if (options.roCrate) {
+      view.metadata = await this.metadataOf(visible.version);
+    }
+    return view;
+  }
+
+  private async metadataOf(version: WorkflowVersionEntity): Promise<object> {
+    const path = this.store.pathOf(version.archiveSha256);
+    const { metadata } = await this.reader.read(path, this.config.registry.maxUncompressedBytes);
+    // The crate was parsed as an object when it was registered.
+    return metadata as object;
+  }
+
+  async workflow(uuid: string, user: AuthUser): Promise<WorkflowEntity> {
+    return this.access.visibleWorkflow(uuid, user);
+  }
+
+  /**
+   * Deletes a version with its suites, instances and builds, its archive when no other version
+   * uses the same bytes, and the workflow when it was its last version.
+   */
+  async deleteVersion(uuid: string, version: string, user: AuthUser): Promise<void> {
+    const visible = await this.access.visibleVersion(uuid, version, user);
+    const sha256 = visible.version.archiveSha256;
+    const deleted = await this.repo.exclusiveForArchive(sha256, async () => {
+      const done = await this.repo.deleteVersion(visible.version);
+      if (done) {
+        await this.forgetArchiveIfUnused(sha256);
+      }
+      return done;
+    });
+    if (!deleted) {
+      throw new DomainError('not_found', `The workflow ${uuid} has no version '${version}'`);
+    }
+  }
+
+  async archive(uuid: string, version: string, user: AuthUser): Promise<ArchiveDownload> {
+    const visible = await this.access.visibleVersion(uuid, version, user);
+    const { archiveSha256: sha256, archiveSize: size } = visible.version;
+    const path = this.store.pathOf(sha256);
+    return {
+      sha256,
+      size,
+      filename: `${visible.workflow.uuid}_${visible.version.version}.crate.zip`,
+      open: async () => {
+        try {
+          const handle = await open(path, 'r');
+          return handle.createReadStream();
+        } catch (error) {
+          if ((error as NodeJS.ErrnoException).code === 'ENOENT') {
+            // Deleted between the lookup and now, by a concurrent deletion of the version.
+            throw new DomainError('not_found', `The workflow ${uuid} has no version '${version}'`);
+          }
+          throw error;
+        }
+      },
+    };
+  }
+
+  /** The suites of the given version, or of the latest. */
+  async suites(uuid: string, version: string | undefined, user: AuthUser): Promise<TestSuiteEntity[]> {
+    const visible = await this.access.visibleVersion(uuid, version, user);
+    return this.repo.findSuitesOf(visible.version.id);
+  }
+
+  async suite(uuid: string, user: AuthUser): Promise<TestSuiteEntity> {
+    return this.access.visibleSuite(uuid, user);
+  }
+
+  async instance(uuid: string, user: AuthUser): Promise<TestInstanceEntity> {
+    return this.access.visibleInstance(uuid, user);
+  }
+}
