@@ -12,16 +12,74 @@ const MAX_NODE_ID = 2_147_483_647;
 /**
  * The DummyCloudStore of the running service: dummy clouds live in the database, so their nodes
  * survive a restart and several copies of the service sharing the database see one cloud.
+ *
+ * On SQLite, TypeORM runs every query of the process over one connection, where a second transaction
+ * opened while one is running fails ("cannot start a transaction within a transaction") and any other
+ * query lands inside the open one. So this store avoids transactions there: the id counter moves in one
+ * `UPDATE … RETURNING` statement, and the only transaction (the first seeding of a cloud, once in the
+ * database's life) is queued behind any other of this store.
  */
 @Injectable()
 export class DummyCloudRepository implements DummyCloudStore {
+  /** The tail of this store's queue of seeding transactions. */
+  private seeding: Promise<unknown> = Promise.resolve();
+
   constructor(
     @InjectRepository(DummyCloudEntity) private readonly clouds: Repository<DummyCloudEntity>,
     @InjectRepository(DummyNodeEntity) private readonly nodes: Repository<DummyNodeEntity>,
   ) {}
 
   /** The counter row and the seed nodes go in one transaction; a copy that loses the race finds the row taken. */
-  async ensureCloud(cloud: string, seed: readonly DummyNodeRecord[], firstFreeId: number): Promise<void> {
+  ensureCloud(cloud: string, seed: readonly DummyNodeRecord[], firstFreeId: number): Promise<void> {
+    const run = this.seeding.then(() => this.seed(cloud, seed, firstFreeId));
+    this.seeding = run.catch(() => undefined);
+    return run;
+  }
+
+  async listNodes(cloud: string): Promise<DummyNodeRecord[]> {
+    const rows = await this.nodes.find({ where: { cloud }, order: { nodeId: 'ASC' } });
+    return rows.map(toRecord);
+  }
+
+  /**
+   * Increments the counter and reads it back atomically, so no two callers, in this process or
+   * another copy, get one id: one `UPDATE … RETURNING` on SQLite; on MariaDB (which has no RETURNING
+   * for UPDATE) a transaction on a connection of its own, the UPDATE holding the row until commit.
+   */
+  async allocateId(cloud: string): Promise<number> {
+    let next: number | undefined;
+    if (this.clouds.manager.connection.options.type === 'mariadb') {
+      next = await this.clouds.manager.transaction(async (tx) => {
+        await tx.increment(DummyCloudEntity, { name: cloud }, 'nextId', 1);
+        return (await tx.findOneBy(DummyCloudEntity, { name: cloud }))?.nextId;
+      });
+    } else {
+      const rows = await this.clouds.query<{ next_id: number }[]>(
+        'UPDATE dummy_clouds SET next_id = next_id + 1 WHERE name = ? RETURNING next_id',
+        [cloud],
+      );
+      next = rows[0]?.next_id;
+    }
+    if (next === undefined) {
+      throw new Error(`dummy cloud '${cloud}' used before ensureCloud`);
+    }
+    return Number(next) - 1;
+  }
+
+  async insertNode(cloud: string, node: DummyNodeRecord): Promise<void> {
+    await this.nodes.insert(toEntity(cloud, node));
+  }
+
+  async deleteNode(cloud: string, id: string): Promise<boolean> {
+    const nodeId = parseNodeId(id);
+    if (nodeId === undefined) {
+      return false;
+    }
+    const result = await this.nodes.delete({ cloud, nodeId });
+    return (result.affected ?? 0) > 0;
+  }
+
+  private async seed(cloud: string, seed: readonly DummyNodeRecord[], firstFreeId: number): Promise<void> {
     if (await this.clouds.existsBy({ name: cloud })) {
       return;
     }
@@ -36,43 +94,11 @@ export class DummyCloudRepository implements DummyCloudStore {
         }
       });
     } catch (error) {
+      // Another copy of the service seeded the cloud between the check and the insert.
       if (!isUniqueViolation(error)) {
         throw error;
       }
     }
-  }
-
-  async listNodes(cloud: string): Promise<DummyNodeRecord[]> {
-    const rows = await this.nodes.find({ where: { cloud }, order: { nodeId: 'ASC' } });
-    return rows.map(toRecord);
-  }
-
-  /**
-   * Increments the counter and reads it back in one transaction: the UPDATE holds the row (MariaDB) or
-   * the database (SQLite) until commit, so no two callers, in this process or another, get one id.
-   */
-  allocateId(cloud: string): Promise<number> {
-    return this.clouds.manager.transaction(async (tx) => {
-      const result = await tx.increment(DummyCloudEntity, { name: cloud }, 'nextId', 1);
-      if (result.affected === 0) {
-        throw new Error(`dummy cloud '${cloud}' used before ensureCloud`);
-      }
-      const row = await tx.findOneByOrFail(DummyCloudEntity, { name: cloud });
-      return row.nextId - 1;
-    });
-  }
-
-  async insertNode(cloud: string, node: DummyNodeRecord): Promise<void> {
-    await this.nodes.insert(toEntity(cloud, node));
-  }
-
-  async deleteNode(cloud: string, id: string): Promise<boolean> {
-    const nodeId = parseNodeId(id);
-    if (nodeId === undefined) {
-      return false;
-    }
-    const result = await this.nodes.delete({ cloud, nodeId });
-    return (result.affected ?? 0) > 0;
   }
 }
 

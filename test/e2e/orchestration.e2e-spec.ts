@@ -8,6 +8,7 @@ clouds:
   default: {type: dummy}
   fake_driver: {type: dummy}
   spare: {type: dummy}
+  burst: {type: dummy}
 `;
 
 // A fresh dummy cloud (API.md 3.1), as the API shows it for a cloud named `name`.
@@ -170,6 +171,7 @@ describe(`area C: orchestration on dummy clouds (${testDatabase()})`, () => {
         { name: 'default', type: 'dummy' },
         { name: 'fake_driver', type: 'dummy' },
         { name: 'spare', type: 'dummy' },
+        { name: 'burst', type: 'dummy' },
       ],
     });
   });
@@ -227,17 +229,24 @@ describe(`area C: orchestration on dummy clouds (${testDatabase()})`, () => {
       expect(ids).not.toContain(byIp.id);
     });
 
-    it('gives concurrent starts distinct ids', async () => {
+    it('gives concurrent starts on a cloud never used before distinct ids, with assigns in between', async () => {
       const started = await Promise.all(
-        Array.from({ length: 6 }, (_, i) =>
-          post('/api/v1/vm/start/spare', { name: `c${i}`, image: '1', size: '1' }),
+        Array.from({ length: 8 }, (_, i) =>
+          post('/api/v1/vm/start/burst', { name: `c${i}`, image: '1', size: '1' }),
         ),
       );
       const ids = started.map((response) => {
         expect(response.status).toBe(200);
-        return response.body.nodes.id as string;
+        return Number(response.body.nodes.id);
       });
-      expect(new Set(ids).size).toBe(ids.length);
+      expect(ids.sort((a, b) => a - b)).toEqual([3, 4, 5, 6, 7, 8, 9, 10]);
+      const assigned = await Promise.all(
+        ids.map((id) => put('/api/v1/vm/action/assign/burst', { node: String(id), user: 'u', vm_type: 't' })),
+      );
+      expect(assigned.map((response) => response.status)).toEqual(ids.map(() => 200));
+      expect(new Set(assigned.map((response) => response.body.id as number)).size).toBe(ids.length);
+      const listed = ((await get('/api/v1/nodes/burst')).body.nodes as { id: string }[]).map((n) => n.id);
+      expect(listed).toEqual(['1', '2', ...ids.map(String)]);
     });
   });
 

@@ -32,7 +32,10 @@ export class DatabaseAssignmentFacility implements AssignmentFacility {
       releasedAt: null,
     });
     try {
-      return toAssignment(await this.rows.save(row));
+      // insert, not save: save wraps itself in a transaction, which on SQLite's single connection
+      // would collide with a concurrent one.
+      const result = await this.rows.insert(row);
+      return toAssignment({ ...row, id: Number(result.identifiers[0]?.id) });
     } catch (error) {
       if (isUniqueViolation(error)) {
         throw new DomainError(
