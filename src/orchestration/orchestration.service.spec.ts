@@ -1,0 +1,158 @@
+import { DomainError } from '../common/errors/domain-error.js';
+import { AppConfig } from '../config/app-config.js';
+import type {
+  AssignRequest,
+  Assignment,
+  AssignmentFacility,
+  ReleasedAssignment,
+} from './assignment/assignment-facility.js';
+import { CloudRegistry } from './cloud.registry.js';
+import { OrchestrationService } from './orchestration.service.js';
+import { DummyProviderFactory } from './providers/dummy.provider.js';
+import { InMemoryDummyCloudStore } from './providers/in-memory-dummy-cloud.store.js';
+
+/** A facility in memory that records every call; `failWith` makes every call fail. */
+class RecordingFacility implements AssignmentFacility {
+  readonly calls: string[] = [];
+  readonly active = new Map<string, Assignment>();
+  failWith?: DomainError;
+  private nextId = 1;
+
+  assign(request: AssignRequest): Promise<Assignment> {
+    return this.record(`assign ${request.cloud}/${request.nodeId}`, () => {
+      const key = `${request.cloud}/${request.nodeId}`;
+      if (this.active.has(key)) {
+        throw new DomainError('conflict', 'assigned already');
+      }
+      const assignment = { ...request, id: this.nextId++, assignedAt: new Date(0) };
+      this.active.set(key, assignment);
+      return assignment;
+    });
+  }
+
+  release(cloud: string, nodeId: string): Promise<ReleasedAssignment> {
+    return this.record(`release ${cloud}/${nodeId}`, () => {
+      const found = this.active.get(`${cloud}/${nodeId}`);
+      if (!found) {
+        throw new DomainError('not_found', 'not assigned');
+      }
+      this.active.delete(`${cloud}/${nodeId}`);
+      return { id: found.id, cloud, nodeId };
+    });
+  }
+
+  listActive(cloud: string): Promise<Assignment[]> {
+    return this.record(`list ${cloud}`, () => [...this.active.values()].filter((a) => a.cloud === cloud));
+  }
+
+  private record<T>(call: string, work: () => T): Promise<T> {
+    this.calls.push(call);
+    return new Promise((resolve) => {
+      if (this.failWith) {
+        throw this.failWith;
+      }
+      resolve(work());
+    });
+  }
+}
+
+function subject(): { service: OrchestrationService; facility: RecordingFacility } {
+  const config = Object.assign(new AppConfig(), {
+    orchestration: {
+      clouds: [
+        { name: 'default', type: 'dummy', options: {} },
+        { name: 'fake_driver', type: 'dummy', options: {} },
+      ],
+      upstreamTimeoutMs: 1000,
+    },
+  });
+  const registry = new CloudRegistry([new DummyProviderFactory(new InMemoryDummyCloudStore())], config);
+  const facility = new RecordingFacility();
+  return { service: new OrchestrationService(registry, facility), facility };
+}
+
+describe('OrchestrationService', () => {
+  it('lists the clouds by name and type only', () => {
+    expect(subject().service.clouds()).toEqual([
+      { name: 'default', type: 'dummy' },
+      { name: 'fake_driver', type: 'dummy' },
+    ]);
+  });
+
+  it('names the cloud its lists come from', async () => {
+    const { service } = subject();
+    const listing = await service.nodes('fake_driver');
+    expect(listing.cloud).toEqual({ name: 'fake_driver', type: 'dummy' });
+    expect(listing.items.map((node) => node.id)).toEqual(['1', '2']);
+  });
+
+  it('answers invalid_route for an unknown cloud before anything else, emulate included', async () => {
+    const { service, facility } = subject();
+    const calls = [
+      service.nodes('nope'),
+      service.start('nope', { name: 'x', image: '1', size: '1' }),
+      service.stop('nope', { id: '1' }),
+      service.assign('nope', { node: { id: '1' }, user: 'u', vmType: 't', emulate: true }),
+      service.release('nope', { node: { id: '1' }, emulate: false }),
+      service.activeAssignments('nope'),
+    ];
+    for (const call of calls) {
+      await expect(call).rejects.toMatchObject({ kind: 'invalid_route' });
+    }
+    expect(facility.calls).toEqual([]);
+  });
+
+  it('answers emulated assign and release with the fixed reply, calling no facility and no cloud', async () => {
+    const { service, facility } = subject();
+    const byId = { node: { id: '77' }, user: 'u', vmType: 't', emulate: true };
+    await expect(service.assign('default', byId)).resolves.toEqual({
+      id: 0,
+      nodeId: '77',
+      result: 'VM 77 assigned (emulated)',
+    });
+    await expect(service.release('default', { node: { hostname: 'h' }, emulate: true })).resolves.toEqual({
+      id: 0,
+      nodeId: 'h',
+      result: 'VM h assigned (emulated)',
+    });
+    expect(facility.calls).toEqual([]);
+  });
+
+  it('assigns a node found by hostname, under its id and name, and releases it', async () => {
+    const { service, facility } = subject();
+    await expect(
+      service.assign('default', { node: { hostname: '127.0.0.1' }, user: 'u', vmType: 't', emulate: false }),
+    ).resolves.toEqual({ id: 1, nodeId: '1', result: 'VM 1 assigned' });
+    expect([...facility.active.values()]).toEqual([
+      expect.objectContaining({ cloud: 'default', nodeId: '1', hostname: 'dummy-1', user: 'u', vmType: 't' }),
+    ]);
+    await expect(service.release('default', { node: { id: '1' }, emulate: false })).resolves.toEqual({
+      id: 1,
+      nodeId: '1',
+      result: 'VM 1 released',
+    });
+  });
+
+  it('does not call the facility for a node the cloud does not have', async () => {
+    const { service, facility } = subject();
+    await expect(
+      service.assign('default', { node: { id: '9' }, user: 'u', vmType: 't', emulate: false }),
+    ).rejects.toMatchObject({ kind: 'not_found' });
+    await expect(
+      service.release('default', { node: { hostname: 'x' }, emulate: false }),
+    ).rejects.toMatchObject({
+      kind: 'not_found',
+    });
+    expect(facility.calls).toEqual([]);
+  });
+
+  it('ends the assignment of a stopped node, and stops it even when the facility fails', async () => {
+    const { service, facility } = subject();
+    await service.assign('default', { node: { id: '2' }, user: 'u', vmType: 't', emulate: false });
+    await expect(service.stop('default', { hostname: 'dummy-2' })).resolves.toBe('2');
+    expect(facility.active.size).toBe(0);
+    facility.failWith = new DomainError('upstream_failed', 'facility down');
+    await expect(service.stop('default', { id: '1' })).resolves.toBe('1');
+    expect((await service.nodes('default')).items).toEqual([]);
+  });
+});
