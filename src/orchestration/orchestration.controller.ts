@@ -1,4 +1,5 @@
 import {
+  applyDecorators,
   Body,
   Controller,
   createParamDecorator,
@@ -9,7 +10,6 @@ import {
   UseFilters,
   type ExecutionContext,
 } from '@nestjs/common';
-import { applyDecorators } from '@nestjs/common';
 import { ApiBody, ApiOkResponse, ApiOperation, ApiParam, ApiQuery, ApiTags } from '@nestjs/swagger';
 import type { Request } from 'express';
 import { ApiAuth } from '../auth/api-auth.decorator.js';
@@ -53,10 +53,19 @@ const PATH_FORMS =
   'The `/{cloud}` segment may be left out (the cloud named `default` is used), and `.json` may be appended to ' +
   'any form with the same reply.';
 
+const FACILITY =
+  'Goes through the assignment facility: the built-in one keeps assignments in the database (one active ' +
+  'assignment per node); with ASSIGNMENT_FACILITY_URL set, an external one is called over HTTP ' +
+  '(protocol in src/orchestration/README.md) and its failures are 502. ' +
+  '`emulate` equal to `true` or `"True"` validates the body, then answers ' +
+  '`{"status": "ok", "id": 0, "id_vm": "<node or hostname as sent>", "result": "VM <id_vm> assigned (emulated)"}` ' +
+  'without looking the node up or touching the facility (release answers the same text, as the original did).';
+
 /** Swagger for one area-C operation: id, summary, the optional cloud segment, the `auth_token` query carrier. */
-function Operation(operationId: string, summary: string, withCloud = true): MethodDecorator {
+function Operation(operationId: string, summary: string, withCloud = true, more?: string): MethodDecorator {
+  const description = [withCloud ? PATH_FORMS : '', more ?? ''].filter(Boolean).join('\n\n');
   return applyDecorators(
-    ApiOperation({ operationId, summary, description: withCloud ? PATH_FORMS : undefined }),
+    ApiOperation({ operationId, summary, description: description || undefined }),
     ...(withCloud
       ? [
           ApiParam({
@@ -69,6 +78,7 @@ function Operation(operationId: string, summary: string, withCloud = true): Meth
       : []),
     ApiQuery({
       name: 'auth_token',
+      type: String,
       required: false,
       description: 'The token, as the original system took it (also accepted as `auth_token` in a JSON body)',
     }),
@@ -90,28 +100,28 @@ export class OrchestrationController {
 
   @Get()
   @Operation('root-get', 'Answers ok to an authorised caller', false)
-  @ApiOkResponse({ type: OkReplyDto })
+  @ApiOkResponse({ type: OkReplyDto, description: 'The caller may use area C' })
   root(): OkReplyDto {
     return { status: 'ok' };
   }
 
   @Get('clouds')
   @Operation('clouds-get', 'The configured clouds: names and types, never settings', false)
-  @ApiOkResponse({ type: CloudsReplyDto })
+  @ApiOkResponse({ type: CloudsReplyDto, description: 'The clouds of CLOUDS_FILE' })
   clouds(): CloudsReplyDto {
     return { status: 'ok', clouds: this.orchestration.clouds() };
   }
 
   @Get('cloud')
   @Operation('cloud-get', 'Alias of clouds-get', false)
-  @ApiOkResponse({ type: CloudsReplyDto })
+  @ApiOkResponse({ type: CloudsReplyDto, description: 'The clouds of CLOUDS_FILE' })
   cloud(): CloudsReplyDto {
     return this.clouds();
   }
 
   @Get('nodes{/:cloud}')
   @Operation('nodes-get', 'The nodes of a cloud')
-  @ApiOkResponse({ type: NodesReplyDto })
+  @ApiOkResponse({ type: NodesReplyDto, description: 'Every node of the cloud' })
   @ApiEnvelopeErrors(500, 502, 503)
   async nodes(@CloudName() cloud: string): Promise<NodesReplyDto> {
     const listing = await this.orchestration.nodes(cloud);
@@ -120,7 +130,7 @@ export class OrchestrationController {
 
   @Get('images{/:cloud}')
   @Operation('images-get', 'The images of a cloud')
-  @ApiOkResponse({ type: ImagesReplyDto })
+  @ApiOkResponse({ type: ImagesReplyDto, description: 'Every image of the cloud' })
   @ApiEnvelopeErrors(500, 502, 503)
   async images(@CloudName() cloud: string): Promise<ImagesReplyDto> {
     const listing = await this.orchestration.images(cloud);
@@ -129,7 +139,7 @@ export class OrchestrationController {
 
   @Get('sizes{/:cloud}')
   @Operation('sizes-get', 'The sizes (flavors) of a cloud')
-  @ApiOkResponse({ type: FlavorsReplyDto })
+  @ApiOkResponse({ type: FlavorsReplyDto, description: 'Every size of the cloud' })
   @ApiEnvelopeErrors(500, 502, 503)
   async sizes(@CloudName() cloud: string): Promise<FlavorsReplyDto> {
     const listing = await this.orchestration.sizes(cloud);
@@ -138,7 +148,7 @@ export class OrchestrationController {
 
   @Get('flavors{/:cloud}')
   @Operation('flavors-get', 'Alias of sizes-get, which the original system’s own clients call')
-  @ApiOkResponse({ type: FlavorsReplyDto })
+  @ApiOkResponse({ type: FlavorsReplyDto, description: 'Every size of the cloud' })
   @ApiEnvelopeErrors(500, 502, 503)
   flavors(@CloudName() cloud: string): Promise<FlavorsReplyDto> {
     return this.sizes(cloud);
@@ -148,7 +158,10 @@ export class OrchestrationController {
   @HttpCode(200)
   @Operation('vm-start', 'Starts (creates) a node')
   @ApiBody({ type: StartNodeDto })
-  @ApiOkResponse({ type: StartReplyDto })
+  @ApiOkResponse({
+    type: StartReplyDto,
+    description: 'The node, as the cloud reports it right after creation',
+  })
   @ApiEnvelopeErrors(400, 500, 502, 503)
   async start(@CloudName() cloud: string, @Body() body: StartNodeDto): Promise<StartReplyDto> {
     const started = await this.orchestration.start(cloud, body);
@@ -156,9 +169,14 @@ export class OrchestrationController {
   }
 
   @Put('vm/stop{/:cloud}')
-  @Operation('vm-stop', 'Stops (destroys) a node, by id or hostname')
+  @Operation(
+    'vm-stop',
+    'Stops (destroys) a node, by id or hostname',
+    true,
+    'The node is destroyed for good; an active assignment of it ends with it.',
+  )
   @ApiBody({ type: StopNodeDto })
-  @ApiOkResponse({ type: StopReplyDto })
+  @ApiOkResponse({ type: StopReplyDto, description: 'The node is destroyed' })
   @ApiEnvelopeErrors(400, 404, 500, 502, 503)
   async stop(@CloudName() cloud: string, @Body() body: StopNodeDto): Promise<StopReplyDto> {
     const id = await this.orchestration.stop(cloud, nodeQuery(body));
@@ -166,9 +184,9 @@ export class OrchestrationController {
   }
 
   @Put('vm/action/assign{/:cloud}')
-  @Operation('vm-assign', 'Assigns a node to a user and an application')
+  @Operation('vm-assign', 'Assigns a node to a user and an application', true, FACILITY)
   @ApiBody({ type: AssignNodeDto })
-  @ApiOkResponse({ type: AssignmentReplyDto })
+  @ApiOkResponse({ type: AssignmentReplyDto, description: 'The node is assigned' })
   @ApiEnvelopeErrors(400, 404, 409, 500, 502, 503)
   async assign(@CloudName() cloud: string, @Body() body: AssignNodeDto): Promise<AssignmentReplyDto> {
     return toAssignmentReply(
@@ -182,9 +200,9 @@ export class OrchestrationController {
   }
 
   @Put('vm/action/release{/:cloud}')
-  @Operation('vm-release', 'Ends the assignment of a node (the node keeps running)')
+  @Operation('vm-release', 'Ends the assignment of a node (the node keeps running)', true, FACILITY)
   @ApiBody({ type: ReleaseNodeDto })
-  @ApiOkResponse({ type: AssignmentReplyDto })
+  @ApiOkResponse({ type: AssignmentReplyDto, description: 'The assignment has ended' })
   @ApiEnvelopeErrors(400, 404, 500, 502, 503)
   async release(@CloudName() cloud: string, @Body() body: ReleaseNodeDto): Promise<AssignmentReplyDto> {
     return toAssignmentReply(
@@ -194,7 +212,7 @@ export class OrchestrationController {
 
   @Get('vm/status{/:cloud}')
   @Operation('vm-status', 'The active assignments of a cloud')
-  @ApiOkResponse({ type: AssignmentsReplyDto })
+  @ApiOkResponse({ type: AssignmentsReplyDto, description: 'The active assignments, oldest first' })
   @ApiEnvelopeErrors(500, 502, 503)
   async status(@CloudName() cloud: string): Promise<AssignmentsReplyDto> {
     const active = await this.orchestration.activeAssignments(cloud);
