@@ -224,6 +224,14 @@ describe('CrateDownloader', () => {
       await expectInvalid(downloader().download(link), /^the link is unreachable \(the connection broke/);
     });
 
+    it('leaves no temporary file behind when the connection breaks at once, however the timing falls', async () => {
+      const link = server.route('/cut-early.zip', { kind: 'cut', body: 'PK', contentLength: 5000 });
+      for (let attempt = 0; attempt < 30; attempt++) {
+        await expectInvalid(downloader().download(link), /^the link is unreachable \(the connection broke/);
+        expect(await tempFiles()).toEqual([]);
+      }
+    });
+
     it('refuses a link nobody listens on', async () => {
       const closed = await LinkServer.start();
       const link = closed.url('/crate.zip');

@@ -1,6 +1,5 @@
 import { createHash, randomUUID } from 'node:crypto';
-import { createWriteStream } from 'node:fs';
-import { mkdir, rm } from 'node:fs/promises';
+import { mkdir, open, rm, type FileHandle } from 'node:fs/promises';
 import { STATUS_CODES, validateHeaderValue } from 'node:http';
 import { join } from 'node:path';
 import { Transform, type Readable, type TransformCallback } from 'node:stream';
@@ -61,6 +60,9 @@ export class CrateDownloader {
     const folder = join(this.config.dataDir, 'tmp');
     await mkdir(folder, { recursive: true });
     const path = join(folder, `download-${randomUUID()}.zip.part`);
+    // Created before anything is sent: a write stream opens its file lazily, so with a link that
+    // breaks early the file could appear after the cleanup below had run, and stay.
+    const file = await open(path, 'wx', 0o600);
     // Our own copy of the deadline tells a timeout apart from other cancellations whatever
     // the client makes of the abort reason (which can come from another realm under jest).
     const deadline = AbortSignal.timeout(downloadTimeoutMs);
@@ -82,8 +84,10 @@ export class CrateDownloader {
         response.body.destroy();
         throw this.tooLarge();
       }
-      return { path, ...(await save(response.body, path, maxCrateBytes)) };
+      return { path, ...(await save(response.body, file, maxCrateBytes)) };
     } catch (error) {
+      // Closing twice is harmless: the write stream of `save` may have closed it already.
+      await file.close().catch(() => undefined);
       await removeQuietly(path);
       throw error instanceof DomainError ? error : this.toDomainError(error, deadline.aborted);
     }
@@ -137,7 +141,7 @@ export class CrateDownloader {
 
 async function save(
   body: Readable,
-  path: string,
+  file: FileHandle,
   maxBytes: number,
 ): Promise<{ size: number; sha256: string }> {
   const hash = createHash('sha256');
@@ -153,7 +157,7 @@ async function save(
       callback(null, chunk);
     },
   });
-  await pipeline(body, meter, createWriteStream(path, { flags: 'wx', mode: 0o600 }));
+  await pipeline(body, meter, file.createWriteStream());
   return { size, sha256: hash.digest('hex') };
 }
 
