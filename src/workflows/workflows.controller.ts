@@ -24,6 +24,7 @@ import {
   VersionListDto,
   WorkflowDto,
 } from './dto/workflow-response.dto.js';
+import { matchesIfNoneMatch } from './if-none-match.js';
 import { RegistryReads } from './registry-reads.decorator.js';
 import { WorkflowsService } from './workflows.service.js';
 
@@ -117,7 +118,7 @@ export class WorkflowsController {
     // The bytes of a version never change, but they are the caller's: caches must ask every time.
     const cacheHeaders = { ETag: etag, 'Cache-Control': 'private, no-cache' };
     response.set(cacheHeaders);
-    if (request.fresh) {
+    if (matchesIfNoneMatch(request.get('if-none-match'), etag)) {
       // A web Response is the one way to choose the status of a passthrough reply.
       return new globalThis.Response(null, { status: 304, headers: cacheHeaders });
     }

@@ -273,6 +273,9 @@ describe('workflow registry (API.md 2.1–2.5, 2.7)', () => {
     expect(notModified.text).toBeFalsy();
     const listed = await get(alice, path).set('If-None-Match', `"other", ${etag}`);
     expect(listed.status).toBe(304);
+    // fetch() sends no-cache with every If-None-Match of its own; the origin still answers 304.
+    const fromFetch = await get(alice, path).set('If-None-Match', etag).set('Cache-Control', 'no-cache');
+    expect(fromFetch.status).toBe(304);
     const changed = await download(alice, path).set('If-None-Match', '"something-else"');
     expect(changed.status).toBe(200);
     expect(Buffer.compare(changed.body as Buffer, bytes)).toBe(0);

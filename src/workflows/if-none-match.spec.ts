@@ -1,0 +1,23 @@
+import { matchesIfNoneMatch } from './if-none-match.js';
+
+describe('matchesIfNoneMatch', () => {
+  const etag = '"abc123"';
+
+  it.each([
+    ['"abc123"', true],
+    ['W/"abc123"', true],
+    ['"other", "abc123"', true],
+    ['"other",W/"abc123" ', true],
+    ['*', true],
+    ['"other"', false],
+    ['"abc1234"', false],
+    ['abc123', false],
+    ['', false],
+  ])('%j → %s', (header, expected) => {
+    expect(matchesIfNoneMatch(header, etag)).toBe(expected);
+  });
+
+  it('is false without the header', () => {
+    expect(matchesIfNoneMatch(undefined, etag)).toBe(false);
+  });
+});
