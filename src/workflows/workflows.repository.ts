@@ -59,10 +59,14 @@ export class WorkflowsRepository {
    * Runs `work` while no other registry write of this process runs, and (on MariaDB) while no
    * other copy of the service writes for the same archive.
    *
-   * In-process, writes queue one after another because TypeORM runs everything on SQLite over
-   * one connection, where two open transactions would nest as savepoints and commit or roll
-   * back each other's rows. Across copies, a named lock per archive keeps one copy from
-   * deleting a file that another copy has just stored for a version it is about to commit.
+   * In-process, writes queue one after another: TypeORM runs everything on SQLite over one
+   * connection, where two open transactions would nest as savepoints and commit or roll back
+   * each other's rows; on MariaDB, a writer holds one pooled connection for its named lock and
+   * needs a second for its transaction, so unbounded concurrent writers could exhaust the pool
+   * while each waits for a second connection. The critical section is short (a rename and a
+   * few inserts); downloads and reading happen before it. Across copies, a named lock per
+   * archive keeps one copy from deleting a file that another copy has just stored for a
+   * version it is about to commit.
    */
   exclusiveForArchive<T>(sha256: string, work: () => Promise<T>): Promise<T> {
     const run = this.writeQueue.then(() => (this.onMariaDb ? this.underNamedLock(sha256, work) : work()));
