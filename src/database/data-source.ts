@@ -3,6 +3,7 @@ import { dirname } from 'node:path';
 import { DataSource, type DataSourceOptions } from 'typeorm';
 import type { AppConfig } from '../config/app-config.js';
 import { MIGRATIONS } from './migrations.js';
+import { serializeSqliteTransactions } from './sqlite-serializer.js';
 
 /** TypeORM options for the configured database. `synchronize` is off: the schema comes from migrations only. */
 export function dataSourceOptions(config: AppConfig): DataSourceOptions {
@@ -70,6 +71,9 @@ export async function runMigrations(dataSource: DataSource): Promise<void> {
 export async function openDataSource(options: DataSourceOptions): Promise<DataSource> {
   const dataSource = new DataSource(options);
   await dataSource.initialize();
+  if (options.type === 'better-sqlite3') {
+    serializeSqliteTransactions(dataSource);
+  }
   try {
     await runMigrations(dataSource);
   } catch (error) {

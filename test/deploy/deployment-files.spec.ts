@@ -80,7 +80,7 @@ describe('deployment files', () => {
       .flatMap((file) => parseAllDocuments(readFileSync(join(DOCKER, 'k8s', file), 'utf8')))
       .map((document) => {
         expect(document.errors).toEqual([]);
-        return document.toJS() as { kind: string; spec?: Record<string, unknown> };
+        return document.toJS() as { kind: string; spec?: unknown };
       });
     const kinds = documents.map((document) => document.kind).sort();
     expect(kinds).toEqual(['ConfigMap', 'Deployment', 'PersistentVolumeClaim', 'Secret', 'Service']);
