@@ -69,9 +69,9 @@ export function serializeSqliteTransactions(dataSource: DataSource): void {
     const start = runner.startTransaction.bind(runner);
     const commit = runner.commitTransaction.bind(runner);
     const rollback = runner.rollbackTransaction.bind(runner);
-    runner.query = async (...args: Parameters<QueryRunner['query']>) => {
+    runner.query = async <T>(...args: Parameters<QueryRunner['query']>): Promise<T> => {
       await lock.waitTurn(runner, false);
-      return query(...args);
+      return query<T>(...args);
     };
     runner.startTransaction = async (...args: Parameters<QueryRunner['startTransaction']>) => {
       const outermost = runner.transactionDepth === 0;
