@@ -69,10 +69,11 @@ export function serializeSqliteTransactions(dataSource: DataSource): void {
     const start = runner.startTransaction.bind(runner);
     const commit = runner.commitTransaction.bind(runner);
     const rollback = runner.rollbackTransaction.bind(runner);
-    runner.query = async <T>(...args: Parameters<QueryRunner['query']>): Promise<T> => {
+    const waitThenQuery = async (...args: Parameters<QueryRunner['query']>): Promise<unknown> => {
       await lock.waitTurn(runner, false);
-      return query<T>(...args);
+      return (await query(...args)) as unknown;
     };
+    runner.query = waitThenQuery as QueryRunner['query'];
     runner.startTransaction = async (...args: Parameters<QueryRunner['startTransaction']>) => {
       const outermost = runner.transactionDepth === 0;
       if (outermost) {
