@@ -3,6 +3,7 @@ import { CreateUsers1763700000000 } from '../../migrations/1763700000000-create-
 import { CreateRegistry1763710000000 } from '../../migrations/1763710000000-create-registry.js';
 import { CreateBuilds1763720000000 } from '../../migrations/1763720000000-create-builds.js';
 import { CreateOrchestration1763730000000 } from '../../migrations/1763730000000-create-orchestration.js';
+import { ExactMatchKeys1763750000000 } from '../../migrations/1763750000000-exact-match-keys.js';
 
 /**
  * Every migration, oldest first. Listed here rather than found by a file glob, so the
@@ -13,4 +14,5 @@ export const MIGRATIONS: (new () => MigrationInterface)[] = [
   CreateRegistry1763710000000,
   CreateBuilds1763720000000,
   CreateOrchestration1763730000000,
+  ExactMatchKeys1763750000000,
 ];

@@ -38,3 +38,30 @@ describe(`database schema (${testDatabase()})`, () => {
     }
   });
 });
+
+describe(`exact comparison of keys (${testDatabase()})`, () => {
+  it('treats usernames that differ only in case as different users, on every database', async () => {
+    const t = await createTestApp();
+    try {
+      const auth = { Authorization: `Bearer ${await t.login()}` };
+      await t.http
+        .post('/api/v1/users')
+        .set(auth)
+        .send({ username: 'Casey', password: 'casey-password-1' })
+        .expect(201);
+      await t.http
+        .post('/api/v1/users')
+        .set(auth)
+        .send({ username: 'casey', password: 'casey-password-2' })
+        .expect(201);
+      await t.login('Casey', 'casey-password-1');
+      await t.login('casey', 'casey-password-2');
+      const wrongCase = await t.http
+        .post('/api/v1/auth')
+        .send({ username: 'CASEY', password: 'casey-password-1' });
+      expect(wrongCase.status).toBe(403);
+    } finally {
+      await t.close();
+    }
+  });
+});

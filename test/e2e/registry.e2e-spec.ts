@@ -340,6 +340,15 @@ describe('workflow registry (API.md 2.1–2.5, 2.7)', () => {
   });
 
   describe('versions', () => {
+    it('treats version labels that differ only in case as two versions, on every database', async () => {
+      const first = await registerCrate(alice, '1.0-RC', { marker: randomUUID() });
+      const second = await registerCrate(alice, '1.0-rc', { marker: randomUUID() }, { uuid: first.uuid });
+      expect(second.wf_version).toBe('1.0-rc');
+      const upper = await get(alice, `/workflows/${first.uuid}/versions/1.0-RC`);
+      expect(upper.body.version.version).toBe('1.0-RC');
+      await get(alice, `/workflows/${first.uuid}/versions/1.0-Rc`).expect(404);
+    });
+
     it('a new version by the owner becomes the latest; the older ones stay, older first', async () => {
       const first = await registerCrate(alice, '1.0', { name: 'first name', marker: randomUUID() });
       const second = await registerCrate(
