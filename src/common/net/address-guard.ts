@@ -15,6 +15,9 @@ export function isPublicAddress(ip: string): boolean {
     const v6 = address as ipaddr.IPv6;
     if (v6.isIPv4MappedAddress()) {
       address = v6.toIPv4Address();
+    } else if (v6.parts.slice(0, 6).every((part) => part === 0)) {
+      // The deprecated IPv4-compatible form (::a.b.c.d) is not routed globally; ipaddr.js calls it unicast.
+      return false;
     }
   }
   return address.range() === 'unicast';
