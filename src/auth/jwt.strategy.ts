@@ -1,5 +1,5 @@
 import { createSecretKey, randomUUID, type KeyObject } from 'node:crypto';
-import { Injectable, type OnModuleDestroy } from '@nestjs/common';
+import { Injectable, type OnApplicationShutdown } from '@nestjs/common';
 import { PassportStrategy } from '@nestjs/passport';
 import type { Request } from 'express';
 import passport from 'passport';
@@ -23,7 +23,7 @@ function verificationKey(secret: string): string | Buffer {
 
 /** Verifies the HS256 token from any accepted carrier, then re-checks the user in the database. */
 @Injectable()
-export class JwtStrategy extends PassportStrategy(Strategy) implements OnModuleDestroy {
+export class JwtStrategy extends PassportStrategy(Strategy) implements OnApplicationShutdown {
   /**
    * Passport keeps strategies in one process-wide registry, so a second app in the same
    * process (an embedding, a test) would take over a shared name and this app would verify
@@ -51,7 +51,8 @@ export class JwtStrategy extends PassportStrategy(Strategy) implements OnModuleD
     passport.use(this.passportName, this);
   }
 
-  onModuleDestroy(): void {
+  // After the HTTP server has drained (Nest closes it between the destroy and shutdown hooks).
+  onApplicationShutdown(): void {
     passport.unuse(this.passportName);
   }
 

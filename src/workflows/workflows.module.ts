@@ -1,5 +1,6 @@
 import { Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
+import { CrateJanitor } from './crate-janitor.js';
 import { CrateDownloader } from './crate/crate-downloader.js';
 import { CrateReader } from './crate/crate-reader.js';
 import { CrateStore } from './crate/crate-store.js';
@@ -37,6 +38,7 @@ const ENTITIES = [
     CrateDownloader,
     CrateReader,
     CrateStore,
+    CrateJanitor,
     WorkflowsRepository,
     WorkflowAccess,
     VersionStatusReader,

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { open } from 'node:fs/promises';
 import type { Readable } from 'node:stream';
-import { Injectable, Logger, type OnModuleInit } from '@nestjs/common';
+import { Injectable, Logger } from '@nestjs/common';
 import type { AuthUser } from '../auth/auth-user.js';
 import { DomainError } from '../common/errors/domain-error.js';
 import { AppConfig } from '../config/app-config.js';
@@ -52,15 +52,9 @@ export interface ArchiveDownload {
   open(): Promise<Readable>;
 }
 
-/**
- * Temporary files younger than this may belong to a download still in progress in another
- * copy of the service (sharing DATA_DIR), or to one waiting for its turn to be stored.
- */
-const TEMP_GRACE_MS = 60 * 60 * 1000;
-
 /** The workflow registry: registration, reads, archive downloads and deletion. */
 @Injectable()
-export class WorkflowsService implements OnModuleInit {
+export class WorkflowsService {
   private readonly logger = new Logger(WorkflowsService.name);
 
   constructor(
@@ -72,14 +66,6 @@ export class WorkflowsService implements OnModuleInit {
     private readonly statuses: VersionStatusReader,
     private readonly config: AppConfig,
   ) {}
-
-  /** A crash leaves its downloads in DATA_DIR/tmp; nothing else would ever delete them. */
-  async onModuleInit(): Promise<void> {
-    const removed = await this.store.sweepTemp(this.config.registry.downloadTimeoutMs + TEMP_GRACE_MS);
-    if (removed > 0) {
-      this.logger.log(`removed ${removed} stale temporary download(s)`);
-    }
-  }
 
   /**
    * Downloads, reads and stores a crate as a new version, atomically: on any failure no row

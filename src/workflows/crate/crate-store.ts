@@ -75,23 +75,36 @@ export class CrateStore {
     }
   }
 
+  /** Every stored archive with the time it was written (a rename keeps the download's time). */
+  async listArchives(): Promise<{ sha256: string; mtimeMs: number }[]> {
+    const archives: { sha256: string; mtimeMs: number }[] = [];
+    for (const folder of await readdirOrEmpty(this.root)) {
+      for (const name of await readdirOrEmpty(join(this.root, folder))) {
+        const sha256 = name.replace(/\.zip$/, '');
+        if (!SHA256.test(sha256)) {
+          continue;
+        }
+        try {
+          archives.push({ sha256, mtimeMs: (await stat(join(this.root, folder, name))).mtimeMs });
+        } catch (error) {
+          // Removed meanwhile by a deletion in this or another copy.
+          if ((error as NodeJS.ErrnoException).code !== 'ENOENT') {
+            throw error;
+          }
+        }
+      }
+    }
+    return archives;
+  }
+
   /**
    * Deletes what crashed or killed downloads left in `<DATA_DIR>/tmp` longer than
    * `olderThanMs` ago (downloads in progress are younger than the download timeout).
    * Returns how many files it deleted.
    */
   async sweepTemp(olderThanMs: number, now: number = Date.now()): Promise<number> {
-    let names: string[];
-    try {
-      names = await readdir(this.tmp);
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code === 'ENOENT') {
-        return 0;
-      }
-      throw error;
-    }
     let removed = 0;
-    for (const name of names) {
+    for (const name of await readdirOrEmpty(this.tmp)) {
       const path = join(this.tmp, name);
       try {
         const info = await stat(path);
@@ -107,6 +120,17 @@ export class CrateStore {
       }
     }
     return removed;
+  }
+}
+
+async function readdirOrEmpty(path: string): Promise<string[]> {
+  try {
+    return await readdir(path);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') {
+      return [];
+    }
+    throw error;
   }
 }
 

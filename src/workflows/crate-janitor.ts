@@ -1,0 +1,91 @@
+import {
+  Injectable,
+  Logger,
+  type BeforeApplicationShutdown,
+  type OnApplicationBootstrap,
+} from '@nestjs/common';
+import { SchedulerRegistry } from '@nestjs/schedule';
+import { AppConfig } from '../config/app-config.js';
+import { CrateStore } from './crate/crate-store.js';
+import { WorkflowsRepository } from './workflows.repository.js';
+
+const SWEEP_EVERY_MS = 10 * 60 * 1000;
+/**
+ * Beyond the download timeout: the wait for another copy's lock on the same archive
+ * (60 s, see WorkflowsRepository) and a margin for reading and storing.
+ */
+const STORE_MARGIN_MS = 2 * 60 * 1000;
+
+export interface SweepResult {
+  temporaryFiles: number;
+  orphanArchives: number;
+}
+
+/**
+ * Removes what a crashed or killed copy of the service leaves on disk: temporary downloads,
+ * and archives it stored but never committed a version for. Runs at start-up and every ten
+ * minutes. A file is only considered once it is older than any registration in flight in
+ * any copy sharing DATA_DIR could be, and an archive is removed under the same lock a
+ * registration takes, after checking again that no version uses it.
+ */
+@Injectable()
+export class CrateJanitor implements OnApplicationBootstrap, BeforeApplicationShutdown {
+  private readonly logger = new Logger(CrateJanitor.name);
+  private sweeping: Promise<unknown> = Promise.resolve();
+
+  constructor(
+    private readonly store: CrateStore,
+    private readonly repo: WorkflowsRepository,
+    private readonly scheduler: SchedulerRegistry,
+    private readonly config: AppConfig,
+  ) {}
+
+  async onApplicationBootstrap(): Promise<void> {
+    await this.sweepAndLog();
+    this.scheduler.addInterval(
+      'crate-janitor',
+      setInterval(() => {
+        this.sweeping = this.sweepAndLog();
+      }, SWEEP_EVERY_MS).unref(),
+    );
+  }
+
+  /** Lets a sweep in progress finish before the database closes. */
+  async beforeApplicationShutdown(): Promise<void> {
+    if (this.scheduler.doesExist('interval', 'crate-janitor')) {
+      this.scheduler.deleteInterval('crate-janitor');
+    }
+    await this.sweeping;
+  }
+
+  async sweep(now: number = Date.now()): Promise<SweepResult> {
+    const staleAfterMs = this.config.registry.downloadTimeoutMs + STORE_MARGIN_MS;
+    const temporaryFiles = await this.store.sweepTemp(staleAfterMs, now);
+    let orphanArchives = 0;
+    for (const archive of await this.store.listArchives()) {
+      if (now - archive.mtimeMs <= staleAfterMs) {
+        continue;
+      }
+      await this.repo.exclusiveForArchive(archive.sha256, async () => {
+        if (!(await this.repo.isArchiveUsed(archive.sha256))) {
+          await this.store.remove(archive.sha256);
+          orphanArchives += 1;
+        }
+      });
+    }
+    return { temporaryFiles, orphanArchives };
+  }
+
+  private async sweepAndLog(): Promise<void> {
+    try {
+      const { temporaryFiles, orphanArchives } = await this.sweep();
+      if (temporaryFiles + orphanArchives > 0) {
+        this.logger.log(
+          `removed ${temporaryFiles} stale download(s) and ${orphanArchives} orphan archive(s)`,
+        );
+      }
+    } catch (error) {
+      this.logger.error({ err: error }, 'the sweep of stale crate files failed');
+    }
+  }
+}
