@@ -17,6 +17,10 @@ export const MAX_STORED_BUILDS = MAX_BUILD_LIMIT;
 /** `last_error` column width. */
 const MAX_ERROR_LENGTH = 512;
 const FINISHED_STATUSES = BUILD_STATUSES.filter(isFinishedStatus);
+/** Instances whose builds one statement reads or writes; bounds the statements' parameters. */
+const INSTANCES_PER_STATEMENT = 50;
+/** Builds per INSERT (7 values each). */
+const ROWS_PER_INSERT = 200;
 /** Select-and-lease rounds of one claim. */
 const CLAIM_ROUNDS = 3;
 
@@ -190,8 +194,15 @@ export class BuildsRepository {
     const ordered = [...records].sort((a, b) => a.instanceId - b.instanceId);
     await retryOnDeadlock(() =>
       this.instances.manager.transaction(async (tx) => {
+        const fresh: { instanceId: number; builds: readonly Build[] }[] = [];
         for (const record of ordered) {
-          await this.recordCheck(tx, record);
+          const owned = await this.recordCheck(tx, record);
+          if (owned && record.kind === 'builds' && record.builds.length > 0) {
+            fresh.push({ instanceId: record.instanceId, builds: record.builds });
+          }
+        }
+        for (let at = 0; at < fresh.length; at += INSTANCES_PER_STATEMENT) {
+          await this.upsertBuilds(tx, fresh.slice(at, at + INSTANCES_PER_STATEMENT));
         }
       }),
     );
@@ -268,7 +279,8 @@ export class BuildsRepository {
     return row ? toStoredBuild(row) : undefined;
   }
 
-  private async recordCheck(tx: EntityManager, record: CheckRecord): Promise<void> {
+  /** Writes one outcome if the lease is still this claim's; true when it was. */
+  private async recordCheck(tx: EntityManager, record: CheckRecord): Promise<boolean> {
     const release = { leaseOwner: null, leaseUntil: null };
     let changes: Partial<TestInstanceEntity>;
     switch (record.kind) {
@@ -313,50 +325,68 @@ export class BuildsRepository {
       .where('id = :id', { id: record.instanceId })
       .andWhere('lease_owner = :token', { token: record.leaseToken })
       .execute();
-    if (record.kind === 'builds' && result.affected !== 0) {
-      await this.upsertBuilds(tx, record.instanceId, record.builds);
-    }
+    return result.affected !== 0;
   }
 
-  private async upsertBuilds(tx: EntityManager, instanceId: number, builds: readonly Build[]): Promise<void> {
-    if (builds.length === 0) {
-      return;
-    }
-    const unique = new Map(builds.map((build) => [build.buildId, build]));
+  /**
+   * Inserts new builds and updates changed ones of several instances with a few statements
+   * (the first check of thousands of instances writes tens of thousands of builds), then drops
+   * what is beyond MAX_STORED_BUILDS per instance.
+   */
+  private async upsertBuilds(
+    tx: EntityManager,
+    fresh: readonly { instanceId: number; builds: readonly Build[] }[],
+  ): Promise<void> {
+    const instanceIds = fresh.map((entry) => entry.instanceId);
+    const buildIds = [...new Set(fresh.flatMap((entry) => entry.builds.map((build) => build.buildId)))];
     const existing = new Map(
-      (await tx.findBy(BuildEntity, { instanceId, buildId: In([...unique.keys()]) })).map((row) => [
-        row.buildId,
-        row,
-      ]),
+      (
+        await tx
+          .createQueryBuilder(BuildEntity, 'b')
+          .where('b.instanceId IN (:...instanceIds)', { instanceIds })
+          .andWhere('b.buildId IN (:...buildIds)', { buildIds })
+          .getMany()
+      ).map((row) => [`${row.instanceId} ${row.buildId}`, row]),
     );
     const inserts: Partial<BuildEntity>[] = [];
-    for (const build of unique.values()) {
-      const values = {
-        status: build.status,
-        startedAt: build.startedAt,
-        durationSeconds: build.durationSeconds,
-        url: build.url.slice(0, 1024),
-      };
-      const row = existing.get(build.buildId);
-      if (!row) {
-        inserts.push({ instanceId, buildId: build.buildId.slice(0, 64), ...values });
-      } else if (!sameBuild(row, values)) {
-        await tx.update(BuildEntity, { id: row.id }, values);
+    const grown = new Set<number>();
+    for (const { instanceId, builds } of fresh) {
+      const seen = new Set<string>();
+      for (const build of builds) {
+        if (seen.has(build.buildId)) {
+          continue;
+        }
+        seen.add(build.buildId);
+        const values = {
+          status: build.status,
+          startedAt: build.startedAt,
+          durationSeconds: build.durationSeconds,
+          url: build.url.slice(0, 1024),
+        };
+        const row = existing.get(`${instanceId} ${build.buildId}`);
+        if (!row) {
+          inserts.push({ instanceId, buildId: build.buildId.slice(0, 64), ...values });
+          grown.add(instanceId);
+        } else if (!sameBuild(row, values)) {
+          await tx.update(BuildEntity, { id: row.id }, values);
+        }
       }
     }
-    if (inserts.length === 0) {
+    for (let at = 0; at < inserts.length; at += ROWS_PER_INSERT) {
+      await tx.insert(BuildEntity, inserts.slice(at, at + ROWS_PER_INSERT));
+    }
+    if (grown.size === 0) {
       return;
     }
-    await tx.insert(BuildEntity, inserts);
-    const surplus = await tx
-      .createQueryBuilder(BuildEntity, 'b')
-      .select('b.id', 'id')
-      .where('b.instanceId = :instanceId', { instanceId })
-      .orderBy('b.startedAt', 'DESC')
-      .addOrderBy('b.id', 'DESC')
-      .limit(1000)
-      .offset(MAX_STORED_BUILDS)
-      .getRawMany<{ id: number | string }>();
+    const ids = [...grown];
+    const surplus = await tx.query<{ id: number | string }[]>(
+      `SELECT ranked.id AS id FROM (
+         SELECT b.id AS id,
+           ROW_NUMBER() OVER (PARTITION BY b.instance_id ORDER BY b.started_at DESC, b.id DESC) AS n
+         FROM builds b WHERE b.instance_id IN (${placeholders(ids.length)})
+       ) ranked WHERE ranked.n > ?`,
+      [...ids, MAX_STORED_BUILDS],
+    );
     if (surplus.length > 0) {
       await tx.delete(BuildEntity, { id: In(surplus.map((row) => Number(row.id))) });
     }

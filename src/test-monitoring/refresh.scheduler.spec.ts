@@ -255,7 +255,10 @@ describe('RefreshService.refresh', () => {
       dataSource.getRepository(TestServiceEntity),
     );
     const claimed = await repo.claimDue(T0, 'copy-a', 10, 60_000);
-    await refresher.refresh(claimed, T0, { stopping: () => false, leaseDeadline: Date.now() - 1 });
+    await refresher.refresh(
+      { instances: claimed, now: T0, leaseDeadline: Date.now() - 1 },
+      { stopping: () => false },
+    );
     expect(github.totalRequests).toBe(0);
     expect((await instanceRows()).every((row) => row.leaseOwner === null && row.lastCheckedAt === null)).toBe(
       true,

@@ -12,8 +12,13 @@ import { BuildsRepository } from './builds.repository.js';
 import { formatCycleReport, RefreshMetrics, type CycleReport } from './refresh-metrics.js';
 import { RefreshService } from './refresh.service.js';
 
-/** Instances claimed at once; a tick claims again while batches come back full. */
-export const BATCH_SIZE = 500;
+/**
+ * Instances claimed at once; a tick claims again while batches come back full. Small batches
+ * keep copies sharing the work evenly; the next is claimed before the last one is done.
+ */
+export const BATCH_SIZE = 250;
+/** The next batch is claimed once fewer checks than this are queued or running. */
+const REFILL_BELOW = 100;
 /**
  * How long a claim holds its instances (longer with long upstream timeouts). A copy that dies
  * leaves its leases to run out, then any copy takes the instances; a live copy leaves the checks
@@ -22,7 +27,7 @@ export const BATCH_SIZE = 500;
 export const LEASE_MS = 5 * 60_000;
 /** Upstream timeouts a check may take (a GitHub check can send several requests). */
 const CHECK_TIMEOUTS = 4;
-const INTERVAL_NAME = 'test-monitoring-refresh';
+const TIMER_NAME = 'test-monitoring-refresh';
 
 /**
  * The refresh tick (STYLE.md 7): every second or so, claim the due instances with a database
@@ -59,10 +64,7 @@ export class RefreshScheduler implements OnApplicationBootstrap, OnModuleDestroy
     if (this.config.monitoring.refreshIntervalSeconds === 0) {
       return; // 0 turns the scheduler off
     }
-    const run = (): void => {
-      this.tick().catch((error: unknown) => this.logger.error({ err: error }, 'refresh tick failed'));
-    };
-    this.registry.addInterval(INTERVAL_NAME, setInterval(run, this.tickMs));
+    this.scheduleTick();
   }
 
   /**
@@ -84,8 +86,8 @@ export class RefreshScheduler implements OnApplicationBootstrap, OnModuleDestroy
   /** No new claims; checks not started yet are released. */
   onModuleDestroy(): void {
     this.stopping = true;
-    if (this.registry.doesExist('interval', INTERVAL_NAME)) {
-      this.registry.deleteInterval(INTERVAL_NAME);
+    if (this.registry.doesExist('timeout', TIMER_NAME)) {
+      this.registry.deleteTimeout(TIMER_NAME);
     }
   }
 
@@ -95,25 +97,52 @@ export class RefreshScheduler implements OnApplicationBootstrap, OnModuleDestroy
     await this.current?.catch(() => undefined);
   }
 
+  /**
+   * The next tick in 0.75–1.25 tick periods. The jitter keeps the ticks of several copies from
+   * locking into one phase, where the copy ticking first after most slots would do all the work.
+   */
+  private scheduleTick(): void {
+    if (this.stopping) {
+      return;
+    }
+    const delay = Math.round(this.tickMs * (0.75 + 0.5 * Math.random()));
+    const timer = setTimeout(() => {
+      this.registry.deleteTimeout(TIMER_NAME);
+      this.tick()
+        .catch((error: unknown) => this.logger.error({ err: error }, 'refresh tick failed'))
+        .finally(() => this.scheduleTick());
+    }, delay);
+    this.registry.addTimeout(TIMER_NAME, timer);
+  }
+
   private async cycle(fixedNow: Date | undefined): Promise<CycleReport | undefined> {
     const started = performance.now();
     const before = this.metrics.snapshot();
+    const run = this.refresher.start({ stopping: () => this.stopping });
     let claimedAny = false;
     let now = fixedNow ?? new Date();
-    while (!this.stopping) {
-      now = fixedNow ?? new Date();
-      const claimed = await this.builds.claimDue(now, this.owner, BATCH_SIZE, this.leaseMs);
-      if (claimed.length === 0) {
-        break;
+    try {
+      while (!this.stopping) {
+        now = fixedNow ?? new Date();
+        const instances = await this.builds.claimDue(now, this.owner, BATCH_SIZE, this.leaseMs);
+        if (instances.length === 0) {
+          break;
+        }
+        claimedAny = true;
+        await run.add({
+          instances,
+          now,
+          leaseDeadline:
+            Date.now() + this.leaseMs - CHECK_TIMEOUTS * this.config.monitoring.upstreamTimeoutMs,
+        });
+        if (instances.length < BATCH_SIZE) {
+          break;
+        }
+        // Claim the next batch while this one's last checks run, so that no host idles in between.
+        await run.whenBacklogBelow(REFILL_BELOW);
       }
-      claimedAny = true;
-      await this.refresher.refresh(claimed, now, {
-        stopping: () => this.stopping,
-        leaseDeadline: Date.now() + this.leaseMs - CHECK_TIMEOUTS * this.config.monitoring.upstreamTimeoutMs,
-      });
-      if (claimed.length < BATCH_SIZE) {
-        break;
-      }
+    } finally {
+      await run.finish();
     }
     if (!claimedAny) {
       return undefined;

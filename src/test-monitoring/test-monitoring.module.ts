@@ -1,11 +1,14 @@
 import { Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
+import { WORKFLOW_STATUS_SOURCE } from '../workflows/workflow-status-source.js';
 import { WorkflowsModule } from '../workflows/workflows.module.js';
 import { BuildsRepository } from './builds.repository.js';
 import { BuildEntity } from './entities/build.entity.js';
 import { RefreshMetrics } from './refresh-metrics.js';
 import { RefreshScheduler } from './refresh.scheduler.js';
 import { RefreshService } from './refresh.service.js';
+import { TestStatusController } from './test-status.controller.js';
+import { TestStatusService } from './test-status.service.js';
 import { GithubActionsService } from './testing-services/github-actions.service.js';
 import { JenkinsService } from './testing-services/jenkins.service.js';
 import {
@@ -28,7 +31,11 @@ const CLIENTS = [GithubActionsService, TravisService, JenkinsService];
     BuildsRepository,
     RefreshService,
     RefreshScheduler,
+    TestStatusService,
+    // The registry looks this token up across modules to fill the status of its workflow list.
+    { provide: WORKFLOW_STATUS_SOURCE, useExisting: TestStatusService },
   ],
-  exports: [RefreshMetrics],
+  controllers: [TestStatusController],
+  exports: [RefreshMetrics, WORKFLOW_STATUS_SOURCE],
 })
 export class TestMonitoringModule {}

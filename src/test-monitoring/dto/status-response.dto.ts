@@ -1,0 +1,94 @@
+import { ApiProperty } from '@nestjs/swagger';
+import { BuildDto, toBuildResponse } from '../../workflows/dto/suite-response.dto.js';
+import { latestVersionOf, WorkflowRefDto } from '../../workflows/dto/workflow-response.dto.js';
+import { AGGREGATE_TEST_STATUSES, type AggregateTestStatus } from '../aggregate-status.js';
+import type { BuildView, SuiteStatus, VersionStatus } from '../test-status.service.js';
+
+export class VersionRefDto {
+  @ApiProperty({ format: 'uuid', example: '0f4e1d2c-3b4a-5968-7a8b-9c0d1e2f3a4b' })
+  uuid!: string;
+
+  @ApiProperty({ example: '1.0' })
+  version!: string;
+}
+
+export class WorkflowStatusDto {
+  @ApiProperty({ type: WorkflowRefDto })
+  workflow!: WorkflowRefDto;
+
+  @ApiProperty({ type: VersionRefDto })
+  version!: VersionRefDto;
+
+  @ApiProperty({
+    enum: AGGREGATE_TEST_STATUSES,
+    example: 'all_passing',
+    description:
+      "Over each instance's latest finished build: passed is passing; failed, error, aborted are failing",
+  })
+  aggregate_test_status!: AggregateTestStatus;
+
+  @ApiProperty({
+    type: BuildDto,
+    isArray: true,
+    description: "Each instance's latest build, whatever its state",
+  })
+  latest_builds!: BuildDto[];
+
+  @ApiProperty({
+    type: String,
+    format: 'date-time',
+    nullable: true,
+    example: '2024-05-01T12:00:00.000Z',
+    description: 'The latest successful check of any instance',
+  })
+  last_checked!: string | null;
+
+  @ApiProperty({
+    example: false,
+    description: 'True when the last check of some instance failed or its service is paused by a rate limit',
+  })
+  stale!: boolean;
+}
+
+export class SuiteStatusDto {
+  @ApiProperty({ format: 'uuid', example: '5c9d2b7e-1a3f-4c8e-b2d1-9e8f7a6b5c4d' })
+  suite_uuid!: string;
+
+  @ApiProperty({ enum: AGGREGATE_TEST_STATUSES, example: 'some_passing' })
+  status!: AggregateTestStatus;
+
+  @ApiProperty({
+    type: BuildDto,
+    isArray: true,
+    description: "Each instance's latest build, whatever its state",
+  })
+  latest_builds!: BuildDto[];
+}
+
+export class BuildListDto {
+  @ApiProperty({ type: BuildDto, isArray: true, description: 'Newest first' })
+  items!: BuildDto[];
+}
+
+export function toBuildView(view: BuildView): BuildDto {
+  return toBuildResponse(view.build, view.instance);
+}
+
+export function toWorkflowStatusResponse(status: VersionStatus): WorkflowStatusDto {
+  return {
+    workflow: { uuid: status.workflow.uuid, name: latestVersionOf(status.workflow).name },
+    version: { uuid: status.version.uuid, version: status.version.version },
+    aggregate_test_status: status.aggregate,
+    latest_builds: status.latestBuilds.map(toBuildView),
+    last_checked: status.lastChecked?.toISOString() ?? null,
+    stale: status.stale,
+  };
+}
+
+export function toSuiteStatusResponse(status: SuiteStatus): SuiteStatusDto {
+  return {
+    suite_uuid: status.suite.uuid,
+    status: status.aggregate,
+    latest_builds: status.latestBuilds.map(toBuildView),
+  };
+}

@@ -1,0 +1,86 @@
+import { Controller, Get, Param, Query } from '@nestjs/common';
+import { ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
+import type { AuthUser } from '../auth/auth-user.js';
+import { CurrentUser } from '../auth/current-user.decorator.js';
+import { BuildDto } from '../workflows/dto/suite-response.dto.js';
+import {
+  InstanceUuidParam,
+  SuiteUuidParam,
+  WorkflowUuidParam,
+} from '../workflows/dto/workflow-requests.dto.js';
+import { RegistryReads } from '../workflows/registry-reads.decorator.js';
+import {
+  BuildParams,
+  DEFAULT_LATEST_BUILDS,
+  LatestBuildsQuery,
+  WorkflowStatusQuery,
+} from './dto/status-requests.dto.js';
+import {
+  BuildListDto,
+  SuiteStatusDto,
+  toBuildView,
+  toSuiteStatusResponse,
+  toWorkflowStatusResponse,
+  WorkflowStatusDto,
+} from './dto/status-response.dto.js';
+import { TestStatusService } from './test-status.service.js';
+
+/** The test status reads of area B (API.md 2.6, 2.7), with the registry's visibility rule. */
+@RegistryReads()
+@Controller()
+export class TestStatusController {
+  constructor(private readonly status: TestStatusService) {}
+
+  @Get('workflows/:wf_uuid/status')
+  @ApiTags('workflows')
+  @ApiOperation({
+    operationId: 'workflows-get-status',
+    summary: 'The test status of a workflow version: aggregate, latest builds, freshness',
+  })
+  @ApiOkResponse({ type: WorkflowStatusDto })
+  async workflowStatus(
+    @Param() { wf_uuid }: WorkflowUuidParam,
+    @Query() { version }: WorkflowStatusQuery,
+    @CurrentUser() user: AuthUser,
+  ): Promise<WorkflowStatusDto> {
+    return toWorkflowStatusResponse(await this.status.workflowStatus(wf_uuid, version, user));
+  }
+
+  @Get('suites/:suite_uuid/status')
+  @ApiTags('suites')
+  @ApiOperation({ operationId: 'suites-get-status', summary: 'The test status of a suite' })
+  @ApiOkResponse({ type: SuiteStatusDto })
+  async suiteStatus(
+    @Param() { suite_uuid }: SuiteUuidParam,
+    @CurrentUser() user: AuthUser,
+  ): Promise<SuiteStatusDto> {
+    return toSuiteStatusResponse(await this.status.suiteStatus(suite_uuid, user));
+  }
+
+  @Get('instances/:instance_uuid/latest-builds')
+  @ApiTags('instances')
+  @ApiOperation({
+    operationId: 'instances-get-latest-builds',
+    summary: 'The latest builds of a test instance',
+  })
+  @ApiOkResponse({ type: BuildListDto })
+  async latestBuilds(
+    @Param() { instance_uuid }: InstanceUuidParam,
+    @Query() { limit }: LatestBuildsQuery,
+    @CurrentUser() user: AuthUser,
+  ): Promise<BuildListDto> {
+    const builds = await this.status.latestBuilds(instance_uuid, limit ?? DEFAULT_LATEST_BUILDS, user);
+    return { items: builds.map(toBuildView) };
+  }
+
+  @Get('instances/:instance_uuid/builds/:build_id')
+  @ApiTags('instances')
+  @ApiOperation({ operationId: 'instances-get-build', summary: 'One build of a test instance' })
+  @ApiOkResponse({ type: BuildDto })
+  async build(
+    @Param() { instance_uuid, build_id }: BuildParams,
+    @CurrentUser() user: AuthUser,
+  ): Promise<BuildDto> {
+    return toBuildView(await this.status.build(instance_uuid, build_id, user));
+  }
+}

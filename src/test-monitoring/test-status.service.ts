@@ -1,0 +1,159 @@
+import { Injectable } from '@nestjs/common';
+import type { AuthUser } from '../auth/auth-user.js';
+import { DomainError } from '../common/errors/domain-error.js';
+import type { TestInstanceEntity } from '../workflows/entities/test-instance.entity.js';
+import type { TestSuiteEntity } from '../workflows/entities/test-suite.entity.js';
+import type { WorkflowVersionEntity } from '../workflows/entities/workflow-version.entity.js';
+import type { WorkflowEntity } from '../workflows/entities/workflow.entity.js';
+import { WorkflowAccess } from '../workflows/workflow-access.service.js';
+import {
+  NOT_AVAILABLE,
+  type VersionStatusSummary,
+  type WorkflowStatusSource,
+} from '../workflows/workflow-status-source.js';
+import { aggregateStatus, type AggregateTestStatus } from './aggregate-status.js';
+import { BuildsRepository, type LatestOfInstance, type StoredBuild } from './builds.repository.js';
+
+/** A build with the instance it belongs to (its suite and service loaded), as replies show it. */
+export interface BuildView {
+  build: StoredBuild;
+  instance: TestInstanceEntity;
+}
+
+/** The test status of a set of instances (API.md 2.6). */
+export interface InstancesStatus {
+  aggregate: AggregateTestStatus;
+  /** Each instance's latest build, whatever its state, in suite and crate order. */
+  latestBuilds: BuildView[];
+  /** The latest successful check of any of the instances. */
+  lastChecked: Date | null;
+  /** Some instance's last check failed, or its service is paused by a rate limit. */
+  stale: boolean;
+}
+
+export interface VersionStatus extends InstancesStatus {
+  workflow: WorkflowEntity;
+  version: WorkflowVersionEntity;
+}
+
+export interface SuiteStatus extends InstancesStatus {
+  suite: TestSuiteEntity;
+}
+
+/**
+ * The status reads of area B (API.md 2.6, 2.7), behind the registry's visibility rule, and the
+ * registry's WorkflowStatusSource for the `status` member of its workflow list.
+ */
+@Injectable()
+export class TestStatusService implements WorkflowStatusSource {
+  constructor(
+    private readonly repo: BuildsRepository,
+    private readonly access: WorkflowAccess,
+  ) {}
+
+  /** The status of a version (the latest when `version` is undefined); not_found when not visible. */
+  async workflowStatus(
+    wfUuid: string,
+    version: string | undefined,
+    user: AuthUser,
+    now = new Date(),
+  ): Promise<VersionStatus> {
+    const visible = await this.access.visibleVersion(wfUuid, version, user);
+    const instances = await this.repo.instancesOfVersion(visible.version.id);
+    return { ...visible, ...(await this.statusOf(instances, now)) };
+  }
+
+  async suiteStatus(suiteUuid: string, user: AuthUser, now = new Date()): Promise<SuiteStatus> {
+    const suite = await this.access.visibleSuite(suiteUuid, user);
+    const instances = await this.repo.instancesOfSuite(suite.id);
+    return { suite, ...(await this.statusOf(instances, now)) };
+  }
+
+  /** An instance's latest `limit` builds, newest first. */
+  async latestBuilds(instanceUuid: string, limit: number, user: AuthUser): Promise<BuildView[]> {
+    const instance = await this.access.visibleInstance(instanceUuid, user);
+    const builds = await this.repo.latestBuilds(instance.id, limit);
+    return builds.map((build) => ({ build, instance }));
+  }
+
+  async build(instanceUuid: string, buildId: string, user: AuthUser): Promise<BuildView> {
+    const instance = await this.access.visibleInstance(instanceUuid, user);
+    const build = await this.repo.findBuild(instance.id, buildId);
+    if (!build) {
+      throw new DomainError('not_found', `The test instance ${instanceUuid} has no build '${buildId}'`);
+    }
+    return { build, instance };
+  }
+
+  /** WorkflowStatusSource: aggregate and latest build of many versions, from one query. */
+  async summaries(versionIds: readonly number[]): Promise<Map<number, VersionStatusSummary>> {
+    const byVersion = new Map<number, LatestOfInstance[]>(versionIds.map((id) => [id, []]));
+    for (const row of await this.repo.latestOfVersions([...new Set(versionIds)])) {
+      byVersion.get(row.versionId)?.push(row);
+    }
+    const summaries = new Map<number, VersionStatusSummary>();
+    for (const [versionId, rows] of byVersion) {
+      if (rows.length === 0) {
+        summaries.set(versionId, NOT_AVAILABLE);
+        continue;
+      }
+      const latest = newest(rows.flatMap((row) => (row.latest ? [row.latest] : [])));
+      summaries.set(versionId, {
+        aggregate: aggregateStatus(rows.map((row) => row.latestFinished?.status)),
+        latestBuild: latest
+          ? {
+              instanceId: latest.instanceId,
+              buildId: latest.buildId,
+              status: latest.status,
+              startedAt: latest.startedAt,
+              durationSeconds: latest.durationSeconds,
+              url: latest.url,
+            }
+          : null,
+      });
+    }
+    return summaries;
+  }
+
+  private async statusOf(instances: readonly TestInstanceEntity[], now: Date): Promise<InstancesStatus> {
+    const latest = await this.repo.latestOfInstances(instances.map((instance) => instance.id));
+    let lastChecked: Date | null = null;
+    for (const instance of instances) {
+      if (instance.lastCheckedAt && (!lastChecked || instance.lastCheckedAt > lastChecked)) {
+        lastChecked = instance.lastCheckedAt;
+      }
+    }
+    return {
+      aggregate: aggregateStatus(
+        instances.map((instance) => latest.get(instance.id)?.latestFinished?.status),
+      ),
+      latestBuilds: instances.flatMap((instance) => {
+        const build = latest.get(instance.id)?.latest;
+        return build ? [{ build, instance }] : [];
+      }),
+      lastChecked,
+      stale: instances.some((instance) => instance.lastCheckFailed || isPaused(instance, now)),
+    };
+  }
+}
+
+/** The instance's service is paused by a rate limit: its builds may be out of date. */
+function isPaused(instance: TestInstanceEntity, now: Date): boolean {
+  const until = instance.service?.pausedUntil;
+  return until !== null && until !== undefined && until > now;
+}
+
+/** The build that started last (ties: the one stored last). */
+function newest(builds: readonly StoredBuild[]): StoredBuild | undefined {
+  let found: StoredBuild | undefined;
+  for (const build of builds) {
+    if (
+      !found ||
+      build.startedAt.getTime() > found.startedAt.getTime() ||
+      (build.startedAt.getTime() === found.startedAt.getTime() && build.id > found.id)
+    ) {
+      found = build;
+    }
+  }
+  return found;
+}

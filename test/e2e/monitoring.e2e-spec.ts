@@ -1,0 +1,531 @@
+import { randomUUID } from 'node:crypto';
+import { DataSource } from 'typeorm';
+import { DEFAULT_REFRESH_INTERVAL_MS } from '../../src/test-monitoring/refresh-schedule.js';
+import { RefreshScheduler } from '../../src/test-monitoring/refresh.scheduler.js';
+import { BuildEntity } from '../../src/test-monitoring/entities/build.entity.js';
+import { TestInstanceEntity } from '../../src/workflows/entities/test-instance.entity.js';
+import { GithubFake } from '../fakes/github-fake.js';
+import { JenkinsFake } from '../fakes/jenkins-fake.js';
+import { LinkServer } from '../fakes/link-server.js';
+import { TravisFake } from '../fakes/travis-fake.js';
+import { createTestApp, testDatabase, type TestApp } from '../support/create-test-app.js';
+import { crateZip, ISO_UTC, type CrateInstanceSpec } from '../support/registry.js';
+
+const TEST = 'https://w3id.org/ro/terms/test#';
+const I = DEFAULT_REFRESH_INTERVAL_MS;
+const START = Date.UTC(2024, 0, 1, 10, 0, 0);
+const epochSeconds = (iso: string): string => String(Math.floor(Date.parse(iso) / 1000));
+
+interface BuildReply {
+  build_id: string;
+  suite_uuid: string;
+  instance: { uuid: string; name: string; resource: string; service: { type: string; url: string } };
+  status: string;
+  timestamp: string;
+  duration: number;
+  links: { origin: string };
+}
+
+interface StatusReply {
+  workflow: { uuid: string; name: string };
+  version: { uuid: string; version: string };
+  aggregate_test_status: string;
+  latest_builds: BuildReply[];
+  last_checked: string | null;
+  stale: boolean;
+}
+
+/** One workflow's instances on the three fakes, by service type, each with its own repository. */
+interface Registered {
+  uuid: string;
+  key: string;
+  github: string;
+  travis: string;
+  jenkins: string;
+}
+
+describe(`test monitoring (${testDatabase()})`, () => {
+  let t: TestApp;
+  let links: LinkServer;
+  let github: GithubFake;
+  let travis: TravisFake;
+  let jenkins: JenkinsFake;
+  let scheduler: RefreshScheduler;
+  let dataSource: DataSource;
+  let alice: string;
+  /** The scheduler runs by hand here: each tick's clock moves on from the real time. */
+  let clock = Date.now();
+
+  async function tick(advanceMs = 2 * I): Promise<void> {
+    clock = Math.max(clock, Date.now()) + advanceMs;
+    await scheduler.tick(new Date(clock));
+  }
+
+  function instancesFor(key: string, githubUrl = github.url): CrateInstanceSpec[] {
+    return [
+      {
+        id: `#${key}-gh`,
+        name: `${key}-gh`,
+        runsOn: `${TEST}GithubService`,
+        url: githubUrl,
+        resource: GithubFake.resource('octo', key, 'ci.yml'),
+      },
+      {
+        id: `#${key}-travis`,
+        name: `${key}-travis`,
+        runsOn: `${TEST}TravisService`,
+        url: travis.url,
+        resource: TravisFake.resource(`octo/${key}`),
+      },
+      {
+        id: `#${key}-jenkins`,
+        name: `${key}-jenkins`,
+        runsOn: `${TEST}JenkinsService`,
+        url: `${jenkins.url}/`,
+        resource: JenkinsFake.resource(['folder', key]),
+      },
+    ];
+  }
+
+  async function register(
+    key: string,
+    options: { token?: string; uuid?: string; version?: string; githubUrl?: string } = {},
+  ): Promise<Registered> {
+    const path = `/${key}-${randomUUID()}.crate.zip`;
+    links.route(path, {
+      kind: 'bytes',
+      body: crateZip({
+        name: `workflow ${key}`,
+        marker: path,
+        instances: instancesFor(key, options.githubUrl),
+      }),
+    });
+    const response = await t.http
+      .post('/users/current/workflows')
+      .set('Authorization', `Bearer ${options.token ?? alice}`)
+      .send({ roc_link: links.url(path), version: options.version ?? '1.0', uuid: options.uuid });
+    expect(response.status).toBe(201);
+    const uuid = (response.body as { uuid: string }).uuid;
+    return {
+      uuid,
+      key,
+      github: GithubFake.runsPath('octo', key, 'ci.yml'),
+      travis: TravisFake.buildsPath(`octo/${key}`),
+      jenkins: JenkinsFake.apiPath(['folder', key]),
+    };
+  }
+
+  async function status(uuid: string, query = ''): Promise<StatusReply> {
+    const response = await t.http
+      .get(`/workflows/${uuid}/status${query}`)
+      .set('Authorization', `Bearer ${alice}`);
+    expect(response.status).toBe(200);
+    return response.body as StatusReply;
+  }
+
+  function byService(reply: StatusReply): Record<string, BuildReply> {
+    return Object.fromEntries(reply.latest_builds.map((build) => [build.instance.service.type, build]));
+  }
+
+  async function instanceRow(name: string): Promise<TestInstanceEntity> {
+    return dataSource.getRepository(TestInstanceEntity).findOneByOrFail({ name });
+  }
+
+  beforeAll(async () => {
+    github = new GithubFake();
+    travis = new TravisFake();
+    jenkins = new JenkinsFake();
+    await Promise.all([github.start(), travis.start(), jenkins.start()]);
+    links = await LinkServer.start();
+    t = await createTestApp({ UPSTREAM_TIMEOUT_SECONDS: '1' });
+    scheduler = t.app.get(RefreshScheduler);
+    dataSource = t.app.get(DataSource);
+    alice = await t.userToken(['user'], `alice_${randomUUID().slice(0, 8)}`);
+  });
+
+  afterAll(async () => {
+    await t?.close();
+    await links?.close();
+    await Promise.all([github?.stop(), travis?.stop(), jenkins?.stop()]);
+  });
+
+  describe('status after a refresh (API.md 2.6)', () => {
+    let wf: Registered;
+
+    beforeAll(async () => {
+      github.setRuns('octo', 'alpha', 'ci.yml', [
+        { id: 101, conclusion: 'success', startedAt: new Date(START), updatedAt: new Date(START + 312_000) },
+      ]);
+      travis.setRepo('octo/alpha', [
+        { id: 201, state: 'passed', startedAt: new Date(START + 60_000), duration: 95 },
+      ]);
+      jenkins.setJob(
+        ['folder', 'alpha'],
+        [{ number: 7, result: 'SUCCESS', timestamp: START + 120_000, duration: 61_000 }],
+      );
+      wf = await register('alpha');
+    });
+
+    it('is not_available before the first check, and the scheduler does not run on its own when off', async () => {
+      await new Promise((resolve) => setTimeout(resolve, 1200));
+      expect(github.count(wf.github) + travis.count(wf.travis) + jenkins.count(wf.jenkins)).toBe(0);
+      const reply = await status(wf.uuid);
+      expect(reply).toMatchObject({
+        aggregate_test_status: 'not_available',
+        latest_builds: [],
+        last_checked: null,
+        stale: false,
+      });
+    });
+
+    it('is all_passing with the build ids, times, durations and links of each service', async () => {
+      await tick();
+      const reply = await status(wf.uuid);
+      expect(reply.workflow).toEqual({ uuid: wf.uuid, name: 'workflow alpha' });
+      expect(reply.version).toMatchObject({ version: '1.0' });
+      expect(reply.aggregate_test_status).toBe('all_passing');
+      expect(reply.stale).toBe(false);
+      expect(reply.last_checked).toMatch(ISO_UTC);
+      // MariaDB keeps DATETIME to the second.
+      expect(Math.floor(Date.parse(reply.last_checked ?? '') / 1000)).toBe(Math.floor(clock / 1000));
+      const builds = byService(reply);
+      expect(builds.github).toMatchObject({
+        build_id: '101_1',
+        status: 'passed',
+        timestamp: epochSeconds('2024-01-01T10:00:00Z'),
+        duration: 312,
+        links: { origin: 'https://github.com/octo/alpha/actions/runs/101' },
+        instance: {
+          name: 'alpha-gh',
+          resource: 'repos/octo/alpha/actions/workflows/ci.yml',
+          service: { type: 'github', url: github.url },
+        },
+      });
+      expect(builds.travis).toMatchObject({
+        build_id: '201',
+        status: 'passed',
+        timestamp: epochSeconds('2024-01-01T10:01:00Z'),
+        duration: 95,
+        links: { origin: `${travis.url}/octo/alpha/builds/201` },
+      });
+      expect(builds.jenkins).toMatchObject({
+        build_id: '7',
+        status: 'passed',
+        timestamp: epochSeconds('2024-01-01T10:02:00Z'),
+        duration: 61,
+        links: { origin: `${jenkins.url}/job/folder/job/alpha/7/` },
+      });
+      const suites = await t.http.get(`/workflows/${wf.uuid}/suites`).set('Authorization', `Bearer ${alice}`);
+      expect(builds.github.suite_uuid).toBe((suites.body as { items: { uuid: string }[] }).items[0].uuid);
+    });
+
+    it('answers the suite status, an instance’s latest builds and one build', async () => {
+      const reply = await status(wf.uuid);
+      const gh = byService(reply).github;
+      const suite = await t.http
+        .get(`/suites/${gh.suite_uuid}/status`)
+        .set('Authorization', `Bearer ${alice}`);
+      expect(suite.status).toBe(200);
+      expect(suite.body).toMatchObject({ suite_uuid: gh.suite_uuid, status: 'all_passing' });
+      expect((suite.body as { latest_builds: unknown[] }).latest_builds).toHaveLength(3);
+
+      const latest = await t.http
+        .get(`/instances/${gh.instance.uuid}/latest-builds?limit=5`)
+        .set('Authorization', `Bearer ${alice}`);
+      expect(latest.status).toBe(200);
+      expect(latest.body).toEqual({ items: [gh] });
+
+      const one = await t.http
+        .get(`/instances/${gh.instance.uuid}/builds/101_1`)
+        .set('Authorization', `Bearer ${alice}`);
+      expect(one.status).toBe(200);
+      expect(one.body).toEqual(gh);
+    });
+
+    it('turns some_passing when one service fails, all_failing when all do', async () => {
+      github.addRun('octo', 'alpha', 'ci.yml', {
+        id: 102,
+        conclusion: 'failure',
+        startedAt: new Date(START + 3600_000),
+      });
+      await tick();
+      expect((await status(wf.uuid)).aggregate_test_status).toBe('some_passing');
+
+      travis.setRepo('octo/alpha', [
+        { id: 201, state: 'passed', startedAt: new Date(START + 60_000), duration: 95 },
+        { id: 202, state: 'errored', startedAt: new Date(START + 3600_000), duration: 10 },
+      ]);
+      jenkins.setJob(
+        ['folder', 'alpha'],
+        [
+          { number: 7, result: 'SUCCESS', timestamp: START + 120_000 },
+          { number: 8, result: 'ABORTED', timestamp: START + 3600_000 },
+        ],
+      );
+      await tick();
+      const reply = await status(wf.uuid);
+      expect(reply.aggregate_test_status).toBe('all_failing');
+      expect(
+        Object.values(byService(reply))
+          .map((b) => [b.build_id, b.status])
+          .sort(),
+      ).toEqual([
+        ['102_1', 'failed'],
+        ['202', 'error'],
+        ['8', 'aborted'],
+      ]);
+    });
+
+    it('shows a running build in latest_builds without counting it in the aggregate', async () => {
+      github.addRun('octo', 'alpha', 'ci.yml', {
+        id: 103,
+        status: 'in_progress',
+        startedAt: new Date(START + 7200_000),
+      });
+      travis.setRepo('octo/alpha', [
+        { id: 202, state: 'errored', startedAt: new Date(START + 3600_000), duration: 10 },
+        { id: 203, state: 'passed', startedAt: new Date(START + 7200_000), duration: 50 },
+      ]);
+      await tick();
+      const reply = await status(wf.uuid);
+      expect(byService(reply).github).toMatchObject({ build_id: '103_1', status: 'running', duration: 0 });
+      // GitHub's latest finished build is still the failed 102: one passing, two failing.
+      expect(reply.aggregate_test_status).toBe('some_passing');
+      const latest = await t.http
+        .get(`/instances/${byService(reply).github.instance.uuid}/latest-builds`)
+        .set('Authorization', `Bearer ${alice}`);
+      expect((latest.body as { items: BuildReply[] }).items.map((b) => b.build_id)).toEqual([
+        '103_1',
+        '102_1',
+        '101_1',
+      ]);
+    });
+
+    it('fills the status member of the workflow list from the same source', async () => {
+      const list = await t.http.get('/users/current/workflows').set('Authorization', `Bearer ${alice}`);
+      expect(list.status).toBe(200);
+      const item = (
+        list.body as {
+          items: {
+            uuid: string;
+            status: { aggregate_test_status: string; latest_build: BuildReply | null };
+          }[];
+        }
+      ).items.find((candidate) => candidate.uuid === wf.uuid);
+      const reply = await status(wf.uuid);
+      expect(item?.status.aggregate_test_status).toBe(reply.aggregate_test_status);
+      // The most recent build over all instances: GitHub's 103 and Travis's 203 started together; both qualify.
+      expect(['103_1', '203']).toContain(item?.status.latest_build?.build_id);
+      expect(item?.status.latest_build).toEqual(
+        reply.latest_builds.find((b) => b.build_id === item?.status.latest_build?.build_id),
+      );
+    });
+
+    it('keeps the status of each version apart (version query)', async () => {
+      github.setRuns('octo', 'alpha2', 'ci.yml', [{ id: 301, conclusion: 'failure' }]);
+      travis.setRepo('octo/alpha2', []);
+      jenkins.setJob(['folder', 'alpha2'], []);
+      await register('alpha2', { uuid: wf.uuid, version: '2.0' });
+      await tick();
+      expect(await status(wf.uuid)).toMatchObject({
+        version: { version: '2.0' },
+        aggregate_test_status: 'all_failing',
+      });
+      expect(await status(wf.uuid, '?version=1.0')).toMatchObject({
+        version: { version: '1.0' },
+        aggregate_test_status: 'some_passing',
+      });
+    });
+
+    it('hides the status of a workflow from other users (404) but not from admins, and checks parameters', async () => {
+      const bob = await t.userToken();
+      const admin = await t.login();
+      const gh = byService(await status(wf.uuid, '?version=1.0')).github;
+      const routes = [
+        `/workflows/${wf.uuid}/status`,
+        `/suites/${gh.suite_uuid}/status`,
+        `/instances/${gh.instance.uuid}/latest-builds`,
+        `/instances/${gh.instance.uuid}/builds/101_1`,
+      ];
+      for (const route of routes) {
+        const hidden = await t.http.get(route).set('Authorization', `Bearer ${bob}`);
+        expect(hidden.status).toBe(404);
+        expect(hidden.headers['content-type']).toMatch(/^application\/problem\+json/);
+        expect((await t.http.get(route).set('Authorization', `Bearer ${admin}`)).status).toBe(200);
+        expect((await t.http.get(route)).status).toBe(401);
+      }
+      const base = `/instances/${gh.instance.uuid}`;
+      for (const [route, code] of [
+        [`${base}/latest-builds?limit=0`, 400],
+        [`${base}/latest-builds?limit=101`, 400],
+        [`${base}/latest-builds?limit=abc`, 400],
+        [`${base}/latest-builds?limit=100`, 200],
+        [`${base}/builds/999`, 404],
+        ['/instances/not-a-uuid/latest-builds', 400],
+        [`/workflows/${wf.uuid}/status?version=9.9`, 404],
+        [`/workflows/${randomUUID()}/status`, 404],
+      ] as const) {
+        const response = await t.http.get(route).set('Authorization', `Bearer ${alice}`);
+        expect([route, response.status]).toEqual([route, code]);
+      }
+    });
+  });
+
+  it('is not_available for services with no builds yet, and the check counts as successful', async () => {
+    github.setRuns('octo', 'empty', 'ci.yml', []);
+    travis.setRepo('octo/empty', []);
+    jenkins.setJob(['folder', 'empty'], []);
+    const wf = await register('empty');
+    await tick();
+    const reply = await status(wf.uuid);
+    expect(reply).toMatchObject({ aggregate_test_status: 'not_available', latest_builds: [], stale: false });
+    expect(reply.last_checked).toMatch(ISO_UTC);
+  });
+
+  it('sends If-None-Match on the second poll of an unchanged workflow, gets a 304 and changes no row', async () => {
+    // A fake of its own, so that its 304 count is this workflow's alone.
+    const steady = new GithubFake();
+    await steady.start();
+    try {
+      steady.setRuns('octo', 'steady', 'ci.yml', [{ id: 501 }, { id: 502, conclusion: 'failure' }]);
+      travis.setRepo('octo/steady', [{ id: 601 }]);
+      jenkins.setJob(['folder', 'steady'], [{ number: 1 }]);
+      await register('steady', { githubUrl: steady.url });
+      await tick();
+      const before = await instanceRow('steady-gh');
+      expect(before.etag).toMatch(/^W\/"/);
+      const buildsOf = (): Promise<BuildEntity[]> =>
+        dataSource
+          .getRepository(BuildEntity)
+          .find({ where: { instanceId: before.id }, order: { id: 'ASC' } });
+      const builds = await buildsOf();
+      expect(builds.map((b) => b.buildId).sort()).toEqual(['501_1', '502_1']);
+      expect(steady.totalRequests).toBe(1);
+      expect(steady.notModifiedCount).toBe(0);
+
+      await tick();
+      expect(steady.totalRequests).toBe(2);
+      expect(steady.requests[1].headers['if-none-match']).toBe(before.etag);
+      expect(steady.notModifiedCount).toBe(1);
+      await expect(buildsOf()).resolves.toEqual(builds);
+      const after = await instanceRow('steady-gh');
+      expect(after).toMatchObject({ etag: before.etag, failureCount: 0, lastCheckFailed: false });
+      expect(after.lastCheckedAt?.getTime()).toBeGreaterThan(before.lastCheckedAt?.getTime() ?? 0);
+    } finally {
+      await steady.stop();
+    }
+  });
+
+  it('marks the status stale on a 500 or a timeout, keeps the builds, backs off, and stays healthy', async () => {
+    github.setRuns('octo', 'flaky', 'ci.yml', [{ id: 701 }]);
+    travis.setRepo('octo/flaky', [{ id: 801 }]);
+    jenkins.setJob(['folder', 'flaky'], [{ number: 3 }]);
+    const wf = await register('flaky');
+    await tick();
+    expect(await status(wf.uuid)).toMatchObject({ aggregate_test_status: 'all_passing', stale: false });
+
+    github.fail({ kind: 'status', status: 500 }, wf.github);
+    travis.fail({ kind: 'hang' }, wf.travis);
+    try {
+      await tick();
+      const reply = await status(wf.uuid);
+      expect(reply).toMatchObject({ aggregate_test_status: 'all_passing', stale: true });
+      expect(reply.latest_builds).toHaveLength(3);
+      for (const [name, error] of [
+        ['flaky-gh', /answered 500/],
+        ['flaky-travis', /did not answer within 1 s|was cancelled/],
+      ] as const) {
+        const row = await instanceRow(name);
+        expect(row).toMatchObject({ lastCheckFailed: true, failureCount: 1 });
+        expect(row.lastError).toMatch(error);
+        // Back-off: at least one and a half intervals, where a successful check waits at most two.
+        expect(row.nextCheckAt.getTime() - clock).toBeGreaterThanOrEqual(1.5 * I - 1000);
+      }
+      const jenkinsRow = await instanceRow('flaky-jenkins');
+      expect(jenkinsRow.lastCheckFailed).toBe(false);
+
+      // Checked again only once the back-off is over.
+      const ghRequests = github.count(wf.github);
+      await tick(I);
+      expect(github.count(wf.github)).toBe(ghRequests);
+
+      expect((await t.http.get('/health/live')).status).toBe(200);
+      expect((await t.http.get('/health/ready')).status).toBe(200);
+    } finally {
+      github.heal();
+      travis.heal();
+    }
+    await tick(6 * I);
+    expect(await status(wf.uuid)).toMatchObject({ aggregate_test_status: 'all_passing', stale: false });
+  });
+
+  it('pauses a rate-limited GitHub until its reset: no request before it, the other services still checked', async () => {
+    const limited = new GithubFake();
+    await limited.start();
+    try {
+      limited.setRuns('octo', 'limited', 'ci.yml', [{ id: 901 }]);
+      travis.setRepo('octo/limited', [{ id: 902 }]);
+      jenkins.setJob(['folder', 'limited'], [{ number: 9 }]);
+      const wf = await register('limited', { githubUrl: limited.url });
+      clock = Math.max(clock, Date.now());
+      const reset = new Date(clock + 4 * I + 30_000);
+      limited.limitRate({ resetAt: reset });
+
+      await tick();
+      expect(limited.totalRequests).toBe(1);
+      expect(travis.count(wf.travis)).toBe(1);
+      expect(jenkins.count(wf.jenkins)).toBe(1);
+      const reply = await status(wf.uuid);
+      expect(reply.stale).toBe(true);
+      expect(byService(reply).travis).toMatchObject({ build_id: '902' });
+      const row = await instanceRow('limited-gh');
+      expect(row).toMatchObject({ lastCheckFailed: false, failureCount: 0 });
+
+      await tick(); // still before the reset
+      expect(limited.totalRequests).toBe(1);
+      expect(travis.count(wf.travis)).toBe(2);
+      expect(jenkins.count(wf.jenkins)).toBe(2);
+
+      limited.heal();
+      clock = reset.getTime();
+      await tick(1000);
+      expect(limited.totalRequests).toBe(2);
+      expect(byService(await status(wf.uuid)).github).toMatchObject({ build_id: '901_1', status: 'passed' });
+    } finally {
+      await limited.stop();
+    }
+  });
+
+  it('checks a new instance at once when the scheduler is on', async () => {
+    const on = await createTestApp({ REFRESH_INTERVAL_SECONDS: '300', UPSTREAM_TIMEOUT_SECONDS: '1' });
+    try {
+      github.setRuns('octo', 'eager', 'ci.yml', [{ id: 1001 }]);
+      travis.setRepo('octo/eager', [{ id: 1002 }]);
+      jenkins.setJob(['folder', 'eager'], [{ number: 1 }]);
+      const token = await on.userToken();
+      const path = `/eager-${randomUUID()}.crate.zip`;
+      links.route(path, {
+        kind: 'bytes',
+        body: crateZip({ name: 'eager', marker: path, instances: instancesFor('eager') }),
+      });
+      const created = await on.http
+        .post('/users/current/workflows')
+        .set('Authorization', `Bearer ${token}`)
+        .send({ roc_link: links.url(path), version: '1' });
+      expect(created.status).toBe(201);
+      const uuid = (created.body as { uuid: string }).uuid;
+      let reply: StatusReply | undefined;
+      for (let attempt = 0; attempt < 50; attempt++) {
+        reply = (await on.http.get(`/workflows/${uuid}/status`).set('Authorization', `Bearer ${token}`))
+          .body as StatusReply;
+        if (reply.latest_builds.length === 3) {
+          break;
+        }
+        await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+      expect(reply).toMatchObject({ aggregate_test_status: 'all_passing', stale: false });
+    } finally {
+      await on.close();
+    }
+  });
+});
