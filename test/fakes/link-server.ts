@@ -26,6 +26,8 @@ export type LinkRoute =
   | { kind: 'stall'; first: Buffer | string; contentLength: number }
   /** Sends `chunk` every `intervalMs`, `count` times. */
   | { kind: 'trickle'; chunk: Buffer | string; intervalMs: number; count: number }
+  /** Sends a real body (a valid crate, say) in `pieces` parts, one every `intervalMs`. */
+  | { kind: 'slow'; body: Buffer; pieces: number; intervalMs: number }
   /** Promises `contentLength` bytes, sends `body`, then closes the connection. */
   | { kind: 'cut'; body: Buffer | string; contentLength: number };
 
@@ -92,6 +94,28 @@ export class LinkServer {
     await new Promise<void>((resolve) => this.server.close(() => resolve()));
   }
 
+  /** Writes one piece every `intervalMs`, then ends the body. */
+  private drip(
+    res: ServerResponse,
+    pieces: (Buffer | string)[],
+    intervalMs: number,
+    headers: Record<string, string>,
+  ): void {
+    res.writeHead(200, { 'content-type': 'application/zip', ...headers });
+    let sent = 0;
+    const timer = setInterval(() => {
+      if (sent >= pieces.length || res.destroyed) {
+        clearInterval(timer);
+        this.timers.delete(timer);
+        res.end();
+        return;
+      }
+      res.write(pieces[sent]);
+      sent += 1;
+    }, intervalMs);
+    this.timers.add(timer);
+  }
+
   private handle(req: IncomingMessage, res: ServerResponse): void {
     const path = req.url ?? '/';
     this.requests.push({ method: req.method ?? 'GET', path, headers: req.headers });
@@ -138,20 +162,15 @@ export class LinkServer {
         });
         res.write(route.first);
         return;
-      case 'trickle': {
-        res.writeHead(200, { 'content-type': 'application/zip' });
-        let sent = 0;
-        const timer = setInterval(() => {
-          if (sent >= route.count || res.destroyed) {
-            clearInterval(timer);
-            this.timers.delete(timer);
-            res.end();
-            return;
-          }
-          sent += 1;
-          res.write(route.chunk);
-        }, route.intervalMs);
-        this.timers.add(timer);
+      case 'trickle':
+        this.drip(res, Array<Buffer | string>(route.count).fill(route.chunk), route.intervalMs, {});
+        return;
+      case 'slow': {
+        const size = Math.ceil(route.body.length / route.pieces);
+        const pieces = Array.from({ length: route.pieces }, (_, i) =>
+          route.body.subarray(i * size, (i + 1) * size),
+        );
+        this.drip(res, pieces, route.intervalMs, { 'content-length': String(route.body.length) });
         return;
       }
       case 'cut':
