@@ -1,4 +1,4 @@
-import { Injectable } from '@nestjs/common';
+import { Inject, Injectable } from '@nestjs/common';
 import type { AuthUser } from '../auth/auth-user.js';
 import { DomainError } from '../common/errors/domain-error.js';
 import type { TestInstanceEntity } from '../workflows/entities/test-instance.entity.js';
@@ -48,7 +48,8 @@ export interface SuiteStatus extends InstancesStatus {
 export class TestStatusService implements WorkflowStatusSource {
   constructor(
     private readonly repo: BuildsRepository,
-    private readonly access: WorkflowAccess,
+    @Inject(WorkflowAccess)
+    private readonly access: Pick<WorkflowAccess, 'visibleVersion' | 'visibleSuite' | 'visibleInstance'>,
   ) {}
 
   /** The status of a version (the latest when `version` is undefined); not_found when not visible. */

@@ -496,6 +496,48 @@ describe(`test monitoring (${testDatabase()})`, () => {
     }
   });
 
+  it('documents the status operations in the OpenAPI document', async () => {
+    const document = (await t.http.get('/docs-json')).body as {
+      paths: Record<
+        string,
+        Record<
+          string,
+          {
+            operationId: string;
+            parameters?: { name: string; in: string }[];
+            responses: Record<string, { content?: Record<string, { schema?: { $ref?: string } }> }>;
+            security?: unknown[];
+          }
+        >
+      >;
+    };
+    const expected: [string, string, string][] = [
+      ['/workflows/{wf_uuid}/status', 'workflows-get-status', 'WorkflowStatusDto'],
+      ['/suites/{suite_uuid}/status', 'suites-get-status', 'SuiteStatusDto'],
+      ['/instances/{instance_uuid}/latest-builds', 'instances-get-latest-builds', 'BuildListDto'],
+      ['/instances/{instance_uuid}/builds/{build_id}', 'instances-get-build', 'BuildDto'],
+    ];
+    for (const [path, operationId, schema] of expected) {
+      const operation = document.paths[path]?.get;
+      expect({ path, operationId: operation?.operationId }).toEqual({ path, operationId });
+      expect(operation.security).toEqual(
+        expect.arrayContaining([{ bearer: [] }, { 'X-Auth-Token': [] }, { session: [] }]),
+      );
+      expect(operation.responses['200'].content?.['application/json'].schema?.$ref).toBe(
+        `#/components/schemas/${schema}`,
+      );
+      expect(Object.keys(operation.responses)).toEqual(expect.arrayContaining(['400', '401', '404']));
+    }
+    const params = (path: string): string[] =>
+      (document.paths[path].get.parameters ?? []).map((p) => `${p.in}:${p.name}`);
+    expect(params('/workflows/{wf_uuid}/status')).toEqual(
+      expect.arrayContaining(['path:wf_uuid', 'query:version']),
+    );
+    expect(params('/instances/{instance_uuid}/latest-builds')).toEqual(
+      expect.arrayContaining(['path:instance_uuid', 'query:limit']),
+    );
+  });
+
   it('checks a new instance at once when the scheduler is on', async () => {
     const on = await createTestApp({ REFRESH_INTERVAL_SECONDS: '300', UPSTREAM_TIMEOUT_SECONDS: '1' });
     try {

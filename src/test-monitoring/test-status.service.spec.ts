@@ -1,0 +1,226 @@
+import type { DataSource } from 'typeorm';
+import { openMemoryDatabase } from '../../test/support/memory-database.js';
+import { seedBuilds, seedVersion, type SeededVersion } from '../../test/support/monitoring-seed.js';
+import type { AuthUser } from '../auth/auth-user.js';
+import { DomainError } from '../common/errors/domain-error.js';
+import { TestInstanceEntity } from '../workflows/entities/test-instance.entity.js';
+import { TestServiceEntity } from '../workflows/entities/test-service.entity.js';
+import { TestSuiteEntity } from '../workflows/entities/test-suite.entity.js';
+import { WorkflowEntity } from '../workflows/entities/workflow.entity.js';
+import type { WorkflowAccess } from '../workflows/workflow-access.service.js';
+import { NOT_AVAILABLE } from '../workflows/workflow-status-source.js';
+import { BuildsRepository } from './builds.repository.js';
+import { BuildEntity } from './entities/build.entity.js';
+import { TestStatusService } from './test-status.service.js';
+
+const T0 = new Date('2024-05-01T12:00:00.000Z');
+const at = (seconds: number): Date => new Date(T0.getTime() + seconds * 1000);
+const USER: AuthUser = { id: 1, username: 'alice', roles: ['user'], jti: 'j', exp: 0, via: 'bearer' };
+
+let dataSource: DataSource;
+let service: TestStatusService;
+let repo: BuildsRepository;
+
+/** The registry's lookups without its visibility rule (tested in the registry): by uuid, or not_found. */
+function accessTo(
+  dataSource: DataSource,
+): Pick<WorkflowAccess, 'visibleVersion' | 'visibleSuite' | 'visibleInstance'> {
+  return {
+    async visibleVersion(uuid, version) {
+      const workflow = await dataSource
+        .getRepository(WorkflowEntity)
+        .findOne({ where: { uuid }, relations: { versions: true } });
+      const found = workflow?.versions?.find((v) => version === undefined || v.version === version);
+      if (!workflow || !found) {
+        throw new DomainError('not_found', `No workflow ${uuid}`);
+      }
+      return { workflow, version: found };
+    },
+    async visibleSuite(uuid) {
+      const suite = await dataSource.getRepository(TestSuiteEntity).findOneBy({ uuid });
+      if (!suite) {
+        throw new DomainError('not_found', `No test suite ${uuid}`);
+      }
+      return suite;
+    },
+    async visibleInstance(uuid) {
+      const instance = await dataSource
+        .getRepository(TestInstanceEntity)
+        .findOne({ where: { uuid }, relations: { service: true, suite: true } });
+      if (!instance) {
+        throw new DomainError('not_found', `No test instance ${uuid}`);
+      }
+      return instance;
+    },
+  };
+}
+
+async function seed(instances: number, name = 'wf'): Promise<SeededVersion> {
+  return seedVersion(dataSource, {
+    name,
+    suites: [
+      {
+        instances: Array.from({ length: instances }, (_, i) => ({
+          type: 'github' as const,
+          url: 'https://api.github.com',
+          resource: `repos/o/${name}${i}/actions/workflows/ci.yml`,
+        })),
+      },
+    ],
+  });
+}
+
+beforeEach(async () => {
+  dataSource = await openMemoryDatabase();
+  repo = new BuildsRepository(
+    dataSource.getRepository(BuildEntity),
+    dataSource.getRepository(TestInstanceEntity),
+    dataSource.getRepository(TestServiceEntity),
+  );
+  service = new TestStatusService(repo, accessTo(dataSource));
+});
+
+afterEach(async () => {
+  await dataSource.destroy();
+});
+
+describe('TestStatusService.workflowStatus', () => {
+  it('aggregates latest finished builds, lists every latest build, and dates the last check', async () => {
+    const wf = await seed(3);
+    const [a, b, c] = wf.instances;
+    await seedBuilds(dataSource, a.id, [
+      { buildId: 'a1', status: 'passed', startedAt: at(-100) },
+      { buildId: 'a2', status: 'running', startedAt: at(-10) },
+    ]);
+    await seedBuilds(dataSource, b.id, [{ buildId: 'b1', status: 'failed', startedAt: at(-50) }]);
+    const instances = dataSource.getRepository(TestInstanceEntity);
+    await instances.update({ id: a.id }, { lastCheckedAt: at(-5) });
+    await instances.update({ id: b.id }, { lastCheckedAt: at(-1) });
+
+    const status = await service.workflowStatus(wf.workflowUuid, undefined, USER, T0);
+    expect(status.aggregate).toBe('some_passing');
+    expect(status.latestBuilds.map((view) => [view.instance.id, view.build.buildId])).toEqual([
+      [a.id, 'a2'],
+      [b.id, 'b1'],
+    ]);
+    expect(status.latestBuilds[0].instance.suite?.uuid).toBe(wf.suites[0].uuid);
+    expect(status.latestBuilds[0].instance.service?.type).toBe('github');
+    expect(status.lastChecked).toEqual(at(-1));
+    expect(status.stale).toBe(false);
+    expect(status.version.id).toBe(wf.versionId);
+    // The third instance has no build: it is in no list and does not count.
+    expect(status.latestBuilds.some((view) => view.instance.id === c.id)).toBe(false);
+  });
+
+  it('is stale while a last check failed or the service is paused, and no longer after the pause', async () => {
+    const wf = await seed(2);
+    const instances = dataSource.getRepository(TestInstanceEntity);
+    await instances.update({ id: wf.instances[0].id }, { lastCheckFailed: true });
+    await expect(service.workflowStatus(wf.workflowUuid, undefined, USER, T0)).resolves.toMatchObject({
+      stale: true,
+    });
+    await instances.update({ id: wf.instances[0].id }, { lastCheckFailed: false });
+    await repo.pauseService(wf.instances[1].serviceId, at(60));
+    await expect(service.workflowStatus(wf.workflowUuid, undefined, USER, T0)).resolves.toMatchObject({
+      stale: true,
+    });
+    await expect(service.workflowStatus(wf.workflowUuid, undefined, USER, at(61))).resolves.toMatchObject({
+      stale: false,
+      aggregate: 'not_available',
+      latestBuilds: [],
+      lastChecked: null,
+    });
+  });
+});
+
+describe('TestStatusService builds', () => {
+  it('lists an instance’s builds newest first and finds one, not_found for an unknown build', async () => {
+    const wf = await seed(1);
+    const instance = wf.instances[0];
+    await seedBuilds(dataSource, instance.id, [
+      { buildId: '1', status: 'passed', startedAt: at(-30) },
+      { buildId: '2', status: 'failed', startedAt: at(-20) },
+    ]);
+    const latest = await service.latestBuilds(instance.uuid, 10, USER);
+    expect(latest.map((view) => view.build.buildId)).toEqual(['2', '1']);
+    await expect(service.build(instance.uuid, '1', USER)).resolves.toMatchObject({
+      build: { buildId: '1', status: 'passed' },
+      instance: { uuid: instance.uuid },
+    });
+    await expect(service.build(instance.uuid, '3', USER)).rejects.toMatchObject({ kind: 'not_found' });
+  });
+
+  it('answers the status of a suite', async () => {
+    const wf = await seed(2);
+    await seedBuilds(dataSource, wf.instances[1].id, [{ buildId: 'x', status: 'passed', startedAt: T0 }]);
+    const status = await service.suiteStatus(wf.suites[0].uuid, USER, T0);
+    expect(status).toMatchObject({ aggregate: 'all_passing', stale: false });
+    expect(status.suite.uuid).toBe(wf.suites[0].uuid);
+    expect(status.latestBuilds).toHaveLength(1);
+  });
+});
+
+describe('TestStatusService.summaries', () => {
+  it('summarises many versions: aggregate and the most recent build over their instances', async () => {
+    const passing = await seed(2, 'p');
+    const mixed = await seed(2, 'm');
+    const empty = await seed(1, 'e');
+    await seedBuilds(dataSource, passing.instances[0].id, [
+      { buildId: 'p1', status: 'passed', startedAt: at(-90) },
+    ]);
+    await seedBuilds(dataSource, passing.instances[1].id, [
+      { buildId: 'p2', status: 'passed', startedAt: at(-80) },
+      { buildId: 'p3', status: 'waiting', startedAt: at(-5), durationSeconds: 0 },
+    ]);
+    await seedBuilds(dataSource, mixed.instances[0].id, [
+      { buildId: 'm1', status: 'aborted', startedAt: at(-40) },
+    ]);
+    await seedBuilds(dataSource, mixed.instances[1].id, [
+      { buildId: 'm2', status: 'passed', startedAt: at(-60) },
+    ]);
+
+    const summaries = await service.summaries([passing.versionId, mixed.versionId, empty.versionId, 9999]);
+    expect(summaries.get(passing.versionId)).toEqual({
+      aggregate: 'all_passing',
+      latestBuild: {
+        instanceId: passing.instances[1].id,
+        buildId: 'p3',
+        status: 'waiting',
+        startedAt: at(-5),
+        durationSeconds: 0,
+        url: 'https://ci.example.org/builds/p3',
+      },
+    });
+    expect(summaries.get(mixed.versionId)).toMatchObject({
+      aggregate: 'some_passing',
+      latestBuild: { buildId: 'm1', status: 'aborted' },
+    });
+    expect(summaries.get(empty.versionId)).toEqual(NOT_AVAILABLE);
+    expect(summaries.get(9999)).toEqual(NOT_AVAILABLE);
+  });
+
+  it('reads the builds of all versions with one query', async () => {
+    const versions = await Promise.all([seed(2, 'a'), seed(2, 'b'), seed(2, 'c')]);
+    for (const version of versions) {
+      await seedBuilds(dataSource, version.instances[0].id, [
+        { buildId: '1', status: 'failed', startedAt: T0 },
+      ]);
+    }
+    const statements: string[] = [];
+    const logger = dataSource.logger;
+    // Every query passes the data source's logger, whatever path it takes.
+    dataSource.logger = Object.assign(Object.create(logger) as typeof logger, {
+      logQuery: (query: string) => {
+        statements.push(query);
+      },
+    });
+    const summaries = await service.summaries(versions.map((v) => v.versionId));
+    expect([...summaries.values()].map((s) => s.aggregate)).toEqual([
+      'all_failing',
+      'all_failing',
+      'all_failing',
+    ]);
+    dataSource.logger = logger;
+    expect(statements).toHaveLength(1);
+  });
+});
