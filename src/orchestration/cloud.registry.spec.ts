@@ -7,6 +7,7 @@ import type { CloudProvider, CloudProviderFactory } from './providers/cloud-prov
 import { DummyProviderFactory } from './providers/dummy.provider.js';
 import { InMemoryDummyCloudStore } from './providers/in-memory-dummy-cloud.store.js';
 import { OpenStackProviderFactory } from './providers/openstack.provider.js';
+import { MetricsService } from '../metrics/metrics.service.js';
 
 function configWith(clouds: CloudSettings[]): AppConfig {
   return Object.assign(new AppConfig(), { orchestration: { clouds, upstreamTimeoutMs: 1000 } });
@@ -19,7 +20,7 @@ function registryOf(clouds: CloudSettings[], extra: CloudProviderFactory[] = [])
     new OpenStackProviderFactory(config),
     ...extra,
   ];
-  return new CloudRegistry(factories, config);
+  return new CloudRegistry(factories, config, new MetricsService());
 }
 
 const OSTACK: CloudSettings = {
@@ -77,5 +78,23 @@ describe('CloudRegistry', () => {
     const registry = registryOf([{ name: 'default', type: 'dummy', options: {} }]);
     expect(() => registry.get(name)).toThrow(`Cloud '${name}' is not valid or the path is wrong`);
     expect(() => registry.get(name)).toThrow(expect.objectContaining({ kind: 'invalid_route' }));
+  });
+});
+
+describe('CloudRegistry metering', () => {
+  it('counts each cloud call by provider, operation and result', async () => {
+    const metrics = new MetricsService();
+    const config = configWith([{ name: 'default', type: 'dummy', options: {} }]);
+    const registry = new CloudRegistry(
+      [new DummyProviderFactory(new InMemoryDummyCloudStore())],
+      config,
+      metrics,
+    );
+    const cloud = registry.get('default');
+    await cloud.listNodes();
+    await expect(cloud.destroyNode('404')).rejects.toMatchObject({ kind: 'not_found' });
+    const text = await metrics.registry.metrics();
+    expect(text).toContain('cloud_calls_total{provider="dummy",operation="list_nodes",result="ok"} 1');
+    expect(text).toContain('cloud_calls_total{provider="dummy",operation="destroy_node",result="refused"} 1');
   });
 });

@@ -2,11 +2,13 @@ import { Inject, Injectable } from '@nestjs/common';
 import { DomainError } from '../common/errors/domain-error.js';
 import { AppConfig } from '../config/app-config.js';
 import { ConfigError } from '../config/config-error.js';
+import { MetricsService } from '../metrics/metrics.service.js';
 import {
   CLOUD_PROVIDER_FACTORIES,
   type CloudProvider,
   type CloudProviderFactory,
 } from './providers/cloud-provider.js';
+import { MeteredCloudProvider } from './providers/metered.provider.js';
 
 /** The name a cloud segment defaults to when a path leaves it out. */
 export const DEFAULT_CLOUD = 'default';
@@ -19,7 +21,11 @@ export const DEFAULT_CLOUD = 'default';
 export class CloudRegistry {
   private readonly clouds = new Map<string, CloudProvider>();
 
-  constructor(@Inject(CLOUD_PROVIDER_FACTORIES) factories: CloudProviderFactory[], config: AppConfig) {
+  constructor(
+    @Inject(CLOUD_PROVIDER_FACTORIES) factories: CloudProviderFactory[],
+    config: AppConfig,
+    metrics: MetricsService,
+  ) {
     const byType = new Map(factories.map((factory) => [factory.type, factory]));
     for (const cloud of config.orchestration.clouds) {
       const factory = byType.get(cloud.type);
@@ -29,7 +35,7 @@ export class CloudRegistry {
           `cloud '${cloud.name}' has unknown type '${cloud.type}' (known: ${[...byType.keys()].join(', ')})`,
         );
       }
-      this.clouds.set(cloud.name, factory.create(cloud));
+      this.clouds.set(cloud.name, new MeteredCloudProvider(factory.create(cloud), metrics));
     }
   }
 

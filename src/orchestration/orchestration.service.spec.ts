@@ -10,6 +10,7 @@ import { CloudRegistry } from './cloud.registry.js';
 import { OrchestrationService } from './orchestration.service.js';
 import { DummyProviderFactory } from './providers/dummy.provider.js';
 import { InMemoryDummyCloudStore } from './providers/in-memory-dummy-cloud.store.js';
+import { MetricsService } from '../metrics/metrics.service.js';
 
 /** A facility in memory that records every call; `failWith` makes every call fail. */
 class RecordingFacility implements AssignmentFacility {
@@ -66,7 +67,11 @@ function subject(): { service: OrchestrationService; facility: RecordingFacility
       upstreamTimeoutMs: 1000,
     },
   });
-  const registry = new CloudRegistry([new DummyProviderFactory(new InMemoryDummyCloudStore())], config);
+  const registry = new CloudRegistry(
+    [new DummyProviderFactory(new InMemoryDummyCloudStore())],
+    config,
+    new MetricsService(),
+  );
   const facility = new RecordingFacility();
   return { service: new OrchestrationService(registry, facility), facility };
 }

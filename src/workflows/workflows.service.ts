@@ -5,6 +5,7 @@ import { Injectable, Logger } from '@nestjs/common';
 import type { AuthUser } from '../auth/auth-user.js';
 import { DomainError } from '../common/errors/domain-error.js';
 import { AppConfig } from '../config/app-config.js';
+import { MetricsService } from '../metrics/metrics.service.js';
 import { CrateDownloader, removeQuietly } from './crate/crate-downloader.js';
 import { CrateReader } from './crate/crate-reader.js';
 import { CrateStore } from './crate/crate-store.js';
@@ -52,6 +53,16 @@ export interface ArchiveDownload {
   open(): Promise<Readable>;
 }
 
+/** Where a registration was when it failed: the cause label of its failure metric. */
+type RegistrationStage = 'download' | 'archive' | 'crate' | 'store';
+
+function failureCause(error: unknown, stage: RegistrationStage): string {
+  if (error instanceof DomainError && error.kind === 'conflict') {
+    return 'conflict';
+  }
+  return error instanceof DomainError ? stage : 'internal';
+}
+
 /** The workflow registry: registration, reads, archive downloads and deletion. */
 @Injectable()
 export class WorkflowsService {
@@ -65,6 +76,7 @@ export class WorkflowsService {
     private readonly store: CrateStore,
     private readonly statuses: VersionStatusReader,
     private readonly config: AppConfig,
+    private readonly metrics: MetricsService,
   ) {}
 
   /**
@@ -73,18 +85,38 @@ export class WorkflowsService {
    * the crate is unusable) or conflict (the uuid has this version or belongs to another user).
    */
   async register(user: AuthUser, input: Registration): Promise<Registered> {
+    const progress: { stage: RegistrationStage } = { stage: 'download' };
+    try {
+      const registered = await this.registerCrate(user, input, progress);
+      this.metrics.registrations.inc({ result: 'created' });
+      return registered;
+    } catch (error) {
+      this.metrics.registrations.inc({ result: 'failed' });
+      this.metrics.registrationFailures.inc({ cause: failureCause(error, progress.stage) });
+      throw error;
+    }
+  }
+
+  private async registerCrate(
+    user: AuthUser,
+    input: Registration,
+    progress: { stage: RegistrationStage },
+  ): Promise<Registered> {
     const uuid = input.uuid ?? randomUUID();
     // Answered before downloading anything; the transaction checks again, race-free.
     await this.refuseKnownConflicts(uuid, input.version, user);
     const crate = await this.downloader.download(input.rocLink, input.authorization);
     try {
+      progress.stage = 'archive';
       const { metadata } = await this.reader.read(crate.path, this.config.registry.maxUncompressedBytes);
+      progress.stage = 'crate';
       const parsed = parseRoCrate(metadata);
       const name = registrationName(input.name, parsed);
       checkStorable(parsed.suites);
       if (!this.config.registry.allowPrivateNetworkLinks) {
         await checkInstanceAddresses(parsed.suites);
       }
+      progress.stage = 'store';
       await this.repo.exclusiveForArchive(crate.sha256, async () => {
         await this.store.put(crate.path, crate.sha256);
         try {

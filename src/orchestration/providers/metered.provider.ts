@@ -1,0 +1,66 @@
+import { DomainError } from '../../common/errors/domain-error.js';
+import type { MetricsService } from '../../metrics/metrics.service.js';
+import type {
+  CloudImage,
+  CloudNode,
+  CloudProvider,
+  CloudSize,
+  NodeQuery,
+  StartNodeRequest,
+} from './cloud-provider.js';
+
+/**
+ * Counts every call to a cloud by provider type, operation and result: `ok`; `refused` when
+ * the cloud answered but said no (an unknown node, image or size); `error` when it failed
+ * (unreachable, timed out, 5xx). Wraps any provider, so a new cloud type is counted for free.
+ */
+export class MeteredCloudProvider implements CloudProvider {
+  readonly name: string;
+  readonly type: string;
+
+  constructor(
+    private readonly inner: CloudProvider,
+    private readonly metrics: MetricsService,
+  ) {
+    this.name = inner.name;
+    this.type = inner.type;
+  }
+
+  listNodes(): Promise<CloudNode[]> {
+    return this.count('list_nodes', () => this.inner.listNodes());
+  }
+
+  listImages(): Promise<CloudImage[]> {
+    return this.count('list_images', () => this.inner.listImages());
+  }
+
+  listSizes(): Promise<CloudSize[]> {
+    return this.count('list_sizes', () => this.inner.listSizes());
+  }
+
+  startNode(request: StartNodeRequest): Promise<CloudNode> {
+    return this.count('start_node', () => this.inner.startNode(request));
+  }
+
+  destroyNode(id: string): Promise<void> {
+    return this.count('destroy_node', () => this.inner.destroyNode(id));
+  }
+
+  findNode(query: NodeQuery): Promise<CloudNode> {
+    return this.count('find_node', () => this.inner.findNode(query));
+  }
+
+  private async count<T>(operation: string, call: () => Promise<T>): Promise<T> {
+    const labels = { provider: this.type, operation };
+    try {
+      const result = await call();
+      this.metrics.cloudCalls.inc({ ...labels, result: 'ok' });
+      return result;
+    } catch (error) {
+      const refused =
+        error instanceof DomainError && (error.kind === 'not_found' || error.kind === 'invalid_input');
+      this.metrics.cloudCalls.inc({ ...labels, result: refused ? 'refused' : 'error' });
+      throw error;
+    }
+  }
+}
