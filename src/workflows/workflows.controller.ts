@@ -142,6 +142,6 @@ export class WorkflowsController {
 
   /** PUBLIC_BASE_URL, else what the request came to (Express applies TRUST_PROXY to both parts). */
   private baseUrl(request: Request): string {
-    return this.config.publicBaseUrl ?? `${request.protocol}://${request.get('host') ?? 'localhost'}`;
+    return this.config.publicBaseUrl ?? `${request.protocol}://${request.host}`;
   }
 }
