@@ -266,6 +266,79 @@ describe('BuildsRepository.recordChecks', () => {
     expect(await instanceRow(stale.id)).toMatchObject({ leaseOwner: fresh.leaseToken, etag: null });
   });
 
+  it('writes mixed outcomes of several claims in one call, each row with its own values', async () => {
+    const seeded = await seed(5);
+    const first = await repo.claimDue(T0, 'copy-a', 3, LEASE);
+    const second = await repo.claimDue(T0, 'copy-b', 3, LEASE);
+    const [a, b, c] = first;
+    const [d, e] = second;
+    await dataSource.getRepository(TestInstanceEntity).update({ id: e.id }, { leaseOwner: 'someone-else' });
+    await repo.recordChecks([
+      {
+        kind: 'failed',
+        instanceId: c.id,
+        leaseToken: c.leaseToken,
+        failureCount: 2,
+        nextCheckAt: at(900),
+        reason: 'down',
+      },
+      {
+        kind: 'builds',
+        instanceId: a.id,
+        leaseToken: a.leaseToken,
+        checkedAt: at(1),
+        nextCheckAt: at(301),
+        etag: '"a"',
+        builds: [build('a1', 'passed', at(-9))],
+      },
+      {
+        kind: 'not_modified',
+        instanceId: b.id,
+        leaseToken: b.leaseToken,
+        checkedAt: at(2),
+        nextCheckAt: at(302),
+      },
+      { kind: 'released', instanceId: d.id, leaseToken: d.leaseToken },
+      {
+        kind: 'builds',
+        instanceId: e.id,
+        leaseToken: e.leaseToken,
+        checkedAt: at(3),
+        nextCheckAt: at(303),
+        etag: '"e"',
+        builds: [build('e1', 'passed', at(-9))],
+      },
+    ]);
+    expect(await instanceRow(a.id)).toMatchObject({
+      etag: '"a"',
+      nextCheckAt: at(301),
+      lastCheckedAt: at(1),
+      leaseOwner: null,
+    });
+    expect(await instanceRow(b.id)).toMatchObject({
+      etag: null,
+      nextCheckAt: at(302),
+      lastCheckedAt: at(2),
+      failureCount: 0,
+    });
+    expect(await instanceRow(c.id)).toMatchObject({
+      nextCheckAt: at(900),
+      lastCheckedAt: null,
+      failureCount: 2,
+      lastCheckFailed: true,
+      lastError: 'down',
+    });
+    expect(await instanceRow(d.id)).toMatchObject({ nextCheckAt: T0, lastCheckedAt: null, leaseOwner: null });
+    expect(await instanceRow(e.id)).toMatchObject({
+      etag: null,
+      lastCheckedAt: null,
+      leaseOwner: 'someone-else',
+    });
+    expect((await buildRows(a.id)).map((row) => row.buildId)).toEqual(['a1']);
+    expect(await buildRows(e.id)).toEqual([]);
+    expect(seeded.instances).toHaveLength(5);
+  });
+
   it(`keeps the newest ${MAX_STORED_BUILDS} builds of an instance`, async () => {
     await seed(1);
     const [claim] = await repo.claimDue(T0, 'copy-a', 10, LEASE);

@@ -194,15 +194,17 @@ export class BuildsRepository {
     const ordered = [...records].sort((a, b) => a.instanceId - b.instanceId);
     await retryOnDeadlock(() =>
       this.instances.manager.transaction(async (tx) => {
-        const fresh: { instanceId: number; builds: readonly Build[] }[] = [];
-        for (const record of ordered) {
-          const owned = await this.recordCheck(tx, record);
-          if (owned && record.kind === 'builds' && record.builds.length > 0) {
-            fresh.push({ instanceId: record.instanceId, builds: record.builds });
+        for (let at = 0; at < ordered.length; at += INSTANCES_PER_STATEMENT) {
+          const chunk = ordered.slice(at, at + INSTANCES_PER_STATEMENT);
+          const owned = await this.updateInstances(tx, chunk);
+          const fresh = chunk.flatMap((record) =>
+            record.kind === 'builds' && record.builds.length > 0 && owned.has(record.instanceId)
+              ? [{ instanceId: record.instanceId, builds: record.builds }]
+              : [],
+          );
+          if (fresh.length > 0) {
+            await this.upsertBuilds(tx, fresh);
           }
-        }
-        for (let at = 0; at < fresh.length; at += INSTANCES_PER_STATEMENT) {
-          await this.upsertBuilds(tx, fresh.slice(at, at + INSTANCES_PER_STATEMENT));
         }
       }),
     );
@@ -279,53 +281,60 @@ export class BuildsRepository {
     return row ? toStoredBuild(row) : undefined;
   }
 
-  /** Writes one outcome if the lease is still this claim's; true when it was. */
-  private async recordCheck(tx: EntityManager, record: CheckRecord): Promise<boolean> {
-    const release = { leaseOwner: null, leaseUntil: null };
-    let changes: Partial<TestInstanceEntity>;
-    switch (record.kind) {
-      case 'builds':
-        changes = {
-          ...release,
-          nextCheckAt: record.nextCheckAt,
-          etag: record.etag,
-          failureCount: 0,
-          lastCheckedAt: record.checkedAt,
-          lastCheckFailed: false,
-          lastError: null,
-        };
-        break;
-      case 'not_modified':
-        changes = {
-          ...release,
-          nextCheckAt: record.nextCheckAt,
-          failureCount: 0,
-          lastCheckedAt: record.checkedAt,
-          lastCheckFailed: false,
-          lastError: null,
-        };
-        break;
-      case 'failed':
-        changes = {
-          ...release,
-          nextCheckAt: record.nextCheckAt,
-          failureCount: record.failureCount,
-          lastCheckFailed: true,
-          lastError: record.reason.slice(0, MAX_ERROR_LENGTH),
-        };
-        break;
-      case 'released':
-        changes = release;
-        break;
+  /**
+   * Writes the check state of several instances with two statements: which of them this copy
+   * still holds (lease token per record), then one UPDATE setting each row's own values through
+   * CASE expressions. Returns the ids written.
+   */
+  private async updateInstances(tx: EntityManager, records: readonly CheckRecord[]): Promise<Set<number>> {
+    const byToken = new Map<string, number[]>();
+    for (const record of records) {
+      byToken.set(record.leaseToken, [...(byToken.get(record.leaseToken) ?? []), record.instanceId]);
     }
-    const result = await tx
+    const held = tx.createQueryBuilder(TestInstanceEntity, 'i').select('i.id', 'id');
+    const guards: string[] = [];
+    const guardParams: Record<string, unknown> = {};
+    [...byToken].forEach(([token, ids], index) => {
+      guards.push(`(i.leaseOwner = :token${index} AND i.id IN (:...ids${index}))`);
+      guardParams[`token${index}`] = token;
+      guardParams[`ids${index}`] = ids;
+    });
+    held.where(guards.join(' OR '), guardParams);
+    if (tx.connection.options.type === 'mariadb') {
+      // Locks the rows until commit, so that no claim takes them between this read and the UPDATE.
+      held.setLock('pessimistic_write');
+    }
+    const owned = new Set((await held.getRawMany<{ id: number | string }>()).map((row) => Number(row.id)));
+    const mine = records.filter((record) => owned.has(record.instanceId));
+    if (mine.length === 0) {
+      return owned;
+    }
+    const cases = new CaseBuilder();
+    const checked = mine.filter((record) => record.kind === 'builds' || record.kind === 'not_modified');
+    const decided = mine.filter((record) => record.kind !== 'released');
+    await tx
       .createQueryBuilder()
       .update(TestInstanceEntity)
-      .set(changes)
-      .where('id = :id', { id: record.instanceId })
-      .andWhere('lease_owner = :token', { token: record.leaseToken })
+      .set({
+        leaseOwner: null,
+        leaseUntil: null,
+        nextCheckAt: cases.of('next_check_at', decided, (r) => ('nextCheckAt' in r ? r.nextCheckAt : null)),
+        etag: cases.of(
+          'etag',
+          mine.filter((record) => record.kind === 'builds'),
+          (r) => (r.kind === 'builds' ? r.etag : null),
+        ),
+        failureCount: cases.of('failure_count', decided, (r) => (r.kind === 'failed' ? r.failureCount : 0)),
+        lastCheckedAt: cases.of('last_checked_at', checked, (r) => ('checkedAt' in r ? r.checkedAt : null)),
+        lastCheckFailed: cases.of('last_check_failed', decided, (r) => r.kind === 'failed'),
+        lastError: cases.of('last_error', decided, (r) =>
+          r.kind === 'failed' ? r.reason.slice(0, MAX_ERROR_LENGTH) : null,
+        ),
+      })
+      .where('id IN (:...ids)', { ids: mine.map((record) => record.instanceId) })
+      .setParameters(cases.parameters)
       .execute();
-    return result.affected !== 0;
+    return owned;
   }
 
   /**
@@ -449,6 +458,31 @@ interface RawLatestRow {
   started_at: Date | string;
   duration_seconds: number | string;
   url: string;
+}
+
+/** `CASE id WHEN … THEN … ELSE <column> END` expressions with named parameters, for one UPDATE of many rows. */
+class CaseBuilder {
+  readonly parameters: Record<string, unknown> = {};
+  private next = 0;
+
+  /** The column's new value per record; rows of other records keep theirs. */
+  of<R extends CheckRecord>(
+    column: string,
+    records: readonly R[],
+    value: (record: R) => unknown,
+  ): () => string {
+    if (records.length === 0) {
+      return () => column;
+    }
+    const whens = records.map((record) => {
+      const at = this.next++;
+      this.parameters[`cid${at}`] = record.instanceId;
+      this.parameters[`cval${at}`] = value(record);
+      return `WHEN :cid${at} THEN :cval${at}`;
+    });
+    const sql = `CASE id ${whens.join(' ')} ELSE ${column} END`;
+    return () => sql;
+  }
 }
 
 function placeholders(count: number): string {
