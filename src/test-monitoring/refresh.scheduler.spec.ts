@@ -246,6 +246,32 @@ describe('RefreshScheduler.tick', () => {
   });
 });
 
+describe('RefreshScheduler timer', () => {
+  it('ticks on its own when the interval is set, and stops at shutdown', async () => {
+    subjects(configWith({ REFRESH_INTERVAL_SECONDS: '2' }));
+    await seedVersion(dataSource, { suites: [{ instances: githubInstances(1) }] });
+    expect(scheduler.tickMs).toBe(200);
+    scheduler.onApplicationBootstrap();
+    for (let wait = 0; wait < 40 && github.totalRequests === 0; wait++) {
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    expect(github.totalRequests).toBe(1);
+    scheduler.onModuleDestroy();
+    await scheduler.beforeApplicationShutdown();
+    await dataSource.getRepository(TestInstanceEntity).update({ managed: false }, { nextCheckAt: new Date(0) });
+    await new Promise((resolve) => setTimeout(resolve, 600));
+    expect(github.totalRequests).toBe(1);
+  });
+
+  it('does not tick on its own when REFRESH_INTERVAL_SECONDS=0', async () => {
+    await seedVersion(dataSource, { suites: [{ instances: githubInstances(1) }] });
+    scheduler.onApplicationBootstrap();
+    await new Promise((resolve) => setTimeout(resolve, 1200));
+    expect(github.totalRequests).toBe(0);
+    scheduler.onModuleDestroy();
+  });
+});
+
 describe('RefreshService.refresh', () => {
   it('leaves instances whose lease may have run out to other copies', async () => {
     await seedVersion(dataSource, { dueAt: T0, suites: [{ instances: githubInstances(2) }] });

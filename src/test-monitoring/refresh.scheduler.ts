@@ -107,7 +107,9 @@ export class RefreshScheduler implements OnApplicationBootstrap, OnModuleDestroy
     }
     const delay = Math.round(this.tickMs * (0.75 + 0.5 * Math.random()));
     const timer = setTimeout(() => {
-      this.registry.deleteTimeout(TIMER_NAME);
+      if (this.registry.doesExist('timeout', TIMER_NAME)) {
+        this.registry.deleteTimeout(TIMER_NAME);
+      }
       this.tick()
         .catch((error: unknown) => this.logger.error({ err: error }, 'refresh tick failed'))
         .finally(() => this.scheduleTick());
