@@ -258,7 +258,9 @@ describe('RefreshScheduler timer', () => {
     expect(github.totalRequests).toBe(1);
     scheduler.onModuleDestroy();
     await scheduler.beforeApplicationShutdown();
-    await dataSource.getRepository(TestInstanceEntity).update({ managed: false }, { nextCheckAt: new Date(0) });
+    await dataSource
+      .getRepository(TestInstanceEntity)
+      .update({ managed: false }, { nextCheckAt: new Date(0) });
     await new Promise((resolve) => setTimeout(resolve, 600));
     expect(github.totalRequests).toBe(1);
   });
