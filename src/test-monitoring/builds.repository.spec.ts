@@ -428,6 +428,10 @@ describe('BuildsRepository reads', () => {
     expect(service.pausedUntil).toEqual(at(100));
     await expect(repo.pausedServiceCount(at(99))).resolves.toBe(1);
     await expect(repo.pausedServiceCount(at(100))).resolves.toBe(0);
+    // Rounded up to the second, so that MariaDB's DATETIME cannot end it early.
+    await repo.pauseService(serviceId, new Date(at(200).getTime() + 1));
+    const later = await dataSource.getRepository(TestServiceEntity).findOneByOrFail({ id: serviceId });
+    expect(later.pausedUntil).toEqual(at(201));
   });
 });
 

@@ -212,6 +212,8 @@ export class BuildsRepository {
 
   /** Pauses a rate-limited service until `until` (a later pause already set is kept). */
   async pauseService(serviceId: number, until: Date): Promise<void> {
+    // Whole seconds, rounded up: MariaDB would cut the milliseconds and end the pause early.
+    until = new Date(Math.ceil(until.getTime() / 1000) * 1000);
     await this.services
       .createQueryBuilder()
       .update(TestServiceEntity)
