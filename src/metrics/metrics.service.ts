@@ -53,9 +53,16 @@ export class MetricsService {
   });
 
   readonly upstreamRequests = new Counter({
-    name: 'testing_service_requests_total',
-    help: 'Requests to CI services by service type and result (200, 304, error, rate_limited)',
+    name: 'testing_service_checks_total',
+    help: 'Checks of CI services by service type and result (200, 304, error, rate_limited); one request each in steady state',
     labelNames: ['service', 'result'] as const,
+    registers: [this.registry],
+  });
+
+  readonly upstreamHttpRequests = new Counter({
+    name: 'testing_service_http_requests_total',
+    help: 'HTTP requests sent to CI services by service type (a GitHub check may add re-run attempts)',
+    labelNames: ['service'] as const,
     registers: [this.registry],
   });
 

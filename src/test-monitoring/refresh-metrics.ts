@@ -1,4 +1,5 @@
-import { Injectable } from '@nestjs/common';
+import { Injectable, Optional } from '@nestjs/common';
+import { MetricsService } from '../metrics/metrics.service.js';
 
 /** Running totals of the refresh work since start-up (monotonic, as Prometheus counters are). */
 export interface RefreshCounters {
@@ -22,6 +23,14 @@ export interface CycleReport extends RefreshCounters {
 
 export type CheckOutcomeKind = 'builds' | 'not_modified' | 'failed' | 'rate_limited';
 
+/** The `result` label of a check in Prometheus, as the operators' dashboards name it. */
+const RESULT_LABEL: Record<CheckOutcomeKind, string> = {
+  builds: '200',
+  not_modified: '304',
+  failed: 'error',
+  rate_limited: 'rate_limited',
+};
+
 function zero(): RefreshCounters {
   return { instancesChecked: 0, upstreamRequests: 0, notModified: 0, failures: 0, rateLimited: 0 };
 }
@@ -42,12 +51,17 @@ export class RefreshMetrics {
   /** The last cycle's report, if any cycle ran. */
   lastCycle?: CycleReport;
 
+  /** Prometheus is optional so that the clients and their specs can be built without the app. */
+  constructor(@Optional() private readonly prometheus?: MetricsService) {}
+
   countUpstreamRequest(serviceType: string): void {
     this.totals.upstreamRequests++;
     this.service(serviceType).upstreamRequests++;
+    this.prometheus?.upstreamHttpRequests.inc({ service: serviceType });
   }
 
   countOutcome(serviceType: string, kind: CheckOutcomeKind): void {
+    this.prometheus?.upstreamRequests.inc({ service: serviceType, result: RESULT_LABEL[kind] });
     for (const counters of [this.totals, this.service(serviceType)]) {
       counters.instancesChecked++;
       switch (kind) {
@@ -80,6 +94,8 @@ export class RefreshMetrics {
   endCycle(before: RefreshCounters, pausedServices: number, durationMs: number): CycleReport {
     this.cycles++;
     this.pausedServices = pausedServices;
+    this.prometheus?.refreshCycles.inc();
+    this.prometheus?.pausedServices.set(pausedServices);
     const report: CycleReport = {
       instancesChecked: this.totals.instancesChecked - before.instancesChecked,
       upstreamRequests: this.totals.upstreamRequests - before.upstreamRequests,
@@ -90,6 +106,7 @@ export class RefreshMetrics {
       durationMs,
     };
     this.lastCycle = report;
+    this.prometheus?.instancesChecked.inc(report.instancesChecked);
     return report;
   }
 

@@ -570,4 +570,28 @@ describe(`test monitoring (${testDatabase()})`, () => {
       await on.close();
     }
   });
+
+  it('moves the refresh counters of /metrics: cycles, checks by service and result, upstream requests', async () => {
+    const metric = async (name: string, labels = ''): Promise<number> => {
+      const text = (await t.http.get('/metrics')).text;
+      const line = text.split('\n').find((candidate) => candidate.startsWith(`${name}${labels} `));
+      return line ? Number(line.split(' ').pop()) : 0;
+    };
+    const cycles = await metric('refresh_cycles_total');
+    const githubOk = await metric('testing_service_checks_total', '{service="github",result="200"}');
+    const requests = await metric('testing_service_http_requests_total', '{service="github"}');
+    const checked = await metric('refresh_instances_checked_total');
+    const registered = await register('metered');
+    github.setRuns('octo', registered.key, 'ci.yml', [{ id: 4242 }]);
+    await tick();
+    expect(await metric('refresh_cycles_total')).toBeGreaterThan(cycles);
+    expect(await metric('testing_service_checks_total', '{service="github",result="200"}')).toBeGreaterThan(
+      githubOk,
+    );
+    expect(await metric('testing_service_http_requests_total', '{service="github"}')).toBeGreaterThan(
+      requests,
+    );
+    expect(await metric('refresh_instances_checked_total')).toBeGreaterThanOrEqual(checked + 3);
+    expect(await metric('testing_services_paused')).toBeGreaterThanOrEqual(0);
+  });
 });
