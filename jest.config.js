@@ -32,6 +32,8 @@ export default {
       ...common,
       displayName: 'e2e-sqlite',
       testMatch: ['<rootDir>/test/e2e/**/*.e2e-spec.ts'],
+      // Several processes on one database is a MariaDB deployment.
+      testPathIgnorePatterns: ['\\.mariadb\\.e2e-spec\\.ts$'],
       setupFiles: ['<rootDir>/test/support/use-sqlite.ts'],
     },
     {

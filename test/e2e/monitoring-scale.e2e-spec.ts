@@ -4,7 +4,6 @@ import { join } from 'node:path';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import { DataSource } from 'typeorm';
 import { RefreshMetrics } from '../../src/test-monitoring/refresh-metrics.js';
-import type { FakeAnswer, FakeRequest } from '../fakes/fake-server.js';
 import { GithubFake } from '../fakes/github-fake.js';
 import { baseTestEnv, createTestDatabase, startApp, testDatabase } from '../support/create-test-app.js';
 import { seedVersion } from '../support/monitoring-seed.js';
@@ -25,29 +24,15 @@ const INTERVAL_SECONDS = 10;
 const I = INTERVAL_SECONDS * 1000;
 const CYCLES = 3;
 
-/** A GitHub fake that notes when each workflow's runs were fetched. */
-class TimedGithubFake extends GithubFake {
-  readonly fetches = new Map<string, number[]>();
-
-  protected override route(request: FakeRequest): FakeAnswer {
-    if (request.segments.length === 7 && request.segments[6] === 'runs') {
-      const repo = request.segments[2];
-      const times = this.fetches.get(repo) ?? [];
-      times.push(Date.now());
-      this.fetches.set(repo, times);
-    }
-    return super.route(request);
-  }
-}
-
 describe(`monitoring shared by two copies of the service (${testDatabase()})`, () => {
-  let github: TimedGithubFake;
+  let github: GithubFake;
   let dataDir: string;
   let database: Awaited<ReturnType<typeof createTestDatabase>>;
   const apps: NestExpressApplication[] = [];
 
   beforeAll(async () => {
-    github = new TimedGithubFake();
+    github = new GithubFake();
+    github.recordLimit = 100_000;
     await github.start();
     github.defaultRuns = (_owner, repo) => [{ id: 10_000 + Number(repo.replace(/\D/g, '')) }];
     dataDir = mkdtempSync(join(tmpdir(), 'monitoring-scale-'));
@@ -103,11 +88,12 @@ describe(`monitoring shared by two copies of the service (${testDatabase()})`, (
       expect(checked[0] + checked[1]).toBe(github.totalRequests);
       expect(metrics.map((m) => m.snapshot().failures)).toEqual([0, 0]);
 
-      expect(github.fetches.size).toBe(INSTANCES);
+      const fetches = github.arrivals(/\/runs$/);
+      expect(fetches.size).toBe(INSTANCES);
       const perCycle: number[][] = [];
       for (let cycle = 0; cycle < CYCLES; cycle++) {
         const from = (firstCounted + cycle) * I;
-        const counts = [...github.fetches.values()].map(
+        const counts = [...fetches.values()].map(
           (times) => times.filter((time) => time >= from && time < from + I).length,
         );
         perCycle.push(counts);
@@ -116,7 +102,7 @@ describe(`monitoring shared by two copies of the service (${testDatabase()})`, (
         expect(counts.filter((count) => count !== 1)).toEqual([]);
       }
       // The first check came at once; after the second, checks are one interval apart throughout.
-      for (const times of github.fetches.values()) {
+      for (const times of fetches.values()) {
         expect(times[0] - seededAt).toBeLessThan(3000);
         for (let i = 2; i < times.length; i++) {
           expect(Math.abs(times[i] - times[i - 1] - I)).toBeLessThan(0.5 * I);

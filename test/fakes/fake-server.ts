@@ -47,6 +47,8 @@ export interface RecordedRequest {
   /** The path without the query, still percent-encoded. */
   path: string;
   headers: IncomingHttpHeaders;
+  /** When it arrived (ms since the epoch). */
+  at: number;
 }
 
 /** A route's view of a request: the decoded path segments and the query. */
@@ -153,6 +155,17 @@ export abstract class FakeServer {
     return this.counts.get(path) ?? 0;
   }
 
+  /** When each path matching `pattern` was requested, from the log (raise `recordLimit` to keep them all). */
+  arrivals(pattern: RegExp): Map<string, number[]> {
+    const byPath = new Map<string, number[]>();
+    for (const request of this.requests) {
+      if (pattern.test(request.path)) {
+        byPath.set(request.path, [...(byPath.get(request.path) ?? []), request.at]);
+      }
+    }
+    return byPath;
+  }
+
   /** Clears the log and the counters. */
   resetLog(): void {
     this.requests.length = 0;
@@ -174,7 +187,13 @@ export abstract class FakeServer {
       if (this.requests.length >= this.recordLimit) {
         this.requests.shift();
       }
-      this.requests.push({ method: req.method ?? 'GET', url: rawUrl, path, headers: req.headers });
+      this.requests.push({
+        method: req.method ?? 'GET',
+        url: rawUrl,
+        path,
+        headers: req.headers,
+        at: Date.now(),
+      });
     }
     req.resume();
     if (this.latencyMs > 0) {

@@ -90,7 +90,8 @@ export interface CrateSpec {
   folder?: string;
 }
 
-const TEST = 'https://w3id.org/ro/terms/test#';
+export const TEST_TERMS = 'https://w3id.org/ro/terms/test#';
+const TEST = TEST_TERMS;
 
 /** The ro-crate-metadata.json of a small Workflow Testing RO-Crate: one suite, its instances, a definition. */
 export function crateMetadata(spec: CrateSpec = {}): object {
