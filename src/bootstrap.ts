@@ -2,8 +2,8 @@ import type { NestExpressApplication } from '@nestjs/platform-express';
 import cookieParser from 'cookie-parser';
 import type { NextFunction, Request, Response } from 'express';
 import helmet from 'helmet';
-import { Logger } from 'nestjs-pino';
 import { FallbackErrorFilter } from './common/filters/fallback.filter.js';
+import { AppLogger, bindRequestLogger, createRootLogger, httpLogger } from './common/logging.js';
 import { MetricsService } from './metrics/metrics.service.js';
 import { assignRequestId } from './common/request-id.js';
 import { createValidationPipe } from './common/validation.js';
@@ -17,7 +17,8 @@ export const BODY_LIMIT = '1mb';
  * same middleware, pipes and filters. The app must be created with `bodyParser: false`.
  */
 export function configureApp(app: NestExpressApplication, config: AppConfig): void {
-  app.useLogger(app.get(Logger));
+  const root = createRootLogger(config);
+  app.useLogger(new AppLogger(root));
   app.set('trust proxy', config.trustProxy);
   app.disable('x-powered-by');
   // The id is set before any parser can fail, so even a 413 carries it.
@@ -25,6 +26,9 @@ export function configureApp(app: NestExpressApplication, config: AppConfig): vo
     request.id = assignRequestId(request, response);
     next();
   });
+  // Before the body parser, so a refused body (413, bad JSON) is logged like any request.
+  app.use(httpLogger(root));
+  app.use(bindRequestLogger);
   app.use(app.get(MetricsService).httpMiddleware());
   app.use(helmet());
   app.use(cookieParser());

@@ -1,7 +1,7 @@
 import 'reflect-metadata';
+import { Logger } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import type { NestExpressApplication } from '@nestjs/platform-express';
-import { Logger } from 'nestjs-pino';
 import { AppModule } from './app.module.js';
 import { configureApp } from './bootstrap.js';
 import { ConfigError } from './config/config-error.js';
@@ -25,11 +25,10 @@ async function bootstrap(): Promise<void> {
   });
   configureApp(app, config);
   await app.listen(config.port);
-  app
-    .get(Logger)
-    .log(
-      `listening on port ${config.port}; Swagger UI at /docs; settings from ${envFile ?? 'the environment'}`,
-    );
+  const logger = new Logger('Main');
+  logger.log(
+    `listening on port ${config.port}; Swagger UI at /docs; settings from ${envFile ?? 'the environment'}`,
+  );
 
   // Stop accepting, let requests and scheduler checks in flight finish, close the database,
   // then exit 0; a shutdown that hangs is cut at SHUTDOWN_TIMEOUT_SECONDS.
@@ -39,7 +38,7 @@ async function bootstrap(): Promise<void> {
       return;
     }
     stopping = true;
-    app.get(Logger).log(`${signal} received, shutting down`);
+    logger.log(`${signal} received, shutting down`);
     setTimeout(() => process.exit(1), config.shutdownTimeoutMs).unref();
     app.close().then(
       () => process.exit(0),

@@ -1,5 +1,9 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { Params } from 'nestjs-pino';
+import type { LoggerService, LogLevel } from '@nestjs/common';
+import type { NextFunction, Request, Response } from 'express';
+import { pino, type Logger } from 'pino';
+import { pinoHttp, type HttpLogger } from 'pino-http';
 import type { AppConfig } from '../config/app-config.js';
 import { assignRequestId } from './request-id.js';
 
@@ -10,42 +14,112 @@ export function redactUrl(url: string | undefined): string | undefined {
   return url?.replace(SECRET_QUERY, '$1[Redacted]');
 }
 
-/** Structured logs: JSON lines in production, readable lines otherwise; never a password or token. */
-export function loggerParams(config: AppConfig): Params {
-  return {
-    pinoHttp: {
-      level: config.logLevel,
-      genReqId: (request: IncomingMessage, response: ServerResponse) =>
-        typeof request.id === 'string' ? request.id : assignRequestId(request, response),
-      redact: {
-        paths: [
-          'req.headers.authorization',
-          'req.headers["x-auth-token"]',
-          'req.headers.cookie',
-          'res.headers["set-cookie"]',
-          '*.password',
-          '*.auth_token',
-          '*.token',
-          '*.authorization',
-        ],
-        censor: '[Redacted]',
-      },
-      serializers: {
-        req: (req: { id: unknown; method: string; url: string; headers: Record<string, unknown> }) => ({
-          id: req.id,
-          method: req.method,
-          url: redactUrl(req.url),
-          headers: { ...req.headers },
-        }),
-      },
-      customLogLevel: (_req, res, error) => (error || res.statusCode >= 500 ? 'error' : 'info'),
-      // JSON lines in production and tests; readable lines for a developer's terminal.
-      transport:
-        config.environment === 'development'
-          ? { target: 'pino-pretty', options: { singleLine: true, translateTime: 'SYS:HH:MM:ss.l' } }
-          : undefined,
-      quietReqLogger: true,
-      autoLogging: { ignore: (req) => req.url === '/health/live' || req.url === '/health/ready' },
+/** Structured logs: JSON lines in production and tests, readable lines for a developer's terminal; never a password or token. */
+export function createRootLogger(config: AppConfig): Logger {
+  return pino({
+    level: config.logLevel,
+    redact: {
+      paths: [
+        'req.headers.authorization',
+        'req.headers["x-auth-token"]',
+        'req.headers.cookie',
+        'res.headers["set-cookie"]',
+        '*.password',
+        '*.auth_token',
+        '*.token',
+        '*.authorization',
+      ],
+      censor: '[Redacted]',
     },
-  };
+    transport:
+      config.environment === 'development'
+        ? { target: 'pino-pretty', options: { singleLine: true, translateTime: 'SYS:HH:MM:ss.l' } }
+        : undefined,
+  });
+}
+
+/** One line per request (method, redacted URL, status, time), with the request id. */
+export function httpLogger(root: Logger): HttpLogger {
+  return pinoHttp({
+    logger: root,
+    genReqId: (request: IncomingMessage, response: ServerResponse) =>
+      typeof request.id === 'string' ? request.id : assignRequestId(request, response),
+    serializers: {
+      req: (req: { id: unknown; method: string; url: string; headers: Record<string, unknown> }) => ({
+        id: req.id,
+        method: req.method,
+        url: redactUrl(req.url),
+        headers: { ...req.headers },
+      }),
+    },
+    customLogLevel: (_req, res, error) => (error || res.statusCode >= 500 ? 'error' : 'info'),
+    quietReqLogger: true,
+    autoLogging: { ignore: (req) => req.url === '/health/live' || req.url === '/health/ready' },
+  });
+}
+
+const requestLogger = new AsyncLocalStorage<Logger>();
+
+/** After httpLogger: what the request's code logs carries the request's id. */
+export function bindRequestLogger(request: Request, _response: Response, next: NextFunction): void {
+  requestLogger.run(request.log, next);
+}
+
+/**
+ * Nest's logger, written to pino: inside a request through the request's child logger (so
+ * the line has its id), elsewhere through the root. Accepts Nest's `(message, context)` and
+ * `(message, stack, context)` and pino's `({ ...fields }, message, context)`.
+ */
+export class AppLogger implements LoggerService {
+  constructor(private readonly root: Logger) {}
+
+  log(message: unknown, ...rest: unknown[]): void {
+    this.write('info', message, rest);
+  }
+
+  error(message: unknown, ...rest: unknown[]): void {
+    this.write('error', message, rest);
+  }
+
+  warn(message: unknown, ...rest: unknown[]): void {
+    this.write('warn', message, rest);
+  }
+
+  debug(message: unknown, ...rest: unknown[]): void {
+    this.write('debug', message, rest);
+  }
+
+  verbose(message: unknown, ...rest: unknown[]): void {
+    this.write('trace', message, rest);
+  }
+
+  fatal(message: unknown, ...rest: unknown[]): void {
+    this.write('fatal', message, rest);
+  }
+
+  setLogLevels(_levels: LogLevel[]): void {
+    // LOG_LEVEL decides, once, at start-up.
+  }
+
+  private write(
+    level: 'info' | 'error' | 'warn' | 'debug' | 'trace' | 'fatal',
+    message: unknown,
+    rest: unknown[],
+  ): void {
+    const logger = requestLogger.getStore() ?? this.root;
+    // Nest appends the Logger's context (a string) last.
+    const context =
+      rest.length > 0 && typeof rest[rest.length - 1] === 'string' ? (rest.pop() as string) : undefined;
+    if (typeof message === 'object' && message !== null && !(message instanceof Error)) {
+      logger[level]({ context, ...message }, typeof rest[0] === 'string' ? rest[0] : undefined);
+      return;
+    }
+    if (message instanceof Error) {
+      logger[level]({ context, err: message }, message.message);
+      return;
+    }
+    // Nest's error(message, stack, context): the stack stays in the line, not in the reply.
+    const stack = level === 'error' && typeof rest[0] === 'string' ? rest[0] : undefined;
+    logger[level](stack ? { context, stack } : { context }, String(message));
+  }
 }

@@ -11,6 +11,7 @@ import {
   type Build,
   type BuildStatus,
 } from './testing-services/testing-service.js';
+import { retryOnDeadlock } from '../database/retry-on-deadlock.js';
 
 /** Builds kept per instance; older ones are dropped when new ones arrive (the API shows at most 100). */
 export const MAX_STORED_BUILDS = MAX_BUILD_LIMIT;
@@ -527,26 +528,4 @@ export function rawDate(value: Date | string): Date {
   }
   const iso = /^\d{4}-\d{2}-\d{2} \d{2}:\d{2}/.test(value) ? `${value.replace(' ', 'T')}Z` : value;
   return new Date(iso);
-}
-
-/** MariaDB may pick one of two racing transactions as a deadlock victim; running it again is safe. */
-async function retryOnDeadlock<T>(work: () => Promise<T>, attempts = 3): Promise<T> {
-  for (let attempt = 1; ; attempt++) {
-    try {
-      return await work();
-    } catch (error) {
-      if (attempt >= attempts || !isDeadlock(error)) {
-        throw error;
-      }
-    }
-  }
-}
-
-function isDeadlock(error: unknown): boolean {
-  if (typeof error !== 'object' || error === null) {
-    return false;
-  }
-  const withDriver = error as { code?: unknown; driverError?: { code?: unknown } };
-  const code = withDriver.driverError?.code ?? withDriver.code;
-  return code === 'ER_LOCK_DEADLOCK' || code === 'ER_LOCK_WAIT_TIMEOUT' || code === 'SQLITE_BUSY';
 }

@@ -10,6 +10,7 @@ import { TestServiceEntity } from './entities/test-service.entity.js';
 import { TestSuiteEntity } from './entities/test-suite.entity.js';
 import { WorkflowVersionEntity } from './entities/workflow-version.entity.js';
 import { WorkflowEntity } from './entities/workflow.entity.js';
+import { retryOnDeadlock } from '../database/retry-on-deadlock.js';
 
 /** Everything one registration writes. */
 export interface NewVersion {
@@ -31,8 +32,6 @@ export interface Page {
 
 /** How long a writer waits for another copy of the service that holds the same archive. */
 const ARCHIVE_LOCK_SECONDS = 60;
-/** A transaction InnoDB chose as a deadlock victim is rolled back whole, so it can simply run again. */
-const DEADLOCK_ATTEMPTS = 3;
 
 /**
  * All SQL of the registry. Writes that touch a stored archive run under `exclusiveForArchive`,
@@ -173,16 +172,7 @@ export class WorkflowsRepository {
    * when the workflow belongs to another user or already has this version.
    */
   async saveVersion(input: NewVersion): Promise<WorkflowVersionEntity> {
-    for (let attempt = 1; ; attempt++) {
-      try {
-        return await this.dataSource.transaction((tx) => this.insertVersion(tx, input));
-      } catch (error) {
-        if (attempt < DEADLOCK_ATTEMPTS && isDeadlock(error)) {
-          continue;
-        }
-        throw error;
-      }
-    }
+    return retryOnDeadlock(() => this.dataSource.transaction((tx) => this.insertVersion(tx, input)));
   }
 
   private async insertVersion(tx: EntityManager, input: NewVersion): Promise<WorkflowVersionEntity> {
@@ -345,11 +335,6 @@ function insertedId(result: { identifiers: Record<string, unknown>[] }): number 
     throw new Error('the database returned no id for an inserted row');
   }
   return id;
-}
-
-function isDeadlock(error: unknown): boolean {
-  const code = (error as { driverError?: { code?: unknown }; code?: unknown } | null)?.driverError?.code;
-  return code === 'ER_LOCK_DEADLOCK' || code === 'ER_LOCK_WAIT_TIMEOUT';
 }
 
 export function versionExists(uuid: string, version: string): DomainError {

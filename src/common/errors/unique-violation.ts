@@ -16,7 +16,8 @@ export function isForeignKeyViolation(error: unknown): boolean {
   );
 }
 
-function driverCode(error: unknown): string | undefined {
+/** The driver's error code (`ER_DUP_ENTRY`, `SQLITE_BUSY` …) of a TypeORM or driver error. */
+export function driverCode(error: unknown): string | undefined {
   if (typeof error !== 'object' || error === null) {
     return undefined;
   }

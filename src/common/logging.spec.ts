@@ -1,0 +1,67 @@
+import { Writable } from 'node:stream';
+import type { NextFunction, Request, Response } from 'express';
+import { pino } from 'pino';
+import { AppLogger, bindRequestLogger, redactUrl } from './logging.js';
+
+function capture(): { logger: AppLogger; root: pino.Logger; lines: Record<string, unknown>[] } {
+  const lines: Record<string, unknown>[] = [];
+  const sink = new Writable({
+    write(chunk: Buffer, _encoding, done) {
+      lines.push(JSON.parse(chunk.toString('utf8')) as Record<string, unknown>);
+      done();
+    },
+  });
+  const root = pino({ level: 'trace' }, sink);
+  return { logger: new AppLogger(root), root, lines };
+}
+
+describe('AppLogger', () => {
+  it("writes Nest's (message, context) and (message, stack, context) forms", () => {
+    const { logger, lines } = capture();
+    logger.log('started', 'Main');
+    logger.error('it broke', 'Error: it broke\n    at somewhere', 'Errors');
+    expect(lines[0]).toMatchObject({ level: 30, msg: 'started', context: 'Main' });
+    expect(lines[1]).toMatchObject({
+      level: 50,
+      msg: 'it broke',
+      context: 'Errors',
+      stack: expect.stringContaining('at somewhere'),
+    });
+  });
+
+  it("writes pino's ({ fields }, message, context) form", () => {
+    const { logger, lines } = capture();
+    logger.warn({ requestId: 'r-1', attempts: 3 }, 'slow upstream', 'Refresh');
+    expect(lines[0]).toMatchObject({
+      level: 40,
+      msg: 'slow upstream',
+      context: 'Refresh',
+      requestId: 'r-1',
+      attempts: 3,
+    });
+  });
+
+  it("writes through the request's child logger inside a request, so the line has the request's id", async () => {
+    const { logger, root, lines } = capture();
+    const request = { log: root.child({ reqId: 'req-42' }) } as Request;
+    await new Promise<void>((resolve) => {
+      const next: NextFunction = () => {
+        setTimeout(() => {
+          logger.log('inside', 'Registry');
+          resolve();
+        }, 1);
+      };
+      bindRequestLogger(request, {} as Response, next);
+    });
+    logger.log('outside', 'Registry');
+    expect(lines[0]).toMatchObject({ msg: 'inside', reqId: 'req-42' });
+    expect(lines[1]).not.toHaveProperty('reqId');
+  });
+});
+
+describe('redactUrl', () => {
+  it('hides tokens and passwords in query strings', () => {
+    expect(redactUrl('/api/v1/nodes?auth_token=abc.def&x=1')).toBe('/api/v1/nodes?auth_token=[Redacted]&x=1');
+    expect(redactUrl('/a?x=1&password=p')).toBe('/a?x=1&password=[Redacted]');
+  });
+});
