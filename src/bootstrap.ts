@@ -3,7 +3,7 @@ import cookieParser from 'cookie-parser';
 import type { NextFunction, Request, Response } from 'express';
 import helmet from 'helmet';
 import { FallbackErrorFilter } from './common/filters/fallback.filter.js';
-import { AppLogger, bindRequestLogger, createRootLogger, httpLogger } from './common/logging.js';
+import { AppLogger, bindRequestId, createRootLogger, httpLogger } from './common/logging.js';
 import { MetricsService } from './metrics/metrics.service.js';
 import { assignRequestId } from './common/request-id.js';
 import { createValidationPipe } from './common/validation.js';
@@ -27,8 +27,10 @@ export function configureApp(app: NestExpressApplication, config: AppConfig): vo
     next();
   });
   // Before the body parser, so a refused body (413, bad JSON) is logged like any request.
-  app.use(httpLogger(root));
-  app.use(bindRequestLogger);
+  if (root.isLevelEnabled('info')) {
+    app.use(httpLogger(root));
+  }
+  app.use(bindRequestId);
   app.use(app.get(MetricsService).httpMiddleware());
   app.use(helmet());
   app.use(cookieParser());

@@ -1,9 +1,9 @@
 import { Writable } from 'node:stream';
 import type { NextFunction, Request, Response } from 'express';
 import { pino } from 'pino';
-import { AppLogger, bindRequestLogger, redactUrl } from './logging.js';
+import { AppLogger, bindRequestId, redactUrl } from './logging.js';
 
-function capture(): { logger: AppLogger; root: pino.Logger; lines: Record<string, unknown>[] } {
+function capture(): { logger: AppLogger; lines: Record<string, unknown>[] } {
   const lines: Record<string, unknown>[] = [];
   const sink = new Writable({
     write(chunk: Buffer, _encoding, done) {
@@ -12,7 +12,7 @@ function capture(): { logger: AppLogger; root: pino.Logger; lines: Record<string
     },
   });
   const root = pino({ level: 'trace' }, sink);
-  return { logger: new AppLogger(root), root, lines };
+  return { logger: new AppLogger(root), lines };
 }
 
 describe('AppLogger', () => {
@@ -42,8 +42,8 @@ describe('AppLogger', () => {
   });
 
   it("writes through the request's child logger inside a request, so the line has the request's id", async () => {
-    const { logger, root, lines } = capture();
-    const request = { log: root.child({ reqId: 'req-42' }) } as Request;
+    const { logger, lines } = capture();
+    const request = { id: 'req-42' } as Request;
     await new Promise<void>((resolve) => {
       const next: NextFunction = () => {
         setTimeout(() => {
@@ -51,7 +51,7 @@ describe('AppLogger', () => {
           resolve();
         }, 1);
       };
-      bindRequestLogger(request, {} as Response, next);
+      bindRequestId(request, {} as Response, next);
     });
     logger.log('outside', 'Registry');
     expect(lines[0]).toMatchObject({ msg: 'inside', reqId: 'req-42' });

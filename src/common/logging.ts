@@ -38,7 +38,11 @@ export function createRootLogger(config: AppConfig): Logger {
   });
 }
 
-/** One line per request (method, redacted URL, status, time), with the request id. */
+/**
+ * One line per request (method, redacted URL, status, time), with the request id. pino-http
+ * prepares a serialized child logger for every request, so it is only mounted when `info`
+ * lines are written at all (see configureApp).
+ */
 export function httpLogger(root: Logger): HttpLogger {
   return pinoHttp({
     logger: root,
@@ -58,11 +62,14 @@ export function httpLogger(root: Logger): HttpLogger {
   });
 }
 
-const requestLogger = new AsyncLocalStorage<Logger>();
+const requestIds = new AsyncLocalStorage<string>();
 
-/** After httpLogger: what the request's code logs carries the request's id. */
-export function bindRequestLogger(request: Request, _response: Response, next: NextFunction): void {
-  requestLogger.run(request.log, next);
+/**
+ * What the request's code logs carries the request's id. Only the id is bound: the child
+ * logger is made when a line is written, which inside a request is rare.
+ */
+export function bindRequestId(request: Request, _response: Response, next: NextFunction): void {
+  requestIds.run(String(request.id), next);
 }
 
 /**
@@ -106,7 +113,8 @@ export class AppLogger implements LoggerService {
     message: unknown,
     rest: unknown[],
   ): void {
-    const logger = requestLogger.getStore() ?? this.root;
+    const requestId = requestIds.getStore();
+    const logger = requestId === undefined ? this.root : this.root.child({ reqId: requestId });
     // Nest appends the Logger's context (a string) last.
     const context =
       rest.length > 0 && typeof rest[rest.length - 1] === 'string' ? (rest.pop() as string) : undefined;

@@ -4,17 +4,8 @@
 // on the way, and read without extracting, so the growth should stay far below the archive
 // size (the goal: under 64 MiB). Asserts only that the registration succeeded and that the
 // stored archive is the one served. Settings: BENCH_CRATE_MIB (default 50).
-import { spawn } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
-import {
-  createReadStream,
-  createWriteStream,
-  mkdtempSync,
-  readFileSync,
-  rmSync,
-  statSync,
-  writeFileSync,
-} from 'node:fs';
+import { createReadStream, createWriteStream, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -22,6 +13,7 @@ import { once } from 'node:events';
 import { clearInterval, setInterval } from 'node:timers';
 import { crc32 } from 'node:zlib';
 import { freePort } from '../support/mariadb-server.mjs';
+import { memoryOf, sleep, startService } from './service.mjs';
 
 const MiB = 1024 * 1024;
 const crateMiB = Number(process.env.BENCH_CRATE_MIB ?? 50);
@@ -113,28 +105,6 @@ async function writeCrate(path, dataBytes) {
 }
 
 /** Resident and peak resident memory of a process, in bytes (Linux). */
-function memoryOf(pid) {
-  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
-  const kib = (field) => Number(new RegExp(`^${field}:\\s+(\\d+) kB$`, 'm').exec(status)?.[1] ?? NaN) * 1024;
-  return { rss: kib('VmRSS'), peak: kib('VmHWM') };
-}
-
-async function waitReady(url) {
-  for (let i = 0; i < 300; i++) {
-    try {
-      if ((await fetch(`${url}/health/ready`)).status === 200) {
-        return;
-      }
-    } catch {
-      // not listening yet
-    }
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-  throw new Error('the service did not become ready');
-}
-
-const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
-
 const dir = mkdtempSync(join(tmpdir(), 'bench-registry-'));
 const cratePath = join(dir, 'big.crate.zip');
 const smallPath = join(dir, 'small.crate.zip');
@@ -155,34 +125,11 @@ const files = createServer((request, response) => {
 const filesPort = await freePort();
 await new Promise((resolve) => files.listen(filesPort, '127.0.0.1', resolve));
 
-const dataDir = join(dir, 'data');
-const port = await freePort();
-const service = spawn(process.execPath, ['dist/src/main.js'], {
-  env: {
-    PATH: process.env.PATH,
-    NODE_ENV: 'production',
-    PORT: String(port),
-    DATA_DIR: dataDir,
-    DATABASE_URL: `sqlite:${join(dataDir, 'app.sqlite')}`,
-    JWT_SECRET: 'bench-secret-bench-secret-bench-secret!',
-    ADMIN_USERNAME: 'admin',
-    ADMIN_PASSWORD: 'bench-password',
-    LOG_LEVEL: 'warn',
-    REFRESH_INTERVAL_SECONDS: '0',
-    ALLOW_PRIVATE_NETWORK_LINKS: 'true',
-  },
-  stdio: 'inherit',
-});
+const service = await startService(join(dir, 'data'), { ALLOW_PRIVATE_NETWORK_LINKS: 'true' });
 let failed = false;
 try {
-  const base = `http://127.0.0.1:${port}`;
-  await waitReady(base);
-  const login = await fetch(`${base}/api/v1/auth`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ username: 'admin', password: 'bench-password' }),
-  });
-  const { token } = await login.json();
+  const base = service.url;
+  const token = await service.login();
   const register = (link, version) =>
     fetch(`${base}/users/current/workflows`, {
       method: 'POST',
@@ -196,24 +143,24 @@ try {
     throw new Error(`the warm-up registration answered ${warm.status}: ${await warm.text()}`);
   }
   await sleep(500);
-  const before = memoryOf(service.pid);
+  const before = memoryOf(service.child.pid);
   // Resets the peak (VmHWM) to the current size, so that the peak read afterwards is this registration's.
   let peakReset = true;
   try {
-    writeFileSync(`/proc/${service.pid}/clear_refs`, '5');
+    writeFileSync(`/proc/${service.child.pid}/clear_refs`, '5');
   } catch {
     peakReset = false;
   }
   let sampledPeak = before.rss;
   const sampler = setInterval(() => {
-    sampledPeak = Math.max(sampledPeak, memoryOf(service.pid).rss);
+    sampledPeak = Math.max(sampledPeak, memoryOf(service.child.pid).rss);
   }, 10);
 
   const started = process.hrtime.bigint();
   const response = await register(`http://127.0.0.1:${filesPort}/big.zip`, '1.0');
   const wallMs = Number(process.hrtime.bigint() - started) / 1e6;
   clearInterval(sampler);
-  const after = memoryOf(service.pid);
+  const after = memoryOf(service.child.pid);
   const body = await response.json();
   if (response.status !== 201) {
     throw new Error(`the registration answered ${response.status}: ${JSON.stringify(body)}`);
@@ -248,8 +195,7 @@ try {
   console.error(error);
 } finally {
   files.close();
-  service.kill('SIGTERM');
-  await once(service, 'exit');
+  await service.stop();
   rmSync(dir, { recursive: true, force: true });
 }
 process.exit(failed ? 1 : 0);
