@@ -69,7 +69,11 @@ const requestIds = new AsyncLocalStorage<string>();
  * logger is made when a line is written, which inside a request is rare.
  */
 export function bindRequestId(request: Request, _response: Response, next: NextFunction): void {
-  requestIds.run(String(request.id), next);
+  if (typeof request.id === 'string') {
+    requestIds.run(request.id, next);
+  } else {
+    next();
+  }
 }
 
 /**
