@@ -19,9 +19,12 @@ async function bootstrap(): Promise<void> {
     }
     throw error;
   }
+  // No logger until configureApp installs ours: a module that refuses its settings while the
+  // app is built (a bad cloud in CLOUDS_FILE) then stops start-up with one line, not a stack.
   const app = await NestFactory.create<NestExpressApplication>(AppModule.register(config), {
     bodyParser: false,
-    bufferLogs: true,
+    logger: false,
+    abortOnError: false,
   });
   configureApp(app, config);
   await app.listen(config.port);
@@ -50,6 +53,7 @@ async function bootstrap(): Promise<void> {
 }
 
 bootstrap().catch((error: unknown) => {
-  process.stderr.write(`start-up failed: ${error instanceof Error ? error.message : String(error)}\n`);
+  const line = error instanceof ConfigError ? error.message : `start-up failed: ${String(error)}`;
+  process.stderr.write(`${line}\n`);
   process.exit(1);
 });
