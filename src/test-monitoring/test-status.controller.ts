@@ -60,7 +60,7 @@ export class TestStatusController {
   @Get('instances/:instance_uuid/latest-builds')
   @ApiTags('instances')
   @ApiOperation({
-    operationId: 'instances-get-latest-builds',
+    operationId: 'instances-get-builds',
     summary: 'The latest builds of a test instance',
   })
   @ApiOkResponse({ type: BuildListDto })
@@ -75,7 +75,7 @@ export class TestStatusController {
 
   @Get('instances/:instance_uuid/builds/:build_id')
   @ApiTags('instances')
-  @ApiOperation({ operationId: 'instances-get-build', summary: 'One build of a test instance' })
+  @ApiOperation({ operationId: 'instances-builds-get-by-id', summary: 'One build of a test instance' })
   @ApiOkResponse({ type: BuildDto })
   async build(
     @Param() { instance_uuid, build_id }: BuildParams,

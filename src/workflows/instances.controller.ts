@@ -15,7 +15,7 @@ export class InstancesController {
   constructor(private readonly workflows: WorkflowsService) {}
 
   @Get(':instance_uuid')
-  @ApiOperation({ operationId: 'instances-get-by-uuid', summary: 'A test instance with its service' })
+  @ApiOperation({ operationId: 'instances-get-by-id', summary: 'A test instance with its service' })
   @ApiOkResponse({ type: TestInstanceDto })
   async get(
     @Param() { instance_uuid }: InstanceUuidParam,

@@ -58,7 +58,10 @@ export class WorkflowsController {
   }
 
   @Get(':wf_uuid/versions')
-  @ApiOperation({ operationId: 'workflows-get-versions', summary: 'All versions of a workflow, older first' })
+  @ApiOperation({
+    operationId: 'workflows-get-versions-by-id',
+    summary: 'All versions of a workflow, older first',
+  })
   @ApiOkResponse({ type: VersionListDto })
   async versions(
     @Param() { wf_uuid }: WorkflowUuidParam,
@@ -69,7 +72,7 @@ export class WorkflowsController {
   }
 
   @Get(':wf_uuid/versions/:wf_version')
-  @ApiOperation({ operationId: 'workflows-get-version', summary: 'A workflow at one of its versions' })
+  @ApiOperation({ operationId: 'workflows-get-version-by-id', summary: 'A workflow at one of its versions' })
   @ApiOkResponse({ type: WorkflowDto })
   async version(
     @Param() { wf_uuid, wf_version }: WorkflowVersionParams,

@@ -514,8 +514,8 @@ describe(`test monitoring (${testDatabase()})`, () => {
     const expected: [string, string, string][] = [
       ['/workflows/{wf_uuid}/status', 'workflows-get-status', 'WorkflowStatusDto'],
       ['/suites/{suite_uuid}/status', 'suites-get-status', 'SuiteStatusDto'],
-      ['/instances/{instance_uuid}/latest-builds', 'instances-get-latest-builds', 'BuildListDto'],
-      ['/instances/{instance_uuid}/builds/{build_id}', 'instances-get-build', 'BuildDto'],
+      ['/instances/{instance_uuid}/latest-builds', 'instances-get-builds', 'BuildListDto'],
+      ['/instances/{instance_uuid}/builds/{build_id}', 'instances-builds-get-by-id', 'BuildDto'],
     ];
     for (const [path, operationId, schema] of expected) {
       const operation = document.paths[path]?.get;

@@ -139,14 +139,14 @@ describe('workflow registry access (API.md 2, 2.3, 2.9)', () => {
       ['post', '/users/current/workflows', 'user-workflows-post'],
       ['get', '/users/current/workflows', 'user-workflows-get'],
       ['get', '/workflows/{wf_uuid}', 'workflows-get-latest-version-by-id'],
-      ['get', '/workflows/{wf_uuid}/versions', 'workflows-get-versions'],
-      ['get', '/workflows/{wf_uuid}/versions/{wf_version}', 'workflows-get-version'],
+      ['get', '/workflows/{wf_uuid}/versions', 'workflows-get-versions-by-id'],
+      ['get', '/workflows/{wf_uuid}/versions/{wf_version}', 'workflows-get-version-by-id'],
       ['delete', '/workflows/{wf_uuid}/versions/{wf_version}', 'workflows-delete'],
       ['get', '/workflows/{wf_uuid}/rocrate/{wf_version}/download', 'workflows-rocrate-download'],
       ['get', '/workflows/{wf_uuid}/suites', 'workflows-get-suites'],
       ['get', '/suites/{suite_uuid}', 'suites-get-by-uuid'],
       ['get', '/suites/{suite_uuid}/instances', 'suites-get-instances'],
-      ['get', '/instances/{instance_uuid}', 'instances-get-by-uuid'],
+      ['get', '/instances/{instance_uuid}', 'instances-get-by-id'],
     ];
     for (const [method, path, operationId] of expected) {
       const operation = document.paths[path]?.[method];
