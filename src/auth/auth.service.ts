@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
 import { JwtService } from '@nestjs/jwt';
 import type { CookieOptions } from 'express';
-import { RateLimiterMemory, type RateLimiterRes } from 'rate-limiter-flexible';
+import { RateLimiterMemory, RateLimiterRes } from 'rate-limiter-flexible';
 import { AppConfig } from '../config/app-config.js';
 import { Clock } from '../common/clock.js';
 import { DomainError } from '../common/errors/domain-error.js';
@@ -57,19 +57,24 @@ export class AuthService {
   }
 
   /**
-   * Checks a username and password and issues a token. Failed attempts (not malformed
-   * requests) count towards the per-address and per-username limits.
+   * Checks a username and password and issues a token. Every attempt (not malformed requests)
+   * takes a point from the per-address and per-username limits; a success gives it back.
    */
   async login(username: string, password: string, address: string): Promise<IssuedToken> {
-    await this.refuseWhenThrottled(address, username);
+    // The point is taken before the password is checked: counting only after a failure let
+    // parallel guesses all pass the check before the first of them was counted.
+    const keys = await this.takeAttempt(address, username);
     const user = await this.repo.findByUsername(username);
     const valid = user
       ? await this.hasher.verify(password, user.passwordHash)
       : await this.hasher.verifyAgainstNothing(password);
     if (!user || !valid || !user.active) {
-      await this.countFailure(address, username);
       throw new DomainError('forbidden', BAD_CREDENTIALS);
     }
+    await Promise.allSettled([
+      this.failuresByAddress.reward(keys.address),
+      this.failuresByUsername.reward(keys.username),
+    ]);
     return this.issue(user);
   }
 
@@ -162,26 +167,35 @@ export class AuthService {
     cache.set(key, value);
   }
 
-  private async refuseWhenThrottled(address: string, username: string): Promise<void> {
-    const states = await Promise.all([
-      this.failuresByAddress.get(address),
-      this.failuresByUsername.get(username.toLowerCase()),
+  /** Takes one point from both limits, or refuses with 429 when either is spent. */
+  private async takeAttempt(
+    address: string,
+    username: string,
+  ): Promise<{ address: string; username: string }> {
+    const keys = { address, username: username.toLowerCase() };
+    const results = await Promise.allSettled([
+      this.failuresByAddress.consume(keys.address),
+      this.failuresByUsername.consume(keys.username),
     ]);
-    const exhausted = states.filter(
-      (state): state is RateLimiterRes =>
-        state !== null && state.consumedPoints >= this.config.auth.rateLimit,
+    const refused = results.flatMap((result) =>
+      result.status === 'rejected' && isLimiterRes(result.reason) ? [result.reason] : [],
     );
-    if (exhausted.length > 0) {
-      const wait = Math.max(...exhausted.map((state) => state.msBeforeNext)) / 1000;
+    const broken = results.find(
+      (result): result is PromiseRejectedResult =>
+        result.status === 'rejected' && !isLimiterRes(result.reason),
+    );
+    if (broken) {
+      throw broken.reason;
+    }
+    if (refused.length > 0) {
+      const wait = Math.max(...refused.map((state) => state.msBeforeNext)) / 1000;
       throw new DomainError('rate_limited', 'Too many failed login attempts; try again later', [], wait);
     }
+    return keys;
   }
+}
 
-  private async countFailure(address: string, username: string): Promise<void> {
-    // consume() rejects once the limit is passed; the next attempt is refused by refuseWhenThrottled.
-    await Promise.allSettled([
-      this.failuresByAddress.consume(address),
-      this.failuresByUsername.consume(username.toLowerCase()),
-    ]);
-  }
+/** consume() rejects with a RateLimiterRes when the limit is spent, with an Error when the store fails. */
+function isLimiterRes(reason: unknown): reason is RateLimiterRes {
+  return reason instanceof RateLimiterRes;
 }

@@ -169,6 +169,33 @@ describe('area A: authentication', () => {
         await limited.close();
       }
     });
+    it('counts parallel wrong guesses before checking them: at most AUTH_RATE_LIMIT answer 403, the rest 429', async () => {
+      const limited = await createTestApp({ AUTH_RATE_LIMIT: '3' });
+      try {
+        const responses = await Promise.all(
+          Array.from({ length: 3 + 5 }, () =>
+            limited.http.post('/api/v1/auth').send({ username: 'target', password: 'bad-password' }),
+          ),
+        );
+        const statuses = responses.map((response) => response.status);
+        expect(statuses.filter((status) => status === 403).length).toBeLessThanOrEqual(3);
+        expect(statuses.filter((status) => status !== 403 && status !== 429)).toEqual([]);
+        expect(statuses.filter((status) => status === 429).length).toBeGreaterThanOrEqual(5);
+      } finally {
+        await limited.close();
+      }
+    });
+
+    it('gives the point back on a successful login', async () => {
+      const limited = await createTestApp({ AUTH_RATE_LIMIT: '2' });
+      try {
+        for (let i = 0; i < 4; i++) {
+          await limited.http.post('/api/v1/auth').send(ADMIN).expect(200);
+        }
+      } finally {
+        await limited.close();
+      }
+    });
   });
 
   describe('token carriers', () => {
