@@ -14,7 +14,7 @@ interface ComposeService {
   image?: string;
   build?: { context: string; dockerfile: string };
   deploy?: { replicas?: number };
-  env_file?: string;
+  env_file?: { path: string; required: boolean }[];
   environment?: Record<string, string>;
   volumes?: string[];
   depends_on?: Record<string, unknown> | string[];
@@ -43,7 +43,7 @@ describe('deployment files', () => {
     expect(existsSync(join(DOCKER, app.build?.dockerfile.replace(/^docker\//, '') ?? ''))).toBe(true);
     expect(app.environment?.DATABASE_URL).toMatch(/^mysql:\/\/app:\$\{DB_PASSWORD\}@db:3306\/app$/);
     expect(app.environment?.TRUST_PROXY).toBeDefined();
-    expect(app.env_file).toBe('.env');
+    expect(app.env_file).toEqual([{ path: '.env', required: false }]);
     expect(existsSync(join(DOCKER, 'env.example'))).toBe(true);
     // Every named volume used is declared, and the app copies share the archive volume.
     const named = Object.values(compose.services)
@@ -61,7 +61,10 @@ describe('deployment files', () => {
       }
     }
     expect(compose.services.db.healthcheck).toBeDefined();
-    expect(readFileSync(join(DOCKER, 'nginx.conf'), 'utf8')).toMatch(/server app:3000/);
+    const nginx = readFileSync(join(DOCKER, 'nginx.conf'), 'utf8');
+    expect(nginx).toMatch(/server app:3000/);
+    expect(nginx).toMatch(/proxy_set_header X-Forwarded-Host \$http_host;/);
+    expect(nginx).toMatch(/location = \/metrics \{\s+return 404;/);
   });
 
   it('builds a non-root runtime image with a health check on /health/ready and DATA_DIR as a volume', () => {
