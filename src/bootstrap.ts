@@ -35,6 +35,9 @@ export function configureApp(app: NestExpressApplication, config: AppConfig): vo
   app.use(helmet());
   app.use(cookieParser());
   app.useBodyParser('json', { limit: BODY_LIMIT });
+  // Every other body is read as bytes under the same limit, so an oversized one of any type is a
+  // 413 in its area's shape (and a small one fails validation as a 400, never reaching a handler as text).
+  app.useBodyParser('raw', { limit: BODY_LIMIT, type: () => true });
   app.useGlobalPipes(createValidationPipe());
   app.useGlobalFilters(new FallbackErrorFilter());
   setupSwagger(app);
