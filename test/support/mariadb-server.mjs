@@ -88,6 +88,19 @@ export async function startMariaDb() {
   return { rootUrl: `mysql://test:test@127.0.0.1:${port}`, port, dir, pid: child.pid };
 }
 
+async function exited(pid, timeoutMs) {
+  const until = Date.now() + timeoutMs;
+  while (Date.now() < until) {
+    try {
+      process.kill(pid, 0);
+    } catch {
+      return true;
+    }
+    await sleep(100);
+  }
+  return false;
+}
+
 /** Stops a server started by startMariaDb and removes its datadir. */
 export async function stopMariaDb(pid, dir) {
   if (pid > 0) {
@@ -96,14 +109,10 @@ export async function stopMariaDb(pid, dir) {
     } catch {
       // already gone
     }
-    const until = Date.now() + 20_000;
-    while (Date.now() < until) {
-      try {
-        process.kill(pid, 0);
-      } catch {
-        break;
-      }
-      await sleep(100);
+    if (!(await exited(pid, 20_000))) {
+      // Never remove the datadir under a live server.
+      process.kill(pid, 'SIGKILL');
+      await exited(pid, 5_000);
     }
   }
   rmSync(dir, { recursive: true, force: true });
