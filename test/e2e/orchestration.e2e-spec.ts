@@ -89,30 +89,44 @@ describe(`area C: orchestration on dummy clouds (${testDatabase()})`, () => {
     expect(stopped.status).toBe(200);
     expect(stopped.body).toEqual({ status: 'ok', result: `Node ${started.body.nodes.id} deleted` });
 
-    // The original's test assigns node "3", the first started node of a fresh cloud; ours was stopped.
-    const again = await post('/api/v1/vm/start/spare', { name: 'cloud', image: '1', size: '1' });
-    expect(again.body.nodes.id).toBe('3');
-    const assigned = await put('/api/v1/vm/action/assign/spare', {
-      node: '3',
-      user: 'fake_test',
-      vm_type: 'test',
-    });
-    expect(assigned.status).toBe(200);
-    expect(assigned.body).toEqual({
-      status: 'ok',
-      id: expect.any(Number),
-      id_vm: '3',
-      result: 'VM 3 assigned',
-    });
-    expect(Number.isInteger(assigned.body.id)).toBe(true);
-    const released = await put('/api/v1/vm/action/release/spare', { node: '3' });
-    expect(released.status).toBe(200);
-    expect(released.body).toEqual({
-      status: 'ok',
-      id: assigned.body.id,
-      id_vm: '3',
-      result: 'VM 3 released',
-    });
+    // The original's assign test ran on a fresh fake_driver, where the first started node is "3".
+    // Here ids are never reused (node "3" above is gone for good), so that half gets a fresh
+    // fake_driver of its own: a second copy of the service on a new database.
+    const fresh = await createTestApp({ CLOUDS_FILE: clouds.path });
+    try {
+      const token = await fresh.userToken(['agent']);
+      const send = (method: 'post' | 'put', path: string, body: object) =>
+        fresh.http[method](path).set('X-Auth-Token', token).send(body);
+      const again = await send('post', '/api/v1/vm/start/fake_driver', {
+        name: 'cloud',
+        image: '1',
+        size: '1',
+      });
+      expect(again.body.nodes.id).toBe('3');
+      const assigned = await send('put', '/api/v1/vm/action/assign/fake_driver', {
+        node: '3',
+        user: 'fake_test',
+        vm_type: 'test',
+      });
+      expect(assigned.status).toBe(200);
+      expect(assigned.body).toEqual({
+        status: 'ok',
+        id: expect.any(Number),
+        id_vm: '3',
+        result: 'VM 3 assigned',
+      });
+      expect(Number.isInteger(assigned.body.id)).toBe(true);
+      const released = await send('put', '/api/v1/vm/action/release/fake_driver', { node: '3' });
+      expect(released.status).toBe(200);
+      expect(released.body).toEqual({
+        status: 'ok',
+        id: assigned.body.id,
+        id_vm: '3',
+        result: 'VM 3 released',
+      });
+    } finally {
+      await fresh.close();
+    }
   });
 
   describe('a fresh dummy cloud', () => {
