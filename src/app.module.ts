@@ -1,5 +1,6 @@
 import { Module, type DynamicModule } from '@nestjs/common';
 import { ScheduleModule } from '@nestjs/schedule';
+import { AdminBootstrap } from './auth/admin-bootstrap.js';
 import { AuthModule } from './auth/auth.module.js';
 import type { AppConfig } from './config/app-config.js';
 import { ConfigModule } from './config/config.module.js';
@@ -26,6 +27,8 @@ export class AppModule {
         TestMonitoringModule,
         OrchestrationModule,
       ],
+      // Here, not in AuthModule: the CLI builds AuthModule and must not create an admin.
+      providers: [AdminBootstrap],
     };
   }
 }

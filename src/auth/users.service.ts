@@ -1,6 +1,4 @@
-import { randomBytes } from 'node:crypto';
-import { Injectable, Logger, type OnApplicationBootstrap } from '@nestjs/common';
-import { AppConfig } from '../config/app-config.js';
+import { Injectable } from '@nestjs/common';
 import { DomainError } from '../common/errors/domain-error.js';
 import { AuthService } from './auth.service.js';
 import type { UserEntity } from './entities/user.entity.js';
@@ -15,40 +13,15 @@ export interface UserChanges {
 }
 
 @Injectable()
-export class UsersService implements OnApplicationBootstrap {
-  private readonly logger = new Logger(UsersService.name);
-
+export class UsersService {
   constructor(
     private readonly repo: UsersRepository,
     private readonly hasher: PasswordHasher,
     private readonly auth: AuthService,
-    private readonly config: AppConfig,
   ) {}
 
-  /**
-   * Creates the bootstrap admin when the users table is empty: from ADMIN_USERNAME and
-   * ADMIN_PASSWORD, or else `admin` with a random password printed this once.
-   */
-  async onApplicationBootstrap(): Promise<void> {
-    if ((await this.repo.count()) > 0) {
-      return;
-    }
-    const configured = this.config.auth.adminUsername && this.config.auth.adminPassword;
-    const username = this.config.auth.adminUsername ?? 'admin';
-    const password = this.config.auth.adminPassword ?? randomBytes(12).toString('base64url');
-    try {
-      await this.create(username, password, ['admin']);
-      this.logger.log(
-        configured
-          ? `created the bootstrap admin '${username}' from ADMIN_USERNAME/ADMIN_PASSWORD`
-          : `created the bootstrap admin '${username}' with password ${password} (shown once; change it)`,
-      );
-    } catch (error) {
-      // Another copy of the service created it at the same moment.
-      if (!(error instanceof DomainError && error.kind === 'conflict')) {
-        throw error;
-      }
-    }
+  count(): Promise<number> {
+    return this.repo.count();
   }
 
   async create(username: string, password: string, roles: Role[] = ['user']): Promise<UserEntity> {
