@@ -120,13 +120,16 @@ export class WorkflowsController {
     const etag = `"${archive.sha256}"`;
     // The bytes of a version never change, but they are the caller's: caches must ask every time.
     const cacheHeaders = { ETag: etag, 'Cache-Control': 'private, no-cache' };
-    response.set(cacheHeaders);
     if (matchesIfNoneMatch(request.get('if-none-match'), etag)) {
+      response.set(cacheHeaders);
       // A web Response is the one way to choose the status of a passthrough reply.
       return new globalThis.Response(null, { status: 304, headers: cacheHeaders });
     }
+    // Opened before any header is set: an archive deleted meanwhile must answer a 404 without its ETag.
+    const stream = await archive.open();
+    response.set(cacheHeaders);
     response.attachment(archive.filename);
-    return new StreamableFile(await archive.open(), { type: 'application/zip', length: archive.size });
+    return new StreamableFile(stream, { type: 'application/zip', length: archive.size });
   }
 
   @Get(':wf_uuid/suites')

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { open } from 'node:fs/promises';
+import { access, open } from 'node:fs/promises';
 import type { Readable } from 'node:stream';
 import { Injectable, Logger } from '@nestjs/common';
 import type { AuthUser } from '../auth/auth-user.js';
@@ -214,16 +214,25 @@ export class WorkflowsService {
       view.previous = versionsOf(visible.workflow).filter((other) => other.id < visible.version.id);
     }
     if (options.roCrate) {
-      view.metadata = await this.metadataOf(visible.version);
+      view.metadata = await this.metadataOf(uuid, visible.version);
     }
     return view;
   }
 
-  private async metadataOf(version: WorkflowVersionEntity): Promise<object> {
+  private async metadataOf(uuid: string, version: WorkflowVersionEntity): Promise<object> {
     const path = this.store.pathOf(version.archiveSha256);
-    const { metadata } = await this.reader.read(path, this.config.registry.maxUncompressedBytes);
-    // The crate was parsed as an object when it was registered.
-    return metadata as object;
+    try {
+      const { metadata } = await this.reader.read(path, this.config.registry.maxUncompressedBytes);
+      // The crate was parsed as an object when it was registered.
+      return metadata as object;
+    } catch (error) {
+      // A concurrent deletion of the version removes the archive after the lookup: the reader then fails
+      // with ENOENT, or calls the archive damaged when the file went away between two of its reads.
+      if (isNotFound(error) || !(await exists(path))) {
+        throw new DomainError('not_found', `The workflow ${uuid} has no version '${version.version}'`);
+      }
+      throw error;
+    }
   }
 
   async workflow(uuid: string, user: AuthUser): Promise<WorkflowEntity> {
@@ -262,7 +271,7 @@ export class WorkflowsService {
           const handle = await open(path, 'r');
           return handle.createReadStream();
         } catch (error) {
-          if ((error as NodeJS.ErrnoException).code === 'ENOENT') {
+          if (isNotFound(error)) {
             // Deleted between the lookup and now, by a concurrent deletion of the version.
             throw new DomainError('not_found', `The workflow ${uuid} has no version '${version}'`);
           }
@@ -285,4 +294,16 @@ export class WorkflowsService {
   async instance(uuid: string, user: AuthUser): Promise<TestInstanceEntity> {
     return this.access.visibleInstance(uuid, user);
   }
+}
+
+// Not `instanceof Error`: errors of node:fs come from another realm under Jest's VM modules.
+function isNotFound(error: unknown): boolean {
+  return typeof error === 'object' && error !== null && 'code' in error && error.code === 'ENOENT';
+}
+
+async function exists(path: string): Promise<boolean> {
+  return access(path).then(
+    () => true,
+    () => false,
+  );
 }

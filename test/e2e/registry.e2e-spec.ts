@@ -1,5 +1,5 @@
 import { createHash, randomUUID } from 'node:crypto';
-import { mkdirSync, readFileSync, utimesSync, writeFileSync, existsSync } from 'node:fs';
+import { mkdirSync, readFileSync, rmSync, utimesSync, writeFileSync, existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { DataSource } from 'typeorm';
 import { LinkServer } from '../fakes/link-server.js';
@@ -279,6 +279,26 @@ describe('workflow registry (API.md 2.1–2.5, 2.7)', () => {
     const changed = await download(alice, path).set('If-None-Match', '"something-else"');
     expect(changed.status).toBe(200);
     expect(Buffer.compare(changed.body as Buffer, bytes)).toBe(0);
+  });
+
+  it('answers 404 without the ETag when the archive went away after the version was looked up', async () => {
+    const bytes = crateZip({ marker: randomUUID() });
+    const { uuid } = await registerCrate(alice, '1', { marker: randomUUID() });
+    const reply = await register(alice, { roc_link: serve(bytes), version: '2', uuid });
+    expect(reply.status).toBe(201);
+    // What a concurrent deletion leaves between the lookup of the version and the read of its file.
+    const digest = sha256(bytes);
+    rmSync(join(t.dataDir, 'crates', digest.slice(0, 2), `${digest}.zip`));
+
+    const read = await get(alice, `/workflows/${uuid}?ro_crate=true`);
+    const fetched = await get(alice, `/workflows/${uuid}/rocrate/2/download`);
+    for (const response of [read, fetched]) {
+      expect({ status: response.status, etag: response.headers.etag }).toEqual({
+        status: 404,
+        etag: undefined,
+      });
+      expect(response.body.detail).toBe(`The workflow ${uuid} has no version '2'`);
+    }
   });
 
   describe('the name', () => {
