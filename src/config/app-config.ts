@@ -4,6 +4,7 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { isAbsolute, join, resolve } from 'node:path';
 import { plainToInstance } from 'class-transformer';
 import { validateSync } from 'class-validator';
+import ipaddr from 'ipaddr.js';
 import { loadClouds, type CloudSettings } from './clouds-file.js';
 import { ConfigError } from './config-error.js';
 import { EnvSchema } from './env.schema.js';
@@ -146,6 +147,12 @@ function parseDatabaseUrl(url: string): DatabaseSettings {
   return { type: 'mariadb', url: url.replace(/^mariadb:/, 'mysql:') };
 }
 
+const TRUST_PROXY_NAMES = new Set(['loopback', 'linklocal', 'uniquelocal']);
+
+/**
+ * Checks TRUST_PROXY here: Express only parses it on the first request, and then fails with a
+ * message that does not name the setting.
+ */
 function parseTrustProxy(value: string): boolean | number | string {
   const trimmed = value.trim().toLowerCase();
   if (trimmed === 'true') {
@@ -157,7 +164,31 @@ function parseTrustProxy(value: string): boolean | number | string {
   if (/^\d+$/.test(trimmed)) {
     return Number(trimmed);
   }
-  return value;
+  const entries = trimmed.split(',').map((entry) => entry.trim());
+  const bad = entries.find((entry) => !isTrustedProxyEntry(entry));
+  if (bad !== undefined) {
+    throw new ConfigError(
+      'TRUST_PROXY',
+      `'${bad}' is not loopback, linklocal, uniquelocal, an IP address or a CIDR subnet ` +
+        '(the setting is true, false, a hop count or a comma-separated list of those)',
+    );
+  }
+  return entries.join(',');
+}
+
+function isTrustedProxyEntry(entry: string): boolean {
+  if (TRUST_PROXY_NAMES.has(entry)) {
+    return true;
+  }
+  if (!entry.includes('/')) {
+    return ipaddr.isValid(entry);
+  }
+  try {
+    ipaddr.parseCIDR(entry);
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 /** Outside production a secret is generated once and kept, so tokens survive restarts. */

@@ -63,6 +63,7 @@ describe(`the built service as a process (${testDatabase()})`, () => {
     [{ DATABASE_URL: 'postgres://x' }, /^Invalid setting DATABASE_URL: .+\n$/],
     [{ REFRESH_INTERVAL_SECONDS: '-1' }, /^Invalid setting REFRESH_INTERVAL_SECONDS: .+\n$/],
     [{ CLOUDS_FILE: '/nonexistent/clouds.yaml' }, /^Invalid setting CLOUDS_FILE: cannot read .+\n$/],
+    [{ TRUST_PROXY: 'foo' }, /^Invalid setting TRUST_PROXY: 'foo' is not .+\n$/],
   ])('stops start-up with one line naming a bad setting (%o)', async (bad, message) => {
     const service = await startServiceProcess({ ...env, ...bad }, false);
     expect(await service.exited).toBe(1);

@@ -1,0 +1,40 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { loadConfig } from './app-config.js';
+
+describe('loadConfig', () => {
+  let dataDir: string;
+
+  beforeEach(() => {
+    dataDir = mkdtempSync(join(tmpdir(), 'app-config-'));
+  });
+
+  afterEach(() => {
+    rmSync(dataDir, { recursive: true, force: true });
+  });
+
+  function settings(extra: Record<string, string> = {}): Record<string, string> {
+    return { NODE_ENV: 'test', DATA_DIR: dataDir, JWT_SECRET: 'x'.repeat(40), ...extra };
+  }
+
+  describe('TRUST_PROXY', () => {
+    it.each([
+      ['true', true],
+      ['false', false],
+      ['2', 2],
+      ['loopback', 'loopback'],
+      ['loopback, 10.0.0.0/8, fd00::/8, 192.168.1.7', 'loopback,10.0.0.0/8,fd00::/8,192.168.1.7'],
+      ['linklocal,uniquelocal,::1', 'linklocal,uniquelocal,::1'],
+    ])('accepts %p', (value, expected) => {
+      expect(loadConfig(settings({ TRUST_PROXY: value })).trustProxy).toEqual(expected);
+    });
+
+    it.each(['foo', 'loopback,foo', '10.0.0.0/99', '300.1.1.1', 'loopback,'])(
+      'refuses %p with an error naming TRUST_PROXY',
+      (value) => {
+        expect(() => loadConfig(settings({ TRUST_PROXY: value }))).toThrow(/^Invalid setting TRUST_PROXY: /);
+      },
+    );
+  });
+});
