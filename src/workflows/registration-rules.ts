@@ -92,9 +92,9 @@ export async function checkInstanceAddresses(
     }
     const refused = checked.get(host);
     if (refused) {
-      const where = host === refused ? refused : `${host}: ${refused}`;
+      // The host only: the address a name resolves to would map internal DNS for the caller.
       throw invalid(
-        `the test instance ${quote(instance.id)} has a url on a private address (${where}), which this service does not call`,
+        `the test instance ${quote(instance.id)} has a url on a private or reserved address (${host}), which this service does not call`,
       );
     }
   }

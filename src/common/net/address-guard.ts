@@ -23,13 +23,17 @@ export function isPublicAddress(ip: string): boolean {
   return address.range() === 'unicast';
 }
 
+/**
+ * The message names the host only: it reaches replies, and the address a name resolves to would
+ * map internal DNS for the caller. `address` is kept for logs.
+ */
 export class PrivateAddressError extends Error {
   readonly code = 'EPRIVATEADDRESS';
   constructor(
     readonly host: string,
     readonly address: string,
   ) {
-    super(`${host} resolves to ${address}, a private or reserved address`);
+    super(`${host} resolves to a private or reserved address`);
     this.name = 'PrivateAddressError';
   }
 }

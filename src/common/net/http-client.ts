@@ -17,8 +17,9 @@ export class OutboundError extends Error {
   constructor(
     readonly reason: OutboundFailure,
     message: string,
+    options?: ErrorOptions,
   ) {
-    super(message);
+    super(message, options);
     this.name = 'OutboundError';
   }
 }
@@ -143,7 +144,7 @@ function exchange(
   // Node skips `lookup` for IP literals, so those are checked here.
   if (!allowPrivate && isIP(literal) !== 0 && !isPublicAddress(literal)) {
     return Promise.reject(
-      new OutboundError('private_address', new PrivateAddressError(target.hostname, literal).message),
+      new OutboundError('private_address', `${literal} is a private or reserved address`),
     );
   }
   const transport = target.protocol === 'https:' ? https : http;
@@ -186,7 +187,8 @@ function toOutboundError(
     return error;
   }
   if (error instanceof PrivateAddressError) {
-    return new OutboundError('private_address', error.message);
+    // The refused address stays in the cause, for logs; the message does not name it.
+    return new OutboundError('private_address', error.message, { cause: error });
   }
   if (signal.aborted) {
     // Compared by name: an abort reason may come from another realm (a VM context), where instanceof fails.

@@ -105,7 +105,9 @@ export class CrateDownloader {
     if (error instanceof OutboundError) {
       switch (error.reason) {
         case 'private_address':
-          return invalid(`the link resolves to a private address (${privateDetail(error.message)})`);
+          return invalid(
+            `the link resolves to a private or reserved address (${privateHost(error.message)})`,
+          );
         case 'timeout':
           return this.timedOut();
         case 'unreachable':
@@ -181,14 +183,10 @@ function checkAuthorization(value: string): void {
   }
 }
 
-/** "localhost resolves to 127.0.0.1, a private …" → "localhost: 127.0.0.1". */
-function privateDetail(message: string): string {
-  const match = /^(.*) resolves to (.*), a private or reserved address$/.exec(message);
-  if (!match) {
-    return message;
-  }
-  const [, host, address] = match;
-  return host.replace(/^\[|\]$/g, '') === address ? address : `${host}: ${address}`;
+/** "localhost resolves to a private or reserved address" → "localhost"; never the address it resolved to. */
+function privateHost(message: string): string {
+  const match = /^(.*?) (?:resolves to|is) a private or reserved address$/.exec(message);
+  return (match ? match[1] : message).replace(/^\[|\]$/g, '');
 }
 
 /** "nope.invalid is unreachable (ENOTFOUND)" → "nope.invalid: ENOTFOUND". */
