@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { loadConfig } from './app-config.js';
@@ -36,5 +36,29 @@ describe('loadConfig', () => {
         expect(() => loadConfig(settings({ TRUST_PROXY: value }))).toThrow(/^Invalid setting TRUST_PROXY: /);
       },
     );
+  });
+
+  describe('JWT_SECRET', () => {
+    it('outside production, generates a secret once in DATA_DIR/jwt-secret (mode 0600) and reuses it', () => {
+      const env = { NODE_ENV: 'development', DATA_DIR: dataDir };
+      const first = loadConfig(env).auth.jwtSecret;
+      expect(first.length).toBeGreaterThanOrEqual(32);
+      expect(statSync(join(dataDir, 'jwt-secret')).mode & 0o777).toBe(0o600);
+      expect(loadConfig(env).auth.jwtSecret).toBe(first);
+      expect(readdirSync(dataDir)).toEqual(['jwt-secret']);
+    });
+
+    it('refuses an empty secret file, naming DATA_DIR', () => {
+      writeFileSync(join(dataDir, 'jwt-secret'), '');
+      expect(() => loadConfig({ NODE_ENV: 'development', DATA_DIR: dataDir })).toThrow(
+        /^Invalid setting DATA_DIR: .*empty/,
+      );
+    });
+
+    it('in production, requires JWT_SECRET', () => {
+      expect(() => loadConfig({ NODE_ENV: 'production', DATA_DIR: dataDir })).toThrow(
+        /^Invalid setting JWT_SECRET: /,
+      );
+    });
   });
 });

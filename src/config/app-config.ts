@@ -1,6 +1,6 @@
 import 'reflect-metadata';
 import { randomBytes } from 'node:crypto';
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, linkSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { isAbsolute, join, resolve } from 'node:path';
 import { plainToInstance } from 'class-transformer';
 import { validateSync } from 'class-validator';
@@ -191,23 +191,39 @@ function isTrustedProxyEntry(entry: string): boolean {
   }
 }
 
-/** Outside production a secret is generated once and kept, so tokens survive restarts. */
+/**
+ * Outside production a secret is generated once and kept, so tokens survive restarts. The
+ * file appears complete or not at all: it is written under a temporary name and linked into
+ * place, because two copies starting together could otherwise read it while still empty.
+ */
 function generatedSecret(dataDir: string): string {
   const file = join(dataDir, 'jwt-secret');
+  const temporary = join(dataDir, `.jwt-secret-${process.pid}-${randomBytes(6).toString('hex')}`);
   try {
     mkdirSync(dataDir, { recursive: true });
     if (!existsSync(file)) {
-      writeFileSync(file, randomBytes(48).toString('base64url'), { mode: 0o600, flag: 'wx' });
+      writeFileSync(temporary, randomBytes(48).toString('base64url'), { mode: 0o600, flag: 'wx' });
+      try {
+        linkSync(temporary, file);
+      } catch (error) {
+        // Another copy linked its secret first: use that one.
+        if ((error as NodeJS.ErrnoException).code !== 'EEXIST') {
+          throw error;
+        }
+      }
     }
-    return readFileSync(file, 'utf8').trim();
+    const secret = readFileSync(file, 'utf8').trim();
+    if (!secret) {
+      throw new Error('the file is empty (delete it to have a new secret generated)');
+    }
+    return secret;
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'EEXIST') {
-      return readFileSync(file, 'utf8').trim();
-    }
     throw new ConfigError(
       'DATA_DIR',
       `cannot keep the generated JWT secret in ${file}: ${(error as Error).message}`,
     );
+  } finally {
+    rmSync(temporary, { force: true });
   }
 }
 
