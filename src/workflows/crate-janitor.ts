@@ -62,10 +62,15 @@ export class CrateJanitor implements OnApplicationBootstrap, BeforeApplicationSh
     const staleAfterMs = this.config.registry.downloadTimeoutMs + STORE_MARGIN_MS;
     const temporaryFiles = await this.store.sweepTemp(staleAfterMs, now);
     let orphanArchives = 0;
-    for (const archive of await this.store.listArchives()) {
-      if (now - archive.mtimeMs <= staleAfterMs) {
-        continue;
-      }
+    const stale = (await this.store.listArchives()).filter((archive) => now - archive.mtimeMs > staleAfterMs);
+    if (stale.length === 0) {
+      return { temporaryFiles, orphanArchives };
+    }
+    // One query for the whole store instead of a lock and a query per archive: the sweep runs every ten
+    // minutes and nearly every archive is in use. The set can only be out of date towards "unused" for an
+    // archive registered since, and those are checked again under the lock.
+    const used = await this.repo.usedArchives();
+    for (const archive of stale.filter((candidate) => !used.has(candidate.sha256))) {
       await this.repo.exclusiveForArchive(archive.sha256, async () => {
         if (!(await this.repo.isArchiveUsed(archive.sha256))) {
           await this.store.remove(archive.sha256);

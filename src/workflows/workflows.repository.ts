@@ -165,6 +165,15 @@ export class WorkflowsRepository {
     return this.versions.existsBy({ archiveSha256: sha256 });
   }
 
+  /** The archives some version uses, in one query: a snapshot, to be checked again under the lock before removing. */
+  async usedArchives(): Promise<Set<string>> {
+    const rows = await this.versions
+      .createQueryBuilder('version')
+      .select('DISTINCT version.archiveSha256', 'sha256')
+      .getRawMany<{ sha256: string }>();
+    return new Set(rows.map((row) => row.sha256));
+  }
+
   /**
    * Saves a version in one transaction: the workflow (created on its first version), the
    * version, its suites and instances (due for a first check now), and the test services
