@@ -61,4 +61,20 @@ describe('loadConfig', () => {
       );
     });
   });
+
+  describe('DATABASE_URL', () => {
+    it('defaults to app.sqlite in DATA_DIR', () => {
+      expect(loadConfig(settings()).database).toEqual({
+        type: 'sqlite',
+        path: join(dataDir, 'app.sqlite'),
+      });
+    });
+
+    it('uses DATABASE_URL when set', () => {
+      expect(loadConfig(settings({ DATABASE_URL: 'sqlite:/elsewhere/db.sqlite' })).database).toEqual({
+        type: 'sqlite',
+        path: '/elsewhere/db.sqlite',
+      });
+    });
+  });
 });

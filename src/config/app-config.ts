@@ -102,7 +102,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     trustProxy: parseTrustProxy(schema.TRUST_PROXY),
     shutdownTimeoutMs: schema.SHUTDOWN_TIMEOUT_SECONDS * 1000,
     metricsToken: schema.METRICS_TOKEN,
-    database: parseDatabaseUrl(schema.DATABASE_URL),
+    database: parseDatabaseUrl(schema.DATABASE_URL ?? `sqlite:${join(dataDir, 'app.sqlite')}`),
     auth: {
       jwtSecret: schema.JWT_SECRET ?? generatedSecret(dataDir),
       jwtExpiresInSeconds: schema.JWT_EXPIRES_IN,

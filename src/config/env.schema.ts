@@ -43,11 +43,13 @@ export class EnvSchema {
   @Max(65535)
   PORT: number = 3000;
 
+  /** Unset: `sqlite:<DATA_DIR>/app.sqlite`, so the database lives with the rest of the data. */
+  @IsOptional()
   @IsString()
   @Matches(/^(sqlite:.+|mysql:\/\/.+|mariadb:\/\/.+)$/, {
     message: 'must be sqlite:<path> or mysql://user:pass@host:port/db',
   })
-  DATABASE_URL: string = 'sqlite:./data/app.sqlite';
+  DATABASE_URL?: string;
 
   @IsString()
   @MinLength(1)
