@@ -15,7 +15,7 @@ import { startServiceProcess, type ServiceProcess } from '../support/service-pro
  * fetched exactly once per refresh cycle, counted at the fake. (MariaDB only: several
  * copies on one SQLite file is not a supported deployment.)
  */
-const INSTANCES = 40;
+const INSTANCES = 200;
 const INTERVAL_SECONDS = 5;
 const I = INTERVAL_SECONDS * 1000;
 const CYCLES = 3;
