@@ -483,6 +483,11 @@ describe(`test monitoring (${testDatabase()})`, () => {
 
       await tick(); // still before the reset
       expect(limited.totalRequests).toBe(1);
+      const metrics = (await t.http.get('/metrics')).text;
+      expect(metrics).toMatch(/^testing_services_paused [1-9]/m);
+      expect(metrics).toMatch(
+        /^testing_service_checks_total\{service="github",result="rate_limited"\} [1-9]/m,
+      );
       expect(travis.count(wf.travis)).toBe(2);
       expect(jenkins.count(wf.jenkins)).toBe(2);
 
@@ -592,6 +597,9 @@ describe(`test monitoring (${testDatabase()})`, () => {
       requests,
     );
     expect(await metric('refresh_instances_checked_total')).toBeGreaterThanOrEqual(checked + 3);
-    expect(await metric('testing_services_paused')).toBeGreaterThanOrEqual(0);
+    // The If-None-Match test above answered 304s; they are counted by their own label.
+    expect(await metric('testing_service_checks_total', '{service="github",result="304"}')).toBeGreaterThan(
+      0,
+    );
   });
 });
