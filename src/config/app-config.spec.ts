@@ -1,7 +1,7 @@
 import { mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { loadConfig } from './app-config.js';
+import { loadConfig, loadDotEnv } from './app-config.js';
 
 describe('loadConfig', () => {
   let dataDir: string;
@@ -76,5 +76,37 @@ describe('loadConfig', () => {
         path: '/elsewhere/db.sqlite',
       });
     });
+  });
+});
+
+describe('loadDotEnv', () => {
+  let dir: string;
+  const variable = 'APP_CONFIG_SPEC_DOTENV';
+
+  beforeEach(() => {
+    dir = mkdtempSync(join(tmpdir(), 'dotenv-'));
+    writeFileSync(join(dir, '.env.example'), `${variable}=from-example\n`);
+  });
+
+  afterEach(() => {
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('reads nothing under NODE_ENV=test, not even .env', () => {
+    writeFileSync(join(dir, '.env'), `${variable}=from-env\n`);
+    expect(loadDotEnv({ NODE_ENV: 'test' }, dir)).toBeUndefined();
+  });
+
+  it('in development (NODE_ENV unset), reads .env.example when there is no .env', () => {
+    expect(loadDotEnv({}, dir)).toBe(join(dir, '.env.example'));
+  });
+
+  it('in development, prefers .env', () => {
+    writeFileSync(join(dir, '.env'), `${variable}=from-env\n`);
+    expect(loadDotEnv({ NODE_ENV: 'development' }, dir)).toBe(join(dir, '.env'));
+  });
+
+  it('in production, reads only .env', () => {
+    expect(loadDotEnv({ NODE_ENV: 'production' }, dir)).toBeUndefined();
   });
 });

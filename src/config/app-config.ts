@@ -56,13 +56,16 @@ export class AppConfig {
 }
 
 /**
- * Reads `.env` into the environment without overriding what is set already. Outside
- * production, a checkout without `.env` uses `.env.example`, so `npm start` on a fresh
- * clone has its documented defaults and admin. Returns the file read, if any.
+ * Reads `.env` into the environment without overriding what is set already. In development
+ * (NODE_ENV unset), a checkout without `.env` uses `.env.example`, so `npm start` on a fresh
+ * clone has its documented defaults and admin. Under NODE_ENV=test nothing is read: a
+ * developer's `.env` must not change what the tests run with. Returns the file read, if any.
  */
-export function loadDotEnv(): string | undefined {
-  const candidates = process.env.NODE_ENV === 'production' ? ['.env'] : ['.env', '.env.example'];
-  const file = candidates.find((candidate) => existsSync(candidate));
+export function loadDotEnv(env: NodeJS.ProcessEnv = process.env, dir = '.'): string | undefined {
+  const environment = env.NODE_ENV || 'development';
+  const candidates =
+    environment === 'development' ? ['.env', '.env.example'] : environment === 'production' ? ['.env'] : [];
+  const file = candidates.map((candidate) => join(dir, candidate)).find((path) => existsSync(path));
   if (file) {
     process.loadEnvFile(file);
   }
