@@ -5,6 +5,8 @@ import { ConfigError } from './config-error.js';
 /**
  * Reads an operator YAML file, replacing `${VAR}` with the environment's value
  * (a variable that is not set is an error, so a missing secret never becomes "").
+ * The file is parsed first and only its strings are expanded: expanding the text would let a
+ * value change type (`0123` becomes a number), cut it at a `#`, and expand comments.
  */
 export function readYamlFile(setting: string, path: string, env: NodeJS.ProcessEnv): unknown {
   let text: string;
@@ -13,18 +15,36 @@ export function readYamlFile(setting: string, path: string, env: NodeJS.ProcessE
   } catch (error) {
     throw new ConfigError(setting, `cannot read ${path}: ${(error as Error).message}`);
   }
-  const expanded = text.replace(/\$\{([A-Za-z_][A-Za-z0-9_]*)\}/g, (_match, name: string) => {
-    const value = env[name];
-    if (value === undefined) {
-      throw new ConfigError(setting, `${path} refers to \${${name}}, which is not set`);
-    }
-    return value;
-  });
+  let parsed: unknown;
   try {
-    return parse(expanded) as unknown;
+    parsed = parse(text) as unknown;
   } catch (error) {
     throw new ConfigError(setting, `${path} is not valid YAML: ${(error as Error).message.split('\n')[0]}`);
   }
+  const expand = (value: string): string =>
+    value.replace(/\$\{([A-Za-z_][A-Za-z0-9_]*)\}/g, (_match, name: string) => {
+      const found = env[name];
+      if (found === undefined) {
+        throw new ConfigError(setting, `${path} refers to \${${name}}, which is not set`);
+      }
+      return found;
+    });
+  return expandStrings(parsed, expand);
+}
+
+function expandStrings(value: unknown, expand: (text: string) => string): unknown {
+  if (typeof value === 'string') {
+    return expand(value);
+  }
+  if (Array.isArray(value)) {
+    return value.map((item: unknown) => expandStrings(item, expand));
+  }
+  if (isRecord(value)) {
+    return Object.fromEntries(
+      Object.entries(value).map(([key, item]) => [expand(key), expandStrings(item, expand)]),
+    );
+  }
+  return value;
 }
 
 export function isRecord(value: unknown): value is Record<string, unknown> {
