@@ -12,6 +12,7 @@ import {
 import type { Request, Response } from 'express';
 import { AuthErrorFilter } from '../common/filters/auth-error.filter.js';
 import { AuthErrorDto } from '../common/dto/error-bodies.dto.js';
+import { ApiAuth } from './api-auth.decorator.js';
 import { AuthService, type IssuedToken } from './auth.service.js';
 import { LoginDto, LoginResponseDto } from './dto/login.dto.js';
 import { Public } from './public.decorator.js';
@@ -63,6 +64,7 @@ export class AuthController {
     return this.login(body, request, response);
   }
 
+  @ApiAuth()
   @Delete()
   @HttpCode(204)
   @ApiOperation({

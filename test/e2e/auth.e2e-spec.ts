@@ -1,3 +1,4 @@
+import { JwtService } from '@nestjs/jwt';
 import { DataSource } from 'typeorm';
 import { ADMIN, createTestApp, type TestApp } from '../support/create-test-app.js';
 
@@ -256,6 +257,34 @@ describe('area A: authentication', () => {
     });
   });
 
+  describe('tokens that are not acceptable', () => {
+    const b64 = (value: object): string => Buffer.from(JSON.stringify(value)).toString('base64url');
+    const claims = (exp: number): object => ({
+      sub: '1',
+      username: 'admin',
+      roles: ['admin'],
+      jti: '00000000-0000-4000-8000-000000000000',
+      iat: exp - 3600,
+      exp,
+    });
+
+    it('answers 401 to an expired token signed with the right secret', async () => {
+      const expired = new JwtService({ secret: t.config.auth.jwtSecret }).sign(
+        claims(Math.floor(Date.now() / 1000) - 60),
+      );
+      const response = await t.http.get('/users/current').set('Authorization', `Bearer ${expired}`);
+      expect(response.status).toBe(401);
+      expect(response.body.detail).toBe('The token has expired');
+    });
+
+    it('answers 401 to an unsigned token (alg: none)', async () => {
+      const unsigned = `${b64({ alg: 'none', typ: 'JWT' })}.${b64(claims(Math.floor(Date.now() / 1000) + 600))}.`;
+      const response = await t.http.get('/users/current').set('Authorization', `Bearer ${unsigned}`);
+      expect(response.status).toBe(401);
+      expect(response.body.detail).toBe('The token is not valid');
+    });
+  });
+
   describe('DELETE /api/v1/auth', () => {
     it('revokes the token and clears the cookie', async () => {
       const token = await t.login();
@@ -344,14 +373,33 @@ describe('area A: authentication', () => {
       await t.http.get('/api/v1/users/abc').set(auth).expect(400);
     });
 
-    it('refuses user management to non-admins with 403', async () => {
-      const agent = await t.userToken(['agent']);
-      const response = await t.http.get('/api/v1/users').set('Authorization', `Bearer ${agent}`);
-      expect(response.status).toBe(403);
-      expect(response.body).toEqual({
-        error: { code: 403, title: 'Forbidden', message: 'This operation needs the role admin' },
-      });
-    });
+    it.each(['user', 'agent'])(
+      'refuses every user-management operation to the %s role with 403',
+      async (role) => {
+        const token = await t.userToken([role]);
+        const as = { Authorization: `Bearer ${token}` };
+        const me = (await t.http.get('/users/current').set(as)).body as { id: number };
+        const answers = await Promise.all([
+          t.http
+            .post('/api/v1/users')
+            .set(as)
+            .send({ username: `x-${role}`, password: 'long-enough-password' }),
+          t.http.get('/api/v1/users').set(as),
+          t.http.get(`/api/v1/users/${me.id}`).set(as),
+          t.http
+            .patch(`/api/v1/users/${me.id}`)
+            .set(as)
+            .send({ roles: ['admin'] }),
+          t.http.delete(`/api/v1/users/${me.id}`).set(as),
+        ]);
+        for (const answer of answers) {
+          expect(answer.status).toBe(403);
+          expect(answer.body).toEqual({
+            error: { code: 403, title: 'Forbidden', message: 'This operation needs the role admin' },
+          });
+        }
+      },
+    );
 
     it('stops the tokens of a disabled or deleted user, and applies role changes to existing tokens', async () => {
       const admin = { Authorization: `Bearer ${await t.login()}` };

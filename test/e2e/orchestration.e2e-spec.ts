@@ -532,7 +532,7 @@ describe(`area C: orchestration on dummy clouds (${testDatabase()})`, () => {
         };
         expectEnvelope(await send(), 401);
         expectEnvelope(await send('x.y.z'), 401, 'The token is not valid');
-        expectEnvelope(await send(user), 403, 'This operation needs the role agent');
+        expectEnvelope(await send(user), 403, 'This operation needs the role agent or admin');
       });
 
       let plainUser: string | undefined;

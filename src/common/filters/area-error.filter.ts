@@ -22,7 +22,7 @@ export abstract class AreaErrorFilter implements ExceptionFilter {
     const problem = this.adapt(toProblem(exception), request);
     if (!problem.expected) {
       this.logger.error(
-        { requestId: request.headers['x-request-id'] ?? response.getHeader('x-request-id'), err: exception },
+        { requestId: request.id, err: exception },
         `unexpected error on ${request.method} ${request.path}`,
       );
     }

@@ -23,7 +23,7 @@ const ERRORS: Record<EnvelopeStatus, { description: string; short: string; long:
       description: 'The token has neither role agent nor admin',
       short: 'Forbidden',
       long: 'Request forbidden -- authorization will not help',
-      message: 'This operation needs the role agent',
+      message: 'This operation needs the role agent or admin',
     },
     404: {
       description: 'The node does not exist, or (release) has no active assignment',
