@@ -39,6 +39,31 @@ describe(`database schema (${testDatabase()})`, () => {
   });
 });
 
+describe(`a second start (${testDatabase()})`, () => {
+  it('finds every migration applied and runs none', async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), 'second-start-'));
+    const database = await createTestDatabase(dataDir);
+    const options = dataSourceOptions(loadConfig(baseTestEnv(dataDir, database.url)));
+    try {
+      const first = await openDataSource(options);
+      const applied = await first.query<unknown[]>('SELECT * FROM migrations');
+      await first.destroy();
+
+      const second = await openDataSource(options);
+      try {
+        expect(await second.showMigrations()).toBe(false);
+        await expect(second.runMigrations()).resolves.toEqual([]);
+        expect(await second.query<unknown[]>('SELECT * FROM migrations')).toHaveLength(applied.length);
+      } finally {
+        await second.destroy();
+      }
+    } finally {
+      await database.drop();
+      rmSync(dataDir, { recursive: true, force: true });
+    }
+  });
+});
+
 describe(`exact comparison of keys (${testDatabase()})`, () => {
   it('treats usernames that differ only in case as different users, on every database', async () => {
     const t = await createTestApp();

@@ -1,3 +1,4 @@
+import { DataSource } from 'typeorm';
 import { createTestApp, type TestApp } from '../support/create-test-app.js';
 
 describe('conventions of every area', () => {
@@ -100,6 +101,19 @@ describe('conventions of every area', () => {
   });
 
   describe('health', () => {
+    it('answers 503 on /health/ready while a migration is pending', async () => {
+      const pending = await createTestApp();
+      try {
+        await pending.app.get(DataSource).undoLastMigration();
+        const ready = await pending.http.get('/health/ready');
+        expect(ready.status).toBe(503);
+        expect(ready.body.details.migrations).toEqual({ status: 'down', message: 'migrations are pending' });
+        await pending.http.get('/health/live').expect(200);
+      } finally {
+        await pending.close();
+      }
+    });
+
     it('answers live and ready without a token', async () => {
       await t.http.get('/health/live').expect(200);
       const ready = await t.http.get('/health/ready');
