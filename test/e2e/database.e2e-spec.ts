@@ -65,28 +65,34 @@ describe(`a second start (${testDatabase()})`, () => {
 });
 
 describe(`exact comparison of keys (${testDatabase()})`, () => {
-  it('treats usernames that differ only in case as different users, on every database', async () => {
-    const t = await createTestApp();
-    try {
-      const auth = { Authorization: `Bearer ${await t.login()}` };
-      await t.http
-        .post('/api/v1/users')
-        .set(auth)
-        .send({ username: 'Casey', password: 'casey-password-1' })
-        .expect(201);
-      await t.http
-        .post('/api/v1/users')
-        .set(auth)
-        .send({ username: 'casey', password: 'casey-password-2' })
-        .expect(201);
-      await t.login('Casey', 'casey-password-1');
-      await t.login('casey', 'casey-password-2');
-      const wrongCase = await t.http
-        .post('/api/v1/auth')
-        .send({ username: 'CASEY', password: 'casey-password-1' });
-      expect(wrongCase.status).toBe(403);
-    } finally {
-      await t.close();
-    }
-  });
+  it.each([
+    ['only in case', 'Casey', 'casey', 'CASEY'],
+    ['only by a trailing space', 'trail', 'trail ', 'trail  '],
+  ])(
+    'treats usernames that differ %s as different users, on every database',
+    async (_how, first, second, neither) => {
+      const t = await createTestApp();
+      try {
+        const auth = { Authorization: `Bearer ${await t.login()}` };
+        await t.http
+          .post('/api/v1/users')
+          .set(auth)
+          .send({ username: first, password: 'first-password' })
+          .expect(201);
+        await t.http
+          .post('/api/v1/users')
+          .set(auth)
+          .send({ username: second, password: 'second-password' })
+          .expect(201);
+        await t.login(first, 'first-password');
+        await t.login(second, 'second-password');
+        const other = await t.http
+          .post('/api/v1/auth')
+          .send({ username: neither, password: 'first-password' });
+        expect(other.status).toBe(403);
+      } finally {
+        await t.close();
+      }
+    },
+  );
 });
