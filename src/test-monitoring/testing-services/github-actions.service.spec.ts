@@ -2,9 +2,10 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { GithubFake, type FakeGithubRun } from '../../../test/fakes/github-fake.js';
-import { loadConfig, type AppConfig } from '../../config/app-config.js';
+import type { AppConfig } from '../../config/app-config.js';
 import { GithubActionsService, MAX_ATTEMPT_REQUESTS } from './github-actions.service.js';
 import type { Build, BuildCheckRequest, BuildCheckResult, BuildStatus } from './testing-service.js';
+import { buildsOf, clientConfig } from '../../../test/support/testing-service-spec.js';
 
 const RESOURCE = GithubFake.resource('octo-org', 'octo-repo', 'ci.yml');
 const RUNS_PATH = GithubFake.runsPath('octo-org', 'octo-repo', 'ci.yml');
@@ -19,13 +20,7 @@ let fake: GithubFake;
 let service: GithubActionsService;
 
 function configWith(env: Record<string, string> = {}): AppConfig {
-  return loadConfig({
-    DATA_DIR: dataDir,
-    JWT_SECRET: 'x'.repeat(40),
-    ALLOW_PRIVATE_NETWORK_LINKS: 'true',
-    UPSTREAM_TIMEOUT_SECONDS: '1',
-    ...env,
-  });
+  return clientConfig(dataDir, env);
 }
 
 function check(overrides: Partial<BuildCheckRequest> = {}): Promise<BuildCheckResult> {
@@ -33,11 +28,7 @@ function check(overrides: Partial<BuildCheckRequest> = {}): Promise<BuildCheckRe
 }
 
 async function builds(overrides: Partial<BuildCheckRequest> = {}): Promise<Build[]> {
-  const result = await check(overrides);
-  if (result.kind !== 'builds') {
-    throw new Error(`expected builds, got ${JSON.stringify(result)}`);
-  }
-  return result.builds;
+  return buildsOf(await check(overrides));
 }
 
 beforeAll(async () => {

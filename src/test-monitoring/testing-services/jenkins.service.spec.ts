@@ -2,9 +2,10 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { JenkinsFake, type FakeJenkinsBuild } from '../../../test/fakes/jenkins-fake.js';
-import { loadConfig, type AppConfig } from '../../config/app-config.js';
+import type { AppConfig } from '../../config/app-config.js';
 import { JenkinsService } from './jenkins.service.js';
 import type { Build, BuildCheckRequest, BuildCheckResult, BuildStatus } from './testing-service.js';
+import { buildsOf, clientConfig } from '../../../test/support/testing-service-spec.js';
 
 const RESOURCE = JenkinsFake.resource('wf-tests');
 /** See github-actions.service.spec.ts: under jest a timeout may read "cancelled". */
@@ -15,13 +16,7 @@ let fake: JenkinsFake;
 let service: JenkinsService;
 
 function configWith(env: Record<string, string> = {}): AppConfig {
-  return loadConfig({
-    DATA_DIR: dataDir,
-    JWT_SECRET: 'x'.repeat(40),
-    ALLOW_PRIVATE_NETWORK_LINKS: 'true',
-    UPSTREAM_TIMEOUT_SECONDS: '1',
-    ...env,
-  });
+  return clientConfig(dataDir, env);
 }
 
 function check(overrides: Partial<BuildCheckRequest> = {}): Promise<BuildCheckResult> {
@@ -29,11 +24,7 @@ function check(overrides: Partial<BuildCheckRequest> = {}): Promise<BuildCheckRe
 }
 
 async function builds(overrides: Partial<BuildCheckRequest> = {}): Promise<Build[]> {
-  const result = await check(overrides);
-  if (result.kind !== 'builds') {
-    throw new Error(`expected builds, got ${JSON.stringify(result)}`);
-  }
-  return result.builds;
+  return buildsOf(await check(overrides));
 }
 
 beforeAll(async () => {

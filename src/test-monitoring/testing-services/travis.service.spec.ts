@@ -2,9 +2,10 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { TravisFake } from '../../../test/fakes/travis-fake.js';
-import { loadConfig, type AppConfig } from '../../config/app-config.js';
+import type { AppConfig } from '../../config/app-config.js';
 import type { Build, BuildCheckRequest, BuildCheckResult, BuildStatus } from './testing-service.js';
 import { travisWebBase, TravisService } from './travis.service.js';
+import { buildsOf, clientConfig } from '../../../test/support/testing-service-spec.js';
 
 const SLUG = 'octo-org/octo-repo';
 const RESOURCE = TravisFake.resource(SLUG);
@@ -17,13 +18,7 @@ let service: TravisService;
 let repoId: number;
 
 function configWith(env: Record<string, string> = {}): AppConfig {
-  return loadConfig({
-    DATA_DIR: dataDir,
-    JWT_SECRET: 'x'.repeat(40),
-    ALLOW_PRIVATE_NETWORK_LINKS: 'true',
-    UPSTREAM_TIMEOUT_SECONDS: '1',
-    ...env,
-  });
+  return clientConfig(dataDir, env);
 }
 
 function check(overrides: Partial<BuildCheckRequest> = {}): Promise<BuildCheckResult> {
@@ -31,11 +26,7 @@ function check(overrides: Partial<BuildCheckRequest> = {}): Promise<BuildCheckRe
 }
 
 async function builds(overrides: Partial<BuildCheckRequest> = {}): Promise<Build[]> {
-  const result = await check(overrides);
-  if (result.kind !== 'builds') {
-    throw new Error(`expected builds, got ${JSON.stringify(result)}`);
-  }
-  return result.builds;
+  return buildsOf(await check(overrides));
 }
 
 beforeAll(async () => {
