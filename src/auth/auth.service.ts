@@ -2,11 +2,11 @@ import { randomUUID } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
 import { JwtService } from '@nestjs/jwt';
 import type { CookieOptions } from 'express';
-import { RateLimiterMemory, RateLimiterRes } from 'rate-limiter-flexible';
 import { AppConfig } from '../config/app-config.js';
 import { Clock } from '../common/clock.js';
 import { DomainError } from '../common/errors/domain-error.js';
 import type { AuthUser, TokenCarrier } from './auth-user.js';
+import { LoginAttempts } from './login-attempts.js';
 import type { UserEntity } from './entities/user.entity.js';
 import { PasswordHasher } from './password-hasher.js';
 import type { Role } from './roles.js';
@@ -39,8 +39,7 @@ const CACHE_LIMIT = 10_000;
 
 @Injectable()
 export class AuthService {
-  private readonly failuresByAddress: RateLimiterMemory;
-  private readonly failuresByUsername: RateLimiterMemory;
+  private readonly attempts: LoginAttempts;
   private readonly users = new Map<number, CachedPrincipal>();
   private readonly revocations = new Map<string, { revoked: boolean; until: number }>();
 
@@ -51,31 +50,38 @@ export class AuthService {
     private readonly config: AppConfig,
     private readonly clock: Clock,
   ) {
-    const limits = { points: config.auth.rateLimit, duration: 60 };
-    this.failuresByAddress = new RateLimiterMemory({ ...limits, keyPrefix: 'auth-address' });
-    this.failuresByUsername = new RateLimiterMemory({ ...limits, keyPrefix: 'auth-username' });
+    this.attempts = new LoginAttempts(config.auth.rateLimit, 60_000, () => clock.nowMs());
   }
 
   /**
-   * Checks a username and password and issues a token. Every attempt (not malformed requests)
-   * takes a point from the per-address and per-username limits; a success gives it back.
+   * Checks a username and password and issues a token. Only failed attempts (not malformed
+   * requests, not successes) count against the per-address and per-username limits.
    */
   async login(username: string, password: string, address: string): Promise<IssuedToken> {
-    // The point is taken before the password is checked: counting only after a failure let
-    // parallel guesses all pass the check before the first of them was counted.
-    const keys = await this.takeAttempt(address, username);
-    const user = await this.repo.findByUsername(username);
-    const valid = user
-      ? await this.hasher.verify(password, user.passwordHash)
-      : await this.hasher.verifyAgainstNothing(password);
-    if (!user || !valid || !user.active) {
-      throw new DomainError('forbidden', BAD_CREDENTIALS);
+    const admission = await this.attempts.enter([`address:${address}`, `username:${username.toLowerCase()}`]);
+    if (!admission.admitted) {
+      throw new DomainError(
+        'rate_limited',
+        'Too many failed login attempts; try again later',
+        [],
+        admission.retryAfterMs / 1000,
+      );
     }
-    await Promise.allSettled([
-      this.failuresByAddress.reward(keys.address),
-      this.failuresByUsername.reward(keys.username),
-    ]);
-    return this.issue(user);
+    let failed = false;
+    try {
+      const user = await this.repo.findByUsername(username);
+      const valid = user
+        ? await this.hasher.verify(password, user.passwordHash)
+        : await this.hasher.verifyAgainstNothing(password);
+      if (!user || !valid || !user.active) {
+        failed = true;
+        throw new DomainError('forbidden', BAD_CREDENTIALS);
+      }
+      return this.issue(user);
+    } finally {
+      // An attempt that ends in our own fault (the database) is not the caller's failure.
+      admission.leave(failed);
+    }
   }
 
   /** Revokes a token until its expiry. An invalid or expired token is ignored: logout always succeeds. */
@@ -166,36 +172,4 @@ export class AuthService {
     }
     cache.set(key, value);
   }
-
-  /** Takes one point from both limits, or refuses with 429 when either is spent. */
-  private async takeAttempt(
-    address: string,
-    username: string,
-  ): Promise<{ address: string; username: string }> {
-    const keys = { address, username: username.toLowerCase() };
-    const results = await Promise.allSettled([
-      this.failuresByAddress.consume(keys.address),
-      this.failuresByUsername.consume(keys.username),
-    ]);
-    const refused = results.flatMap((result) =>
-      result.status === 'rejected' && isLimiterRes(result.reason) ? [result.reason] : [],
-    );
-    const broken = results.find(
-      (result): result is PromiseRejectedResult =>
-        result.status === 'rejected' && !isLimiterRes(result.reason),
-    );
-    if (broken) {
-      throw broken.reason;
-    }
-    if (refused.length > 0) {
-      const wait = Math.max(...refused.map((state) => state.msBeforeNext)) / 1000;
-      throw new DomainError('rate_limited', 'Too many failed login attempts; try again later', [], wait);
-    }
-    return keys;
-  }
-}
-
-/** consume() rejects with a RateLimiterRes when the limit is spent, with an Error when the store fails. */
-function isLimiterRes(reason: unknown): reason is RateLimiterRes {
-  return reason instanceof RateLimiterRes;
 }

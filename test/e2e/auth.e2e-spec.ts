@@ -170,7 +170,7 @@ describe('area A: authentication', () => {
         await limited.close();
       }
     });
-    it('counts parallel wrong guesses before checking them: at most AUTH_RATE_LIMIT answer 403, the rest 429', async () => {
+    it('checks parallel wrong guesses no more often than the limit: AUTH_RATE_LIMIT answer 403, the rest 429', async () => {
       const limited = await createTestApp({ AUTH_RATE_LIMIT: '3' });
       try {
         const responses = await Promise.all(
@@ -179,15 +179,69 @@ describe('area A: authentication', () => {
           ),
         );
         const statuses = responses.map((response) => response.status);
-        expect(statuses.filter((status) => status === 403).length).toBeLessThanOrEqual(3);
-        expect(statuses.filter((status) => status !== 403 && status !== 429)).toEqual([]);
-        expect(statuses.filter((status) => status === 429).length).toBeGreaterThanOrEqual(5);
+        expect(statuses.filter((status) => status === 403).length).toBe(3);
+        expect(statuses.filter((status) => status === 429).length).toBe(5);
       } finally {
         await limited.close();
       }
     });
 
-    it('gives the point back on a successful login', async () => {
+    it('answers 200 to twelve simultaneous right logins from one address: only failures count (API.md 1.3)', async () => {
+      // The default limit (10) is below twelve: checks in flight must not be counted as failures.
+      const limited = await createTestApp({});
+      try {
+        const responses = await Promise.all(
+          Array.from({ length: 12 }, () => limited.http.post('/api/v1/auth').send(ADMIN)),
+        );
+        expect(responses.map((response) => response.status)).toEqual(Array(12).fill(200));
+      } finally {
+        await limited.close();
+      }
+    });
+
+    it('lets right logins in parallel wait for a free check, not refuse them, while failures stay under the limit', async () => {
+      const limited = await createTestApp({ AUTH_RATE_LIMIT: '3' });
+      try {
+        for (let i = 0; i < 2; i++) {
+          await limited.http
+            .post('/api/v1/auth')
+            .send({ ...ADMIN, password: 'bad-password' })
+            .expect(403);
+        }
+        // One failure left: the twelve are checked one at a time, and each succeeds.
+        const responses = await Promise.all(
+          Array.from({ length: 12 }, () => limited.http.post('/api/v1/auth').send(ADMIN)),
+        );
+        expect(responses.map((response) => response.status)).toEqual(Array(12).fill(200));
+        await limited.http
+          .post('/api/v1/auth')
+          .send({ ...ADMIN, password: 'bad-password' })
+          .expect(403);
+        await limited.http.post('/api/v1/auth').send(ADMIN).expect(429);
+      } finally {
+        await limited.close();
+      }
+    });
+
+    it('keeps right logins and wrong guesses in one burst within the limit of failures', async () => {
+      const limited = await createTestApp({ AUTH_RATE_LIMIT: '3' });
+      try {
+        const guesses = Array.from({ length: 8 }, () =>
+          limited.http.post('/api/v1/auth').send({ ...ADMIN, password: 'bad-password' }),
+        );
+        const rights = Array.from({ length: 4 }, () => limited.http.post('/api/v1/auth').send(ADMIN));
+        const [guessed, logged] = await Promise.all([Promise.all(guesses), Promise.all(rights)]);
+        const guessStatuses = guessed.map((response) => response.status);
+        expect(guessStatuses.filter((status) => status === 403).length).toBe(3);
+        expect(guessStatuses.filter((status) => status === 429).length).toBe(5);
+        // A right login is refused only once the three failures were counted before its check.
+        expect(logged.map((response) => response.status).filter((s) => s !== 200 && s !== 429)).toEqual([]);
+      } finally {
+        await limited.close();
+      }
+    });
+
+    it('counts no success: right logins in a row past the limit all answer 200', async () => {
       const limited = await createTestApp({ AUTH_RATE_LIMIT: '2' });
       try {
         for (let i = 0; i < 4; i++) {
