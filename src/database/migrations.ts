@@ -4,6 +4,7 @@ import { CreateRegistry1763710000000 } from '../../migrations/1763710000000-crea
 import { CreateBuilds1763720000000 } from '../../migrations/1763720000000-create-builds.js';
 import { CreateOrchestration1763730000000 } from '../../migrations/1763730000000-create-orchestration.js';
 import { ExactMatchKeys1763750000000 } from '../../migrations/1763750000000-exact-match-keys.js';
+import { DummyNodeState1763900000000 } from '../../migrations/1763900000000-dummy-node-state.js';
 
 /**
  * Every migration, oldest first. Listed here rather than found by a file glob, so the
@@ -15,4 +16,5 @@ export const MIGRATIONS: (new () => MigrationInterface)[] = [
   CreateBuilds1763720000000,
   CreateOrchestration1763730000000,
   ExactMatchKeys1763750000000,
+  DummyNodeState1763900000000,
 ];

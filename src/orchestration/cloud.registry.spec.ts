@@ -55,6 +55,7 @@ describe('CloudRegistry', () => {
         listSizes: () => Promise.resolve([]),
         startNode: () => Promise.reject(new DomainError('upstream_failed', 'not in this test')),
         destroyNode: () => Promise.reject(new DomainError('not_found', 'no node')),
+        power: () => Promise.reject(new DomainError('not_found', 'no node')),
         findNode: () => Promise.reject(new DomainError('not_found', 'no node')),
       }),
     };

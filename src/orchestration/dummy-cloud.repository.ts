@@ -4,6 +4,7 @@ import { Repository } from 'typeorm';
 import { isUniqueViolation } from '../common/errors/unique-violation.js';
 import { DummyCloudEntity } from './entities/dummy-cloud.entity.js';
 import { DummyNodeEntity } from './entities/dummy-node.entity.js';
+import { NodeState } from './providers/cloud-provider.js';
 import type { DummyCloudStore, DummyNodeRecord } from './providers/dummy.provider.js';
 
 // Node ids are stored in an INTEGER column (32-bit signed on MariaDB); anything else names no node.
@@ -70,6 +71,15 @@ export class DummyCloudRepository implements DummyCloudStore {
     await this.nodes.insert(toEntity(cloud, node));
   }
 
+  async setState(cloud: string, id: string, state: NodeState): Promise<boolean> {
+    const nodeId = parseNodeId(id);
+    if (nodeId === undefined) {
+      return false;
+    }
+    const result = await this.nodes.update({ cloud, nodeId }, { state });
+    return (result.affected ?? 0) > 0;
+  }
+
   async deleteNode(cloud: string, id: string): Promise<boolean> {
     const nodeId = parseNodeId(id);
     if (nodeId === undefined) {
@@ -119,6 +129,7 @@ function toEntity(cloud: string, node: DummyNodeRecord): DummyNodeEntity {
     cloud,
     nodeId,
     name: node.name,
+    state: node.state,
     publicIps: JSON.stringify(node.publicIps),
     extra: JSON.stringify(node.extra),
   });
@@ -128,6 +139,7 @@ function toRecord(row: DummyNodeEntity): DummyNodeRecord {
   return {
     id: String(row.nodeId),
     name: row.name,
+    state: row.state === Number(NodeState.Stopped) ? NodeState.Stopped : NodeState.Running,
     publicIps: JSON.parse(row.publicIps) as string[],
     extra: JSON.parse(row.extra) as Record<string, unknown>,
   };

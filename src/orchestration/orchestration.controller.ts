@@ -16,10 +16,15 @@ import { ApiAuth } from '../auth/api-auth.decorator.js';
 import { Roles } from '../auth/roles.decorator.js';
 import { EnvelopeFilter } from '../common/filters/envelope.filter.js';
 import { DEFAULT_CLOUD } from './cloud.registry.js';
-import { ApiEnvelopeErrors } from './dto/api-envelope-errors.decorator.js';
+import {
+  ApiEnvelopeErrors,
+  type EnvelopeErrorCase,
+  type EnvelopeStatus,
+} from './dto/api-envelope-errors.decorator.js';
 import {
   AssignNodeDto,
   isEmulated,
+  PowerNodeDto,
   ReleaseNodeDto,
   StopNodeDto,
   type NodeRefDto,
@@ -32,6 +37,7 @@ import {
   ImagesReplyDto,
   NodesReplyDto,
   OkReplyDto,
+  PowerReplyDto,
   StartReplyDto,
   StopReplyDto,
   toActiveAssignmentDto,
@@ -41,7 +47,7 @@ import {
 } from './dto/replies.dto.js';
 import { StartNodeDto } from './dto/start-node.dto.js';
 import { OrchestrationService, type AssignmentOutcome } from './orchestration.service.js';
-import type { NodeQuery } from './providers/cloud-provider.js';
+import type { NodeQuery, PowerAction } from './providers/cloud-provider.js';
 
 /** The `<cloud>` path segment, `default` when the path leaves it out. */
 const CloudName = createParamDecorator((_data: unknown, context: ExecutionContext): string => {
@@ -83,6 +89,30 @@ function Operation(operationId: string, summary: string, withCloud = true, more?
       description: 'The token, as the original system took it (also accepted as `auth_token` in a JSON body)',
     }),
   );
+}
+
+const POWER =
+  'The node keeps its id, addresses and assignment. Powering off a stopped node, or on a running one, changes ' +
+  'nothing and answers the node as it is. A destroyed node cannot be powered on: 404 where the cloud forgets ' +
+  'it (dummy, OpenStack), 409 where it still lists it as terminated (state 2).';
+
+function powerErrors(action: PowerAction): (EnvelopeStatus | EnvelopeErrorCase)[] {
+  return [
+    400,
+    {
+      status: 404,
+      description: 'The node does not exist (or was destroyed)',
+      message: "Node 42 not found in cloud 'default'",
+    },
+    {
+      status: 409,
+      description: 'The node is terminated, or (reboot) stopped',
+      message: `Node 3 of cloud 'default' is ${action === 'reboot' ? 'stopped' : 'terminated'}: ${action} is not possible`,
+    },
+    500,
+    502,
+    503,
+  ];
 }
 
 /**
@@ -183,6 +213,42 @@ export class OrchestrationController {
     return { status: 'ok', result: `Node ${id} deleted` };
   }
 
+  @Put('vm/reboot{/:cloud}')
+  @Operation('vm-reboot', 'Reboots a node, by id or hostname', true, POWER)
+  @ApiBody({ type: PowerNodeDto })
+  @ApiOkResponse({
+    type: PowerReplyDto,
+    description: 'The reboot was accepted; the node as the cloud reports it',
+  })
+  @ApiEnvelopeErrors(...powerErrors('reboot'))
+  reboot(@CloudName() cloud: string, @Body() body: PowerNodeDto): Promise<PowerReplyDto> {
+    return this.power(cloud, body, 'reboot');
+  }
+
+  @Put('vm/poweroff{/:cloud}')
+  @Operation('vm-poweroff', 'Powers a node off (it is kept, state 5 stopped), by id or hostname', true, POWER)
+  @ApiBody({ type: PowerNodeDto })
+  @ApiOkResponse({
+    type: PowerReplyDto,
+    description: 'The node is off or on its way (state 5, or 3 while stopping)',
+  })
+  @ApiEnvelopeErrors(...powerErrors('poweroff'))
+  poweroff(@CloudName() cloud: string, @Body() body: PowerNodeDto): Promise<PowerReplyDto> {
+    return this.power(cloud, body, 'poweroff');
+  }
+
+  @Put('vm/poweron{/:cloud}')
+  @Operation('vm-poweron', 'Powers a stopped node on, by id or hostname', true, POWER)
+  @ApiBody({ type: PowerNodeDto })
+  @ApiOkResponse({
+    type: PowerReplyDto,
+    description: 'The node runs or is on its way (state 0, or 3 while starting)',
+  })
+  @ApiEnvelopeErrors(...powerErrors('poweron'))
+  poweron(@CloudName() cloud: string, @Body() body: PowerNodeDto): Promise<PowerReplyDto> {
+    return this.power(cloud, body, 'poweron');
+  }
+
   @Put('vm/action/assign{/:cloud}')
   @Operation('vm-assign', 'Assigns a node to a user and an application', true, FACILITY)
   @ApiBody({ type: AssignNodeDto })
@@ -217,6 +283,11 @@ export class OrchestrationController {
   async status(@CloudName() cloud: string): Promise<AssignmentsReplyDto> {
     const active = await this.orchestration.activeAssignments(cloud);
     return { status: 'ok', nodes: active.map(toActiveAssignmentDto) };
+  }
+
+  private async power(cloud: string, body: PowerNodeDto, action: PowerAction): Promise<PowerReplyDto> {
+    const done = await this.orchestration.power(cloud, nodeQuery(body), action);
+    return { status: 'ok', nodes: toNodeDto(done.node, done.cloud) };
   }
 }
 

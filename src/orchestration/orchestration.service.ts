@@ -13,6 +13,7 @@ import type {
   CloudProvider,
   CloudSize,
   NodeQuery,
+  PowerAction,
   StartNodeRequest,
 } from './providers/cloud-provider.js';
 
@@ -94,6 +95,21 @@ export class OrchestrationService {
       }
     });
     return id;
+  }
+
+  /**
+   * Reboots, powers off or powers on the node (by id or hostname) and returns it as the cloud then
+   * reports it. 'not_found' for an unknown node, 'conflict' when its state forbids the action. The
+   * node's assignment, if any, is not touched.
+   */
+  async power(
+    cloudName: string,
+    query: NodeQuery,
+    action: PowerAction,
+  ): Promise<{ cloud: CloudRef; node: CloudNode }> {
+    const cloud = this.registry.get(cloudName);
+    const id = 'id' in query ? query.id : (await cloud.findNode(query)).id;
+    return { cloud: refOf(cloud), node: await cloud.power(id, action) };
   }
 
   /** Assigns an existing node; 'not_found' for an unknown node, 'conflict' when it is assigned already. */

@@ -149,6 +149,41 @@ export function cloudProviderContract(
     it('answers not_found when destroying an unknown id', async () => {
       await expectKind(provider.destroyNode(UNKNOWN_ID), 'not_found');
     });
+
+    it('powers a node off and on and reboots it, each answer the node in its new state', async () => {
+      const node = await start('contract-power');
+      const off = await provider.power(node.id, 'poweroff');
+      expectNodeShape(off);
+      expect(off.id).toBe(node.id);
+      // A cloud that acts asynchronously may still be on its way (pending: "stopping", "starting").
+      expect([NodeState.Stopped, NodeState.Pending]).toContain(off.state);
+      const on = await provider.power(node.id, 'poweron');
+      expect(on.id).toBe(node.id);
+      expect([NodeState.Running, NodeState.Pending]).toContain(on.state);
+      const rebooted = await provider.power(node.id, 'reboot');
+      expect([NodeState.Running, NodeState.Rebooting]).toContain(rebooted.state);
+    });
+
+    it('takes a poweroff of a stopped node as done, and refuses to reboot it', async () => {
+      const node = await start('contract-stopped');
+      await provider.power(node.id, 'poweroff');
+      // The fakes behind this suite complete an action at once, as the dummy cloud does.
+      await expect(provider.findNode({ id: node.id })).resolves.toMatchObject({ state: NodeState.Stopped });
+      await expect(provider.power(node.id, 'poweroff')).resolves.toMatchObject({ state: NodeState.Stopped });
+      await expectKind(provider.power(node.id, 'reboot'), 'conflict');
+    });
+
+    it('answers not_found for a power action on an unknown node, and refuses one on a destroyed node', async () => {
+      for (const action of ['reboot', 'poweroff', 'poweron'] as const) {
+        await expectKind(provider.power(UNKNOWN_ID, action), 'not_found');
+      }
+      const node = await start('contract-gone');
+      await provider.destroyNode(node.id);
+      // Gone (dummy, OpenStack) or still listed as terminated (EC2): 4xx either way, never a start.
+      await expect(provider.power(node.id, 'poweron')).rejects.toMatchObject({
+        kind: expect.stringMatching(/^(not_found|conflict)$/),
+      });
+    });
   });
 }
 

@@ -8,6 +8,7 @@ import { dataSourceOptions, openDataSource } from '../../src/database/data-sourc
 import { DummyCloudRepository } from '../../src/orchestration/dummy-cloud.repository.js';
 import { DummyCloudEntity } from '../../src/orchestration/entities/dummy-cloud.entity.js';
 import { DummyNodeEntity } from '../../src/orchestration/entities/dummy-node.entity.js';
+import { NodeState } from '../../src/orchestration/providers/cloud-provider.js';
 import { DummyProvider } from '../../src/orchestration/providers/dummy.provider.js';
 import { cloudProviderContract } from '../contracts/cloud-provider.contract.js';
 import { baseTestEnv, createTestDatabase, testDatabase } from '../support/create-test-app.js';
@@ -62,7 +63,9 @@ describe(`DummyCloudRepository shared by several copies (${testDatabase()})`, ()
     // would block the very thread that holds the lock: on SQLite the race runs within one copy.
     const b = testDatabase() === 'mariadb' ? await copy() : a;
     const cloud = freshCloudName();
-    const seed = [{ id: '1', name: 'dummy-1', publicIps: ['127.0.0.1'], extra: { foo: 'bar' } }];
+    const seed = [
+      { id: '1', name: 'dummy-1', state: NodeState.Running, publicIps: ['127.0.0.1'], extra: { foo: 'bar' } },
+    ];
     await Promise.all([
       a.ensureCloud(cloud, seed, 3),
       b.ensureCloud(cloud, seed, 3),

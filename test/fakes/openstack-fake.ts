@@ -417,6 +417,8 @@ export class OpenStackFake {
       send(res, 200, { flavors: this.flavors });
     } else if (method === 'POST' && rest === '/servers') {
       this.createServer(req, res, url, body);
+    } else if (method === 'POST' && /^\/servers\/[^/]+\/action$/.test(rest)) {
+      this.serverAction(res, decodeURIComponent(rest.split('/')[2]), body);
     } else if (serverPath && (method === 'GET' || method === 'DELETE')) {
       const id = decodeURIComponent(serverPath[1]);
       const server = this.findServer(id);
@@ -582,6 +584,53 @@ export class OpenStackFake {
     if (this.failureAfterCreate) {
       this.failures.set('compute', this.failureAfterCreate);
       this.failureAfterCreate = undefined;
+    }
+  }
+
+  /**
+   * Nova's power actions, completed at once: `os-stop` → SHUTOFF, `os-start` and `reboot` → ACTIVE;
+   * 409 as Nova answers when the server's state forbids the action.
+   */
+  private serverAction(res: ServerResponse, id: string, body: unknown): void {
+    const server = this.findServer(id);
+    if (!server) {
+      send(res, 404, { itemNotFound: { code: 404, message: `Instance ${id} could not be found.` } });
+      return;
+    }
+    const action = isJson(body) ? Object.keys(body)[0] : undefined;
+    const conflict = (verb: string): void =>
+      send(res, 409, {
+        conflictingRequest: {
+          code: 409,
+          message: `Cannot '${verb}' instance ${id} while it is in vm_state ${String(server['OS-EXT-STS:vm_state'])}`,
+        },
+      });
+    const set = (status: string, vmState: string, powerState: number): void => {
+      server.status = status;
+      server['OS-EXT-STS:vm_state'] = vmState;
+      server['OS-EXT-STS:power_state'] = powerState;
+      send(res, 202, undefined);
+    };
+    if (action === 'os-stop') {
+      if (server.status === 'SHUTOFF') {
+        conflict('stop');
+      } else {
+        set('SHUTOFF', 'stopped', 4);
+      }
+    } else if (action === 'os-start') {
+      if (server.status !== 'SHUTOFF') {
+        conflict('start');
+      } else {
+        set('ACTIVE', 'active', 1);
+      }
+    } else if (action === 'reboot') {
+      if (server.status !== 'ACTIVE' || !isJson(at(body, 'reboot'))) {
+        conflict('reboot');
+      } else {
+        set('ACTIVE', 'active', 1);
+      }
+    } else {
+      send(res, 400, { badRequest: { code: 400, message: `There is no such action: ${String(action)}` } });
     }
   }
 

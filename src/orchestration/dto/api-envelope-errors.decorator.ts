@@ -2,7 +2,7 @@ import { applyDecorators } from '@nestjs/common';
 import { ApiResponse } from '@nestjs/swagger';
 import { EnvelopeErrorDto } from '../../common/dto/error-bodies.dto.js';
 
-type EnvelopeStatus = 400 | 401 | 403 | 404 | 409 | 500 | 502 | 503;
+export type EnvelopeStatus = 400 | 401 | 403 | 404 | 409 | 500 | 502 | 503;
 
 const ERRORS: Record<EnvelopeStatus, { description: string; short: string; long: string; message: string }> =
   {
@@ -57,11 +57,21 @@ const ERRORS: Record<EnvelopeStatus, { description: string; short: string; long:
     },
   };
 
+/** A status whose description and example message differ from the common ones above. */
+export interface EnvelopeErrorCase {
+  readonly status: EnvelopeStatus;
+  readonly description: string;
+  readonly message: string;
+}
+
 /** Documents the area-C error envelope for each of these statuses, with an example body. */
-export function ApiEnvelopeErrors(...statuses: EnvelopeStatus[]): MethodDecorator & ClassDecorator {
+export function ApiEnvelopeErrors(
+  ...statuses: (EnvelopeStatus | EnvelopeErrorCase)[]
+): MethodDecorator & ClassDecorator {
   return applyDecorators(
-    ...statuses.map((status) => {
-      const error = ERRORS[status];
+    ...statuses.map((entry) => {
+      const status = typeof entry === 'number' ? entry : entry.status;
+      const error = typeof entry === 'number' ? ERRORS[status] : { ...ERRORS[status], ...entry };
       return ApiResponse({
         status,
         type: EnvelopeErrorDto,

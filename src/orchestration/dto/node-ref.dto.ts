@@ -52,6 +52,9 @@ export class NodeRefDto {
 /** Body of `vm/stop`. */
 export class StopNodeDto extends NodeRefDto {}
 
+/** Body of `vm/reboot`, `vm/poweroff` and `vm/poweron`. */
+export class PowerNodeDto extends NodeRefDto {}
+
 /** `emulate` of assign and release: only `true` and `"True"` count. */
 const EMULATE = ApiPropertyOptional({
   oneOf: [{ type: 'boolean' }, { type: 'string' }],

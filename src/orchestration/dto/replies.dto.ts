@@ -93,6 +93,25 @@ export class StartReplyDto extends OkReplyDto {
   nodes!: NodeDto;
 }
 
+export class PowerReplyDto extends OkReplyDto {
+  @ApiProperty({
+    type: NodeDto,
+    description: 'The node as the cloud reports it right after the action (one object, not a list)',
+    example: {
+      id: '3',
+      uuid: '4a5f9b3e0f2f4a0a5f3c1b6f2a9d7e8c1b2a3f4e',
+      name: 'cloud',
+      cloud_type: 'dummy',
+      provider: 'default',
+      extra: { foo: 'bar', image: '1', size: '1' },
+      private_ips: [],
+      public_ips: ['127.0.0.3'],
+      state: 5,
+    },
+  })
+  nodes!: NodeDto;
+}
+
 export class ImagesReplyDto extends OkReplyDto {
   @ApiProperty({ type: ImageDto, isArray: true })
   images!: ImageDto[];

@@ -17,6 +17,10 @@ export class DummyNodeEntity {
   @Column({ type: 'varchar', length: 255 })
   name!: string;
 
+  /** Libcloud's number: 0 running or 5 stopped. */
+  @Column({ type: 'integer', default: 0 })
+  state!: number;
+
   // JSON text: both databases store it alike, and nothing ever queries inside.
   /** JSON array of strings. */
   @Column({ name: 'public_ips', type: 'varchar', length: 255 })

@@ -52,6 +52,9 @@ export interface StartNodeRequest {
   readonly metadata?: Readonly<Record<string, string>>;
 }
 
+/** A power action of the API (`vm/reboot`, `vm/poweroff`, `vm/poweron`). */
+export type PowerAction = 'reboot' | 'poweroff' | 'poweron';
+
 /** `id` matches the node id; `hostname` matches the node's name or one of its IP addresses. */
 export type NodeQuery = { readonly id: string } | { readonly hostname: string };
 
@@ -85,6 +88,15 @@ export interface CloudProvider {
 
   /** Destroys the node. Throws DomainError 'not_found' when the cloud has no node with that id. */
   destroyNode(id: string): Promise<void>;
+
+  /**
+   * Reboots, powers off or powers on the node and returns it as the cloud reports it right after (a
+   * cloud that acts asynchronously may still report the state before). Powering off a stopped node or
+   * on a running one changes nothing and is no error. Throws DomainError 'not_found' when the cloud has
+   * no node with that id, and 'conflict' when the node's state forbids the action (a terminated node,
+   * a reboot of a stopped node).
+   */
+  power(id: string, action: PowerAction): Promise<CloudNode>;
 
   /**
    * The node with that id, or the first node (in `listNodes()` order) whose name or one of whose
@@ -133,4 +145,35 @@ export function nodeNotFound(query: NodeQuery, cloudName: string): DomainError {
       ? `Node ${query.id} not found in cloud '${cloudName}'`
       : `No node with hostname ${query.hostname} in cloud '${cloudName}'`;
   return new DomainError('not_found', message);
+}
+
+/** The 'conflict' of a power action on a node whose state forbids it. */
+export function powerConflict(
+  id: string,
+  action: PowerAction,
+  state: NodeState,
+  cloudName: string,
+): DomainError {
+  return new DomainError(
+    'conflict',
+    `Node ${id} of cloud '${cloudName}' is ${NodeState[state].toLowerCase()}: ${action} is not possible`,
+  );
+}
+
+/**
+ * What a power action would do to a node in this state, decided the same way for every cloud:
+ * 'skip' when the node is in the target state already, 'refuse' when the state forbids it.
+ */
+export function powerPlan(action: PowerAction, state: NodeState): 'act' | 'skip' | 'refuse' {
+  if (state === NodeState.Terminated) {
+    return 'refuse';
+  }
+  switch (action) {
+    case 'poweroff':
+      return state === NodeState.Stopped ? 'skip' : 'act';
+    case 'poweron':
+      return state === NodeState.Running ? 'skip' : 'act';
+    case 'reboot':
+      return state === NodeState.Stopped ? 'refuse' : 'act';
+  }
 }

@@ -3,21 +3,27 @@ import { DomainError } from '../../common/errors/domain-error.js';
 import type { CloudSettings } from '../../config/clouds-file.js';
 import {
   NodeState,
+  nodeNotFound,
   pickNode,
+  powerConflict,
+  powerPlan,
   type CloudImage,
   type CloudNode,
   type CloudProvider,
   type CloudProviderFactory,
   type CloudSize,
   type NodeQuery,
+  type PowerAction,
   type StartNodeRequest,
 } from './cloud-provider.js';
 
-/** A dummy node as kept by a DummyCloudStore. Dummy nodes are always running and have no private IP. */
+/** A dummy node as kept by a DummyCloudStore. Dummy nodes have no private IP. */
 export interface DummyNodeRecord {
   /** A positive integer in decimal. */
   readonly id: string;
   readonly name: string;
+  /** Running or Stopped: a dummy node changes state only by a power action, at once. */
+  readonly state: NodeState;
   readonly publicIps: readonly string[];
   readonly extra: Readonly<Record<string, unknown>>;
 }
@@ -49,6 +55,9 @@ export interface DummyCloudStore {
   /** Adds a node whose id came from `allocateId`. */
   insertNode(cloud: string, node: DummyNodeRecord): Promise<void>;
 
+  /** Sets the node's state; true when the node exists. */
+  setState(cloud: string, id: string, state: NodeState): Promise<boolean>;
+
   /** Removes the node; true when it existed (of two racing deletes, one gets false). */
   deleteNode(cloud: string, id: string): Promise<boolean>;
 }
@@ -73,8 +82,8 @@ const SIZES: readonly CloudSize[] = [
 ];
 
 const SEED: readonly DummyNodeRecord[] = [
-  { id: '1', name: 'dummy-1', publicIps: ['127.0.0.1'], extra: { foo: 'bar' } },
-  { id: '2', name: 'dummy-2', publicIps: ['127.0.0.1'], extra: { foo: 'bar' } },
+  { id: '1', name: 'dummy-1', state: NodeState.Running, publicIps: ['127.0.0.1'], extra: { foo: 'bar' } },
+  { id: '2', name: 'dummy-2', state: NodeState.Running, publicIps: ['127.0.0.1'], extra: { foo: 'bar' } },
 ];
 
 const FIRST_FREE_ID = 3;
@@ -97,7 +106,7 @@ export class DummyProvider implements CloudProvider {
     private readonly store: DummyCloudStore,
   ) {}
 
-  /** Every node, by ascending id; all running, public IPs in 127.0.0.0/8, no private IP. */
+  /** Every node, by ascending id; public IPs in 127.0.0.0/8, no private IP. */
   async listNodes(): Promise<CloudNode[]> {
     await this.ensureCloud();
     const records = await this.store.listNodes(this.name);
@@ -141,6 +150,7 @@ export class DummyProvider implements CloudProvider {
     const record: DummyNodeRecord = {
       id: String(id),
       name: request.name,
+      state: NodeState.Running,
       publicIps: [dummyNodeAddress(id)],
       extra,
     };
@@ -154,6 +164,26 @@ export class DummyProvider implements CloudProvider {
     if (!(await this.store.deleteNode(this.name, id))) {
       throw new DomainError('not_found', `Node ${id} not found in cloud '${this.name}'`);
     }
+  }
+
+  /**
+   * Takes effect at once: poweroff leaves the node stopped (5), poweron and reboot running (0).
+   * Throws DomainError 'not_found' for an unknown id, 'conflict' for a reboot of a stopped node.
+   */
+  async power(id: string, action: PowerAction): Promise<CloudNode> {
+    const node = await this.findNode({ id });
+    const plan = powerPlan(action, node.state);
+    if (plan === 'refuse') {
+      throw powerConflict(id, action, node.state, this.name);
+    }
+    if (plan === 'skip') {
+      return node;
+    }
+    const state = action === 'poweroff' ? NodeState.Stopped : NodeState.Running;
+    if (!(await this.store.setState(this.name, id, state))) {
+      throw nodeNotFound({ id }, this.name);
+    }
+    return { ...node, state };
   }
 
   /** The node by id, or the first by id whose name or IP equals the hostname; else DomainError 'not_found'. */
@@ -175,7 +205,7 @@ function toNode(record: DummyNodeRecord): CloudNode {
   return {
     id: record.id,
     name: record.name,
-    state: NodeState.Running,
+    state: record.state,
     publicIps: [...record.publicIps],
     privateIps: [],
     extra: { ...record.extra },

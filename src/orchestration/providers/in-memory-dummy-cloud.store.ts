@@ -1,3 +1,4 @@
+import type { NodeState } from './cloud-provider.js';
 import type { DummyCloudStore, DummyNodeRecord } from './dummy.provider.js';
 
 interface CloudState {
@@ -46,6 +47,17 @@ export class InMemoryDummyCloudStore implements DummyCloudStore {
         throw new Error(`dummy cloud '${cloud}' has a node ${node.id} already`);
       }
       nodes.set(node.id, copy(node));
+    });
+  }
+
+  setState(cloud: string, id: string, state: NodeState): Promise<boolean> {
+    return settle(() => {
+      const { nodes } = this.state(cloud);
+      const node = nodes.get(id);
+      if (node) {
+        nodes.set(id, { ...node, state });
+      }
+      return node !== undefined;
     });
   }
 

@@ -6,6 +6,7 @@ import type {
   CloudProvider,
   CloudSize,
   NodeQuery,
+  PowerAction,
   StartNodeRequest,
 } from './cloud-provider.js';
 
@@ -46,6 +47,10 @@ export class MeteredCloudProvider implements CloudProvider {
     return this.count('destroy_node', () => this.inner.destroyNode(id));
   }
 
+  power(id: string, action: PowerAction): Promise<CloudNode> {
+    return this.count(`power_${action}`, () => this.inner.power(id, action));
+  }
+
   findNode(query: NodeQuery): Promise<CloudNode> {
     return this.count('find_node', () => this.inner.findNode(query));
   }
@@ -58,7 +63,8 @@ export class MeteredCloudProvider implements CloudProvider {
       return result;
     } catch (error) {
       const refused =
-        error instanceof DomainError && (error.kind === 'not_found' || error.kind === 'invalid_input');
+        error instanceof DomainError &&
+        (error.kind === 'not_found' || error.kind === 'invalid_input' || error.kind === 'conflict');
       this.metrics.cloudCalls.inc({ ...labels, result: refused ? 'refused' : 'error' });
       throw error;
     }

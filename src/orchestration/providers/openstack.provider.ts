@@ -10,12 +10,15 @@ import {
   NodeState,
   nodeNotFound,
   pickNode,
+  powerConflict,
+  powerPlan,
   type CloudImage,
   type CloudNode,
   type CloudProvider,
   type CloudProviderFactory,
   type CloudSize,
   type NodeQuery,
+  type PowerAction,
   type StartNodeRequest,
 } from './cloud-provider.js';
 
@@ -223,6 +226,12 @@ const MAX_BODY_BYTES = 16 * 1024 * 1024;
 // Only a guard against a cloud whose next links go round in circles.
 const MAX_PAGES = 1000;
 const MAX_UPSTREAM_MESSAGE = 300;
+/** The body of `POST servers/{id}/action` of each power action. */
+const NOVA_ACTIONS: Readonly<Record<PowerAction, unknown>> = {
+  reboot: { reboot: { type: 'SOFT' } },
+  poweroff: { 'os-stop': null },
+  poweron: { 'os-start': null },
+};
 // Nova microversion that introduced `networks: "auto"`.
 const AUTO_NETWORK_MICROVERSION = '2.37';
 
@@ -380,6 +389,41 @@ export class OpenStackProvider implements CloudProvider {
     if (reply.status !== 204 && reply.status !== 200 && reply.status !== 202) {
       throw this.failed(what, reply);
     }
+  }
+
+  /**
+   * A Nova server action (`reboot` SOFT, `os-stop`, `os-start`), then the server as Nova reports it
+   * (Nova acts asynchronously: right after, the state is often still the old one, with a task state in
+   * `extra`). Throws DomainError 'not_found' for an unknown server, 'conflict' when the server is
+   * deleted or Nova refuses the action in the server's state (409).
+   */
+  async power(id: string, action: PowerAction): Promise<CloudNode> {
+    const node = await this.getServer(id);
+    const plan = powerPlan(action, node.state);
+    if (plan === 'refuse') {
+      throw powerConflict(id, action, node.state, this.name);
+    }
+    if (plan === 'skip') {
+      return node;
+    }
+    const what = `${action} of server ${id}`;
+    const reply = await this.call({
+      what,
+      method: 'POST',
+      url: (s) => `${s.computeUrl}/servers/${encodeURIComponent(id)}/action`,
+      body: NOVA_ACTIONS[action],
+    });
+    if (reply.status === 404) {
+      throw nodeNotFound({ id }, this.name);
+    }
+    if (reply.status === 409) {
+      const message = upstreamMessage(reply.body) ?? `Nova refused the ${action}`;
+      throw new DomainError('conflict', this.redact(`Cloud '${this.name}': ${message}`));
+    }
+    if (reply.status !== 202 && reply.status !== 200 && reply.status !== 204) {
+      throw this.failed(what, reply);
+    }
+    return this.getServer(id);
   }
 
   /**
