@@ -1,4 +1,4 @@
-import { Module } from '@nestjs/common';
+import { Global, Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { WORKFLOW_STATUS_SOURCE } from '../workflows/workflow-status-source.js';
 import { WorkflowsModule } from '../workflows/workflows.module.js';
@@ -21,6 +21,11 @@ import { TravisService } from './testing-services/travis.service.js';
 /** Every CI client; a new service is one class here. */
 const CLIENTS = [GithubActionsService, TravisService, JenkinsService];
 
+/**
+ * Global so that the registry can inject WORKFLOW_STATUS_SOURCE without importing this module
+ * (which imports the registry): the dependency runs one way, the status flows back by token.
+ */
+@Global()
 @Module({
   imports: [WorkflowsModule, TypeOrmModule.forFeature([BuildEntity])],
   providers: [
@@ -32,7 +37,7 @@ const CLIENTS = [GithubActionsService, TravisService, JenkinsService];
     RefreshService,
     RefreshScheduler,
     TestStatusService,
-    // The registry looks this token up across modules to fill the status of its workflow list.
+    // The registry injects this token (optionally) to fill the status of its workflow list.
     { provide: WORKFLOW_STATUS_SOURCE, useExisting: TestStatusService },
   ],
   controllers: [TestStatusController],

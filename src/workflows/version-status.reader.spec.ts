@@ -1,4 +1,4 @@
-import { Module } from '@nestjs/common';
+import { Global, Module } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
 import { VersionStatusReader } from './version-status.reader.js';
 import {
@@ -25,7 +25,11 @@ describe('VersionStatusReader', () => {
 
   it('asks the status source another module provides, once per call, and not for no versions', async () => {
     const source = new FixedStatusSource();
-    @Module({ providers: [{ provide: WORKFLOW_STATUS_SOURCE, useValue: source }] })
+    @Global()
+    @Module({
+      providers: [{ provide: WORKFLOW_STATUS_SOURCE, useValue: source }],
+      exports: [WORKFLOW_STATUS_SOURCE],
+    })
     class MonitoringStandIn {}
     const moduleRef = await Test.createTestingModule({
       imports: [MonitoringStandIn],

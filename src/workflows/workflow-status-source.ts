@@ -1,7 +1,8 @@
 /**
  * How the registry learns the test status of versions without depending on test
- * monitoring: monitoring provides this token (`useExisting` its status service) and the
- * registry looks it up across modules. Without monitoring, every status is `not_available`.
+ * monitoring: monitoring's (global) module exports this token (`useExisting` its status
+ * service) and the registry injects it, optionally. Without monitoring, every status is
+ * `not_available`.
  */
 export const WORKFLOW_STATUS_SOURCE = Symbol('WORKFLOW_STATUS_SOURCE');
 
