@@ -2,6 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
 import { Repository } from 'typeorm';
 import { isUniqueViolation } from '../common/errors/unique-violation.js';
+import { incrementAndRead } from '../database/dialect.js';
 import { DummyCloudEntity } from './entities/dummy-cloud.entity.js';
 import { DummyNodeEntity } from './entities/dummy-node.entity.js';
 import { NodeState } from './providers/cloud-provider.js';
@@ -42,29 +43,13 @@ export class DummyCloudRepository implements DummyCloudStore {
     return rows.map(toRecord);
   }
 
-  /**
-   * Increments the counter and reads it back atomically, so no two callers, in this process or
-   * another copy, get one id: one `UPDATE … RETURNING` on SQLite; on MariaDB (which has no RETURNING
-   * for UPDATE) a transaction on a connection of its own, the UPDATE holding the row until commit.
-   */
+  /** Increments the counter and reads it back atomically, so no two callers, in this process or another copy, get one id. */
   async allocateId(cloud: string): Promise<number> {
-    let next: number | undefined;
-    if (this.clouds.manager.connection.options.type === 'mariadb') {
-      next = await this.clouds.manager.transaction(async (tx) => {
-        await tx.increment(DummyCloudEntity, { name: cloud }, 'nextId', 1);
-        return (await tx.findOneBy(DummyCloudEntity, { name: cloud }))?.nextId;
-      });
-    } else {
-      const rows = await this.clouds.query<{ next_id: number }[]>(
-        'UPDATE dummy_clouds SET next_id = next_id + 1 WHERE name = ? RETURNING next_id',
-        [cloud],
-      );
-      next = rows[0]?.next_id;
-    }
+    const next = await incrementAndRead(this.clouds.manager, 'dummy_clouds', 'next_id', 'name', cloud);
     if (next === undefined) {
       throw new Error(`dummy cloud '${cloud}' used before ensureCloud`);
     }
-    return Number(next) - 1;
+    return next - 1;
   }
 
   async insertNode(cloud: string, node: DummyNodeRecord): Promise<void> {

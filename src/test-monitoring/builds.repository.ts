@@ -11,6 +11,7 @@ import {
   type Build,
   type BuildStatus,
 } from './testing-services/testing-service.js';
+import { lockRows } from '../database/dialect.js';
 import { retryOnDeadlock } from '../database/retry-on-deadlock.js';
 
 /** Builds kept per instance; older ones are dropped when new ones arrive (the API shows at most 100). */
@@ -303,11 +304,10 @@ export class BuildsRepository {
       guardParams[`ids${index}`] = ids;
     });
     held.where(guards.join(' OR '), guardParams);
-    if (tx.connection.options.type === 'mariadb') {
-      // Locks the rows until commit, so that no claim takes them between this read and the UPDATE.
-      held.setLock('pessimistic_write');
-    }
-    const owned = new Set((await held.getRawMany<{ id: number | string }>()).map((row) => Number(row.id)));
+    // Locks the rows until commit, so that no claim takes them between this read and the UPDATE.
+    const owned = new Set(
+      (await lockRows(held, 'write').getRawMany<{ id: number | string }>()).map((row) => Number(row.id)),
+    );
     const mine = records.filter((record) => owned.has(record.instanceId));
     if (mine.length === 0) {
       return owned;

@@ -6,13 +6,14 @@ import {
 } from '@nestjs/common';
 import { SchedulerRegistry } from '@nestjs/schedule';
 import { AppConfig } from '../config/app-config.js';
+import { ArchiveLock } from './crate/archive-lock.js';
 import { CrateStore } from './crate/crate-store.js';
 import { WorkflowsRepository } from './workflows.repository.js';
 
 const SWEEP_EVERY_MS = 10 * 60 * 1000;
 /**
  * Beyond the download timeout: the wait for another copy's lock on the same archive
- * (60 s, see WorkflowsRepository) and a margin for reading and storing.
+ * (60 s, see ArchiveLock) and a margin for reading and storing.
  */
 const STORE_MARGIN_MS = 2 * 60 * 1000;
 
@@ -36,6 +37,7 @@ export class CrateJanitor implements OnApplicationBootstrap, BeforeApplicationSh
   constructor(
     private readonly store: CrateStore,
     private readonly repo: WorkflowsRepository,
+    private readonly archiveLock: ArchiveLock,
     private readonly scheduler: SchedulerRegistry,
     private readonly config: AppConfig,
   ) {}
@@ -71,7 +73,7 @@ export class CrateJanitor implements OnApplicationBootstrap, BeforeApplicationSh
     // archive registered since, and those are checked again under the lock.
     const used = await this.repo.usedArchives();
     for (const archive of stale.filter((candidate) => !used.has(candidate.sha256))) {
-      await this.repo.exclusiveForArchive(archive.sha256, async () => {
+      await this.archiveLock.exclusive(archive.sha256, async () => {
         if (!(await this.repo.isArchiveUsed(archive.sha256))) {
           await this.store.remove(archive.sha256);
           orphanArchives += 1;

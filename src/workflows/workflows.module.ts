@@ -1,6 +1,7 @@
 import { Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { CrateJanitor } from './crate-janitor.js';
+import { ArchiveLock } from './crate/archive-lock.js';
 import { CrateDownloader } from './crate/crate-downloader.js';
 import { CrateReader } from './crate/crate-reader.js';
 import { CrateStore } from './crate/crate-store.js';
@@ -38,6 +39,7 @@ const ENTITIES = [
     CrateDownloader,
     CrateReader,
     CrateStore,
+    ArchiveLock,
     CrateJanitor,
     WorkflowsRepository,
     WorkflowAccess,

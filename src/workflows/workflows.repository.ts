@@ -10,6 +10,7 @@ import { TestServiceEntity } from './entities/test-service.entity.js';
 import { TestSuiteEntity } from './entities/test-suite.entity.js';
 import { WorkflowVersionEntity } from './entities/workflow-version.entity.js';
 import { WorkflowEntity } from './entities/workflow.entity.js';
+import { lockRows } from '../database/dialect.js';
 import { retryOnDeadlock } from '../database/retry-on-deadlock.js';
 
 /** Everything one registration writes. */
@@ -30,18 +31,12 @@ export interface Page {
   offset?: number;
 }
 
-/** How long a writer waits for another copy of the service that holds the same archive. */
-const ARCHIVE_LOCK_SECONDS = 60;
-
 /**
- * All SQL of the registry. Writes that touch a stored archive run under `exclusiveForArchive`,
- * which keeps "is any version still using this archive?" and "store it / delete it" together.
+ * All SQL of the registry. Writes that touch a stored archive run under ArchiveLock, which
+ * keeps "is any version still using this archive?" and "store it / delete it" together.
  */
 @Injectable()
 export class WorkflowsRepository {
-  /** See `exclusiveForArchive`: the tail of the queue of this process's registry writes. */
-  private writeQueue: Promise<unknown> = Promise.resolve();
-
   constructor(
     @InjectDataSource() private readonly dataSource: DataSource,
     @InjectRepository(WorkflowEntity) private readonly workflows: Repository<WorkflowEntity>,
@@ -49,51 +44,6 @@ export class WorkflowsRepository {
     @InjectRepository(TestSuiteEntity) private readonly suites: Repository<TestSuiteEntity>,
     @InjectRepository(TestInstanceEntity) private readonly instances: Repository<TestInstanceEntity>,
   ) {}
-
-  private get onMariaDb(): boolean {
-    return this.dataSource.options.type === 'mariadb';
-  }
-
-  /**
-   * Runs `work` while no other registry write of this process runs, and (on MariaDB) while no
-   * other copy of the service writes for the same archive.
-   *
-   * In-process, writes queue one after another: TypeORM runs everything on SQLite over one
-   * connection, where two open transactions would nest as savepoints and commit or roll back
-   * each other's rows; on MariaDB, a writer holds one pooled connection for its named lock and
-   * needs a second for its transaction, so unbounded concurrent writers could exhaust the pool
-   * while each waits for a second connection. The critical section is short (a rename and a
-   * few inserts); downloads and reading happen before it. Across copies, a named lock per
-   * archive keeps one copy from deleting a file that another copy has just stored for a
-   * version it is about to commit.
-   */
-  exclusiveForArchive<T>(sha256: string, work: () => Promise<T>): Promise<T> {
-    const run = this.writeQueue.then(() => (this.onMariaDb ? this.underNamedLock(sha256, work) : work()));
-    this.writeQueue = run.catch(() => undefined);
-    return run;
-  }
-
-  private async underNamedLock<T>(sha256: string, work: () => Promise<T>): Promise<T> {
-    // MariaDB lock names are at most 64 characters; 56 hex digits of a SHA-256 are as unique as we need.
-    const name = `crate_${sha256.slice(0, 56)}`;
-    const runner = this.dataSource.createQueryRunner();
-    await runner.connect();
-    try {
-      const [row] = (await runner.query('SELECT GET_LOCK(?, ?) AS locked', [name, ARCHIVE_LOCK_SECONDS])) as {
-        locked: number | string | null;
-      }[];
-      if (Number(row?.locked) !== 1) {
-        throw new Error(`could not lock archive ${sha256} within ${ARCHIVE_LOCK_SECONDS} s`);
-      }
-      try {
-        return await work();
-      } finally {
-        await runner.query('SELECT RELEASE_LOCK(?)', [name]);
-      }
-    } finally {
-      await runner.release();
-    }
-  }
 
   /** The workflow with its versions, each with its submitter. */
   findWorkflow(uuid: string): Promise<WorkflowEntity | null> {
@@ -250,8 +200,8 @@ export class WorkflowsRepository {
     const query = tx
       .createQueryBuilder(WorkflowEntity, 'w')
       .where('w.uuid = :uuid', { uuid: input.workflowUuid });
-    // Locked on MariaDB so that deleting its last version in another copy waits for this registration.
-    const existing = await (this.onMariaDb ? query.setLock('pessimistic_write') : query).getOne();
+    // Locked so that deleting its last version in another copy waits for this registration.
+    const existing = await lockRows(query, 'write').getOne();
     if (existing) {
       if (existing.ownerId !== input.ownerId) {
         throw ownedByAnother(input.workflowUuid);
@@ -304,7 +254,7 @@ export class WorkflowsRepository {
       .createQueryBuilder(TestServiceEntity, 's')
       .where('s.type = :type AND s.url = :url', { type, url });
     // A locking read sees rows committed after this transaction's snapshot (InnoDB's consistent reads would not).
-    return (this.onMariaDb ? query.setLock('pessimistic_read') : query).getOne();
+    return lockRows(query, 'read').getOne();
   }
 
   /**
@@ -313,14 +263,11 @@ export class WorkflowsRepository {
    */
   async deleteVersion(version: WorkflowVersionEntity): Promise<boolean> {
     return this.dataSource.transaction(async (tx) => {
-      if (this.onMariaDb) {
-        // Serialises deletions of one workflow's versions across copies, so that exactly one sees "none left".
-        await tx
-          .createQueryBuilder(WorkflowEntity, 'w')
-          .setLock('pessimistic_write')
-          .where('w.id = :id', { id: version.workflowId })
-          .getOne();
-      }
+      // Serialises deletions of one workflow's versions across copies, so that exactly one sees "none left".
+      await lockRows(
+        tx.createQueryBuilder(WorkflowEntity, 'w').where('w.id = :id', { id: version.workflowId }),
+        'write',
+      ).getOne();
       const deleted = await tx.delete(WorkflowVersionEntity, { id: version.id });
       if ((deleted.affected ?? 0) === 0) {
         return false;

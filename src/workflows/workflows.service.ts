@@ -1,5 +1,4 @@
 import { randomUUID } from 'node:crypto';
-import { access, open } from 'node:fs/promises';
 import type { Readable } from 'node:stream';
 import { Injectable, Logger } from '@nestjs/common';
 import type { AuthUser } from '../auth/auth-user.js';
@@ -8,7 +7,8 @@ import { AppConfig } from '../config/app-config.js';
 import { MetricsService } from '../metrics/metrics.service.js';
 import { CrateDownloader, removeQuietly } from './crate/crate-downloader.js';
 import { CrateReader } from './crate/crate-reader.js';
-import { CrateStore } from './crate/crate-store.js';
+import { ArchiveLock } from './crate/archive-lock.js';
+import { CrateStore, isNotFound } from './crate/crate-store.js';
 import { parseRoCrate } from './crate/ro-crate-parser.js';
 import {
   latestVersionOf,
@@ -74,6 +74,7 @@ export class WorkflowsService {
     private readonly downloader: CrateDownloader,
     private readonly reader: CrateReader,
     private readonly store: CrateStore,
+    private readonly archiveLock: ArchiveLock,
     private readonly statuses: VersionStatusReader,
     private readonly config: AppConfig,
     private readonly metrics: MetricsService,
@@ -117,7 +118,7 @@ export class WorkflowsService {
         await checkInstanceAddresses(parsed.suites);
       }
       progress.stage = 'store';
-      await this.repo.exclusiveForArchive(crate.sha256, async () => {
+      await this.archiveLock.exclusive(crate.sha256, async () => {
         await this.store.put(crate.path, crate.sha256);
         try {
           await this.repo.saveVersion({
@@ -228,7 +229,7 @@ export class WorkflowsService {
     } catch (error) {
       // A concurrent deletion of the version removes the archive after the lookup: the reader then fails
       // with ENOENT, or calls the archive damaged when the file went away between two of its reads.
-      if (isNotFound(error) || !(await exists(path))) {
+      if (isNotFound(error) || !(await this.store.has(version.archiveSha256))) {
         throw new DomainError('not_found', `The workflow ${uuid} has no version '${version.version}'`);
       }
       throw error;
@@ -246,7 +247,7 @@ export class WorkflowsService {
   async deleteVersion(uuid: string, version: string, user: AuthUser): Promise<void> {
     const visible = await this.access.visibleVersion(uuid, version, user);
     const sha256 = visible.version.archiveSha256;
-    const deleted = await this.repo.exclusiveForArchive(sha256, async () => {
+    const deleted = await this.archiveLock.exclusive(sha256, async () => {
       const done = await this.repo.deleteVersion(visible.version);
       if (done) {
         await this.forgetArchiveIfUnused(sha256);
@@ -261,22 +262,17 @@ export class WorkflowsService {
   async archive(uuid: string, version: string, user: AuthUser): Promise<ArchiveDownload> {
     const visible = await this.access.visibleVersion(uuid, version, user);
     const { archiveSha256: sha256, archiveSize: size } = visible.version;
-    const path = this.store.pathOf(sha256);
     return {
       sha256,
       size,
       filename: `${visible.workflow.uuid}_${visible.version.version}.crate.zip`,
       open: async () => {
-        try {
-          const handle = await open(path, 'r');
-          return handle.createReadStream();
-        } catch (error) {
-          if (isNotFound(error)) {
-            // Deleted between the lookup and now, by a concurrent deletion of the version.
-            throw new DomainError('not_found', `The workflow ${uuid} has no version '${version}'`);
-          }
-          throw error;
+        const stream = await this.store.read(sha256);
+        if (!stream) {
+          // Deleted between the lookup and now, by a concurrent deletion of the version.
+          throw new DomainError('not_found', `The workflow ${uuid} has no version '${version}'`);
         }
+        return stream;
       },
     };
   }
@@ -294,16 +290,4 @@ export class WorkflowsService {
   async instance(uuid: string, user: AuthUser): Promise<TestInstanceEntity> {
     return this.access.visibleInstance(uuid, user);
   }
-}
-
-// Not `instanceof Error`: errors of node:fs come from another realm under Jest's VM modules.
-function isNotFound(error: unknown): boolean {
-  return typeof error === 'object' && error !== null && 'code' in error && error.code === 'ENOENT';
-}
-
-async function exists(path: string): Promise<boolean> {
-  return access(path).then(
-    () => true,
-    () => false,
-  );
 }

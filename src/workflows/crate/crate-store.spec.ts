@@ -66,6 +66,31 @@ describe('CrateStore', () => {
     await expect(store.remove(sha256)).resolves.toBeUndefined();
   });
 
+  it('streams a stored archive, and answers null for one that is not stored', async () => {
+    const { path, sha256 } = await temp('the bytes');
+    await store.put(path, sha256);
+    const stream = await store.read(sha256);
+    const chunks: Buffer[] = [];
+    for await (const chunk of stream ?? []) {
+      chunks.push(chunk as Buffer);
+    }
+    expect(Buffer.concat(chunks).toString()).toBe('the bytes');
+    await store.remove(sha256);
+    await expect(store.read(sha256)).resolves.toBeNull();
+  });
+
+  it('keeps a stream opened before the archive is removed readable to its end', async () => {
+    const { path, sha256 } = await temp('still here');
+    await store.put(path, sha256);
+    const stream = await store.read(sha256);
+    await store.remove(sha256);
+    const chunks: Buffer[] = [];
+    for await (const chunk of stream ?? []) {
+      chunks.push(chunk as Buffer);
+    }
+    expect(Buffer.concat(chunks).toString()).toBe('still here');
+  });
+
   it('sweeps temporary files older than the given age only', async () => {
     const old = await temp('old');
     const fresh = await temp('fresh');

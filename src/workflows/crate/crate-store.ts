@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
-import { copyFile, mkdir, readdir, rename, rm, stat, unlink } from 'node:fs/promises';
+import { copyFile, mkdir, open, readdir, rename, rm, stat, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
+import type { Readable } from 'node:stream';
 import { Injectable } from '@nestjs/common';
 import { AppConfig } from '../../config/app-config.js';
 
@@ -62,6 +63,23 @@ export class CrateStore {
 
   async has(sha256: string): Promise<boolean> {
     return exists(this.pathOf(sha256));
+  }
+
+  /**
+   * A stream of a stored archive's bytes, or null when it is not stored (deleted since it was
+   * looked up, by a concurrent deletion of its last version). The file is opened before this
+   * resolves, so a deletion after that no longer affects the stream.
+   */
+  async read(sha256: string): Promise<Readable | null> {
+    try {
+      const handle = await open(this.pathOf(sha256), 'r');
+      return handle.createReadStream();
+    } catch (error) {
+      if (isNotFound(error)) {
+        return null;
+      }
+      throw error;
+    }
   }
 
   /** Deletes a stored archive; one that is gone already is not an error. */
@@ -134,12 +152,17 @@ async function readdirOrEmpty(path: string): Promise<string[]> {
   }
 }
 
+// Not `instanceof Error`: errors of node:fs come from another realm under Jest's VM modules.
+export function isNotFound(error: unknown): boolean {
+  return typeof error === 'object' && error !== null && 'code' in error && error.code === 'ENOENT';
+}
+
 async function exists(path: string): Promise<boolean> {
   try {
     await stat(path);
     return true;
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') {
+    if (isNotFound(error)) {
       return false;
     }
     throw error;
