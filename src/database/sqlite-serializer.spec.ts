@@ -85,4 +85,55 @@ describe('serializeSqliteTransactions', () => {
     }
     expect(await texts()).toEqual([]);
   });
+
+  describe('releases the lock on every way a transaction ends', () => {
+    it('when SQLite ended the transaction itself, so that COMMIT and then ROLLBACK both fail', async () => {
+      // What SQLITE_FULL at COMMIT does on a full disk: SQLite rolls back, and TypeORM's ROLLBACK
+      // then fails with "no transaction is active". (The real full disk: full-disk.sqlite.e2e-spec.ts.)
+      const failing = dataSource.transaction(async (tx) => {
+        await tx.query("INSERT INTO notes (text) VALUES ('lost')");
+        await tx.query('ROLLBACK');
+      });
+      await expect(failing).rejects.toThrow(/no transaction is active/);
+      await dataSource.query("INSERT INTO notes (text) VALUES ('after')");
+      await dataSource.transaction((tx) => tx.query("INSERT INTO notes (text) VALUES ('in a transaction')"));
+      expect(await texts()).toEqual(['after', 'in a transaction']);
+    });
+
+    it('when COMMIT fails with the transaction still open: the rollback undoes it and frees the lock', async () => {
+      await dataSource.query('CREATE TABLE parents (id INTEGER PRIMARY KEY)');
+      await dataSource.query(
+        'CREATE TABLE children (id INTEGER PRIMARY KEY, parent INTEGER REFERENCES parents (id) DEFERRABLE INITIALLY DEFERRED)',
+      );
+      await dataSource.query('PRAGMA foreign_keys = ON');
+      const failing = dataSource.transaction(async (tx) => {
+        await tx.query("INSERT INTO notes (text) VALUES ('undone')");
+        // Checked only at COMMIT, which fails and leaves the transaction open.
+        await tx.query('INSERT INTO children (parent) VALUES (42)');
+      });
+      await expect(failing).rejects.toThrow(/FOREIGN KEY/);
+      await dataSource.query("INSERT INTO notes (text) VALUES ('after')");
+      expect(await texts()).toEqual(['after']);
+    });
+
+    it('when a runner is released with its transaction open: rolled back, and the lock is free', async () => {
+      const runner = dataSource.createQueryRunner();
+      await runner.startTransaction();
+      await runner.query("INSERT INTO notes (text) VALUES ('abandoned')");
+      await runner.release();
+      await dataSource.query("INSERT INTO notes (text) VALUES ('after')");
+      expect(await texts()).toEqual(['after']);
+    });
+
+    it('when the rollback itself fails', async () => {
+      const runner = dataSource.createQueryRunner();
+      await runner.startTransaction();
+      await runner.query("INSERT INTO notes (text) VALUES ('gone')");
+      await runner.query('ROLLBACK');
+      await expect(runner.rollbackTransaction()).rejects.toThrow(/no transaction is active/);
+      await dataSource.query("INSERT INTO notes (text) VALUES ('after')");
+      await runner.release();
+      expect(await texts()).toEqual(['after']);
+    });
+  });
 });

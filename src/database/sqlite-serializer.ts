@@ -39,6 +39,10 @@ class ConnectionLock {
     }
   }
 
+  heldBy(runner: QueryRunner): boolean {
+    return this.holder === runner;
+  }
+
   release(runner: QueryRunner): void {
     if (this.holder !== runner) {
       return;
@@ -52,15 +56,33 @@ class ConnectionLock {
 
 interface SqliteRunner extends QueryRunner {
   transactionDepth: number;
+  isTransactionActive: boolean;
   stmtCache: Map<string, unknown>;
 }
 
-/** Installs the per-caller runners and the transaction lock on a better-sqlite3 DataSource. */
+/** The better-sqlite3 connection: whether SQLite itself still has a transaction open. */
+interface SqliteConnection {
+  inTransaction: boolean;
+  exec(sql: string): unknown;
+}
+
+/**
+ * Installs the per-caller runners and the transaction lock on a better-sqlite3 DataSource.
+ *
+ * The lock is held from BEGIN until the outermost transaction has ended in SQLite, whatever
+ * way it ends: a COMMIT that fails (SQLITE_FULL on a full disk rolls the transaction back
+ * inside SQLite, and TypeORM's ROLLBACK then fails in turn, "no transaction is active"), a
+ * ROLLBACK that fails, or a runner released with its transaction still open. Each of these
+ * used to leave the lock held, so every later query waited for it and failed with
+ * SQLITE_BUSY until the process restarted.
+ */
 export function serializeSqliteTransactions(dataSource: DataSource): void {
   const driver = dataSource.driver;
   const shared = driver.createQueryRunner('master') as SqliteRunner;
   const Runner = shared.constructor as new (driverInstance: unknown) => SqliteRunner;
   const lock = new ConnectionLock();
+  const connection = (): SqliteConnection =>
+    (driver as unknown as { databaseConnection: SqliteConnection }).databaseConnection;
 
   driver.createQueryRunner = () => {
     const runner = new Runner(driver);
@@ -69,6 +91,24 @@ export function serializeSqliteTransactions(dataSource: DataSource): void {
     const start = runner.startTransaction.bind(runner);
     const commit = runner.commitTransaction.bind(runner);
     const rollback = runner.rollbackTransaction.bind(runner);
+    const release = runner.release.bind(runner);
+
+    /**
+     * Ends this runner's hold on the connection: rolls back what SQLite still has open (so the
+     * next holder does not start inside it), forgets the transaction and frees the lock.
+     */
+    const abandon = (): void => {
+      try {
+        if (connection().inTransaction) {
+          connection().exec('ROLLBACK');
+        }
+      } finally {
+        runner.transactionDepth = 0;
+        runner.isTransactionActive = false;
+        lock.release(runner);
+      }
+    };
+
     const waitThenQuery = async (...args: Parameters<QueryRunner['query']>): Promise<unknown> => {
       await lock.waitTurn(runner, false);
       return (await query(...args)) as unknown;
@@ -83,14 +123,22 @@ export function serializeSqliteTransactions(dataSource: DataSource): void {
         await start(...args);
       } catch (error) {
         if (outermost) {
-          lock.release(runner);
+          abandon();
         }
         throw error;
       }
     };
     runner.commitTransaction = async () => {
+      const outermost = runner.transactionDepth <= 1;
       try {
         await commit();
+      } catch (error) {
+        // A COMMIT that left SQLite's transaction open (SQLITE_BUSY) may still be rolled back by
+        // the caller; one that SQLite rolled back itself is over.
+        if (outermost && !connection().inTransaction) {
+          abandon();
+        }
+        throw error;
       } finally {
         if (runner.transactionDepth === 0) {
           lock.release(runner);
@@ -98,13 +146,25 @@ export function serializeSqliteTransactions(dataSource: DataSource): void {
       }
     };
     runner.rollbackTransaction = async () => {
+      const outermost = runner.transactionDepth <= 1;
       try {
         await rollback();
+      } catch (error) {
+        if (outermost) {
+          abandon();
+        }
+        throw error;
       } finally {
         if (runner.transactionDepth === 0) {
           lock.release(runner);
         }
       }
+    };
+    runner.release = async () => {
+      if (lock.heldBy(runner)) {
+        abandon();
+      }
+      await release();
     };
     return runner;
   };
