@@ -42,6 +42,8 @@ export default {
       testMatch: ['<rootDir>/test/e2e/**/*.e2e-spec.ts'],
       globalSetup: '<rootDir>/test/support/mariadb.global-setup.mjs',
       globalTeardown: '<rootDir>/test/support/mariadb.global-teardown.mjs',
+      // A `*.sqlite.e2e-spec.ts` injects faults into the SQLite file itself.
+      testPathIgnorePatterns: ['\\.sqlite\\.e2e-spec\\.ts$'],
       setupFiles: ['<rootDir>/test/support/use-mariadb.ts'],
     },
     { ...common, displayName: 'browser', testMatch: ['<rootDir>/test/browser/**/*.browser-spec.ts'] },

@@ -18,6 +18,7 @@ export const PHRASES: Record<number, [string, string]> = {
   500: ['Internal Server Error', 'Server got itself in trouble'],
   502: ['Bad Gateway', 'Invalid responses from another server/proxy'],
   503: ['Service Unavailable', 'The server cannot process the request due to a high load'],
+  507: ['Insufficient Storage', 'The server is unable to store what is needed to complete the request'],
 };
 
 /** Asserts the area-C error envelope with the exact phrases of the status. */

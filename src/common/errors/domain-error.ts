@@ -8,6 +8,8 @@ export type ErrorKind =
   | 'rate_limited'
   | 'upstream_failed'
   | 'upstream_timeout'
+  | 'database_unavailable'
+  | 'insufficient_storage'
   | 'invalid_route';
 
 export interface FieldError {
@@ -17,7 +19,8 @@ export interface FieldError {
 
 /**
  * What services throw. The area filters turn it into their own body; services never
- * speak HTTP. `retryAfterSeconds` travels to a `Retry-After` header for `rate_limited`.
+ * speak HTTP. `retryAfterSeconds` travels to a `Retry-After` header (`rate_limited`,
+ * `database_unavailable`).
  */
 export class DomainError extends Error {
   constructor(
@@ -50,7 +53,10 @@ export function httpStatusOf(kind: ErrorKind): number {
     case 'upstream_failed':
       return 502;
     case 'upstream_timeout':
+    case 'database_unavailable':
       return 503;
+    case 'insufficient_storage':
+      return 507;
     case 'invalid_route':
       // The seed's own status for an unknown cloud or a wrong path under /api/v1.
       return 500;

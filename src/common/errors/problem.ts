@@ -1,6 +1,7 @@
 import { STATUS_CODES } from 'node:http';
 import { HttpException } from '@nestjs/common';
 import { DomainError, httpStatusOf, type FieldError } from './domain-error.js';
+import { infrastructureError, pathOf } from './infrastructure.js';
 
 /** An error reduced to what every area's body is built from. */
 export interface Problem {
@@ -11,6 +12,8 @@ export interface Problem {
   retryAfterSeconds?: number;
   /** False for failures we did not anticipate: they are logged with their stack. */
   expected: boolean;
+  /** A fault of our own infrastructure that was anticipated: logged at error with this line and the cause. */
+  fault?: string;
 }
 
 const BODY_TOO_LARGE = 'The request body is larger than 1 MiB';
@@ -35,6 +38,14 @@ export function toProblem(exception: unknown): Problem {
       message: httpExceptionMessage(exception, status),
       fields: [],
       expected: true,
+    };
+  }
+  const infrastructure = infrastructureError(exception);
+  if (infrastructure) {
+    const path = pathOf(exception);
+    return {
+      ...toProblem(infrastructure),
+      fault: `storage full${path ? ` at ${path}` : ''}: ${errorMessage(exception)}`,
     };
   }
   const parserStatus = bodyParserStatus(exception);
@@ -77,4 +88,9 @@ function bodyParserStatus(exception: unknown): number | undefined {
     return undefined;
   }
   return status >= 400 && status < 500 ? status : undefined;
+}
+
+function errorMessage(error: unknown): string {
+  const message = (error as { message?: unknown } | null)?.message;
+  return typeof message === 'string' ? message : String(error);
 }

@@ -20,7 +20,12 @@ export abstract class AreaErrorFilter implements ExceptionFilter {
     const request = http.getRequest<Request>();
     const response = http.getResponse<Response>();
     const problem = this.adapt(toProblem(exception), request);
-    if (!problem.expected) {
+    if (problem.fault !== undefined) {
+      this.logger.error(
+        { requestId: request.id, err: exception },
+        `${problem.fault} (${request.method} ${request.path})`,
+      );
+    } else if (!problem.expected) {
       this.logger.error(
         { requestId: request.id, err: exception },
         `unexpected error on ${request.method} ${request.path}`,

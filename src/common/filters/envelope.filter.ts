@@ -15,6 +15,8 @@ const PHRASES: Record<number, [short: string, long: string]> = {
   502: ['Bad Gateway', 'Invalid responses from another server/proxy'],
   503: ['Service Unavailable', 'The server cannot process the request due to a high load'],
   504: ['Gateway Timeout', 'The gateway server did not receive a timely response'],
+  // Python gives 507 no description; RFC 4918's reads as the others do.
+  507: ['Insufficient Storage', 'The server is unable to store what is needed to complete the request'],
 };
 
 /** Area C: the seed's envelope `{"status": "error", message, status_code, status_long_message, status_short_message}`. */

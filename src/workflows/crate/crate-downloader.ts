@@ -6,6 +6,7 @@ import { Transform, type Readable, type TransformCallback } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { Injectable } from '@nestjs/common';
 import { DomainError } from '../../common/errors/domain-error.js';
+import { atPath } from '../../common/errors/infrastructure.js';
 import { OutboundError, sendRequest } from '../../common/net/http-client.js';
 import { AppConfig } from '../../config/app-config.js';
 import { formatBytes } from './byte-size.js';
@@ -89,7 +90,7 @@ export class CrateDownloader {
       // Closing twice is harmless: the write stream of `save` may have closed it already.
       await file.close().catch(() => undefined);
       await removeQuietly(path);
-      throw error instanceof DomainError ? error : this.toDomainError(error, deadline.aborted);
+      throw error instanceof DomainError ? error : this.toDomainError(atPath(error, path), deadline.aborted);
     }
   }
 
