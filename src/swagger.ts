@@ -1,7 +1,7 @@
 import type { INestApplication } from '@nestjs/common';
 import { DocumentBuilder, SwaggerModule, type OpenAPIObject } from '@nestjs/swagger';
-import { BEARER_SCHEME, COOKIE_SCHEME, HEADER_SCHEME } from './auth/api-auth.decorator.js';
-import { SESSION_COOKIE } from './auth/token-carriers.js';
+import { BEARER_SCHEME, METRICS_SCHEME } from './auth/api-auth.decorator.js';
+import { finishDocument } from './openapi-document.js';
 
 export function buildOpenApiDocument(app: INestApplication): OpenAPIObject {
   const config = new DocumentBuilder()
@@ -17,16 +17,27 @@ export function buildOpenApiDocument(app: INestApplication): OpenAPIObject {
       ].join('\n'),
     )
     .setVersion('1.0')
-    .addBearerAuth({ type: 'http', scheme: 'bearer', bearerFormat: 'JWT' }, BEARER_SCHEME)
-    .addApiKey({ type: 'apiKey', in: 'header', name: 'X-Auth-Token' }, HEADER_SCHEME)
-    .addCookieAuth(SESSION_COOKIE, { type: 'apiKey', in: 'cookie', name: SESSION_COOKIE }, COOKIE_SCHEME)
-    .addSecurity('metrics', {
+    .setLicense('Apache-2.0', 'https://www.apache.org/licenses/LICENSE-2.0')
+    .addServer('/', 'This service')
+    .addBearerAuth(
+      {
+        type: 'http',
+        scheme: 'bearer',
+        bearerFormat: 'JWT',
+        description:
+          'The token from `POST /api/v1/auth`. Every operation that takes it also takes it as the `X-Auth-Token` ' +
+          'header or the `session` cookie the login sets (a browser sends that by itself); only this scheme is ' +
+          'listed so that a generated client sends the token once.',
+      },
+      BEARER_SCHEME,
+    )
+    .addSecurity(METRICS_SCHEME, {
       type: 'http',
       scheme: 'bearer',
-      description: 'METRICS_TOKEN, for /metrics only',
+      description: 'METRICS_TOKEN, for /metrics only, when that is set',
     })
     .build();
-  return SwaggerModule.createDocument(app, config);
+  return finishDocument(SwaggerModule.createDocument(app, config));
 }
 
 /** Swagger UI at /docs and the OpenAPI document at /docs-json, served from local assets. */

@@ -5,8 +5,8 @@ import {
   ApiForbiddenResponse,
   ApiNoContentResponse,
   ApiOkResponse,
+  ApiPayloadTooLargeResponse,
   ApiOperation,
-  ApiTags,
   ApiTooManyRequestsResponse,
 } from '@nestjs/swagger';
 import type { Request, Response } from 'express';
@@ -18,7 +18,6 @@ import { LoginDto, LoginResponseDto } from './dto/login.dto.js';
 import { Public } from './public.decorator.js';
 import { extractToken, SESSION_COOKIE } from './token-carriers.js';
 
-@ApiTags('auth')
 @UseFilters(AuthErrorFilter)
 @Public()
 @Controller('api/v1/auth')
@@ -72,6 +71,7 @@ export class AuthController {
     summary: 'Log out: revoke the presented token and clear the session cookie',
   })
   @ApiNoContentResponse({ description: 'Always, even without a valid token' })
+  @ApiPayloadTooLargeResponse({ type: AuthErrorDto, description: 'The request body is larger than 1 MiB' })
   async logout(@Req() request: Request, @Res({ passthrough: true }) response: Response): Promise<void> {
     await this.auth.logout(extractToken(request)?.token);
     const { maxAge: _maxAge, ...options } = this.auth.sessionCookieOptions();

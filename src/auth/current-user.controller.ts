@@ -1,5 +1,5 @@
 import { Controller, Get, UseFilters } from '@nestjs/common';
-import { ApiOkResponse, ApiOperation, ApiTags, ApiUnauthorizedResponse } from '@nestjs/swagger';
+import { ApiOkResponse, ApiOperation, ApiUnauthorizedResponse } from '@nestjs/swagger';
 import { ProblemDto } from '../common/dto/error-bodies.dto.js';
 import { ProblemDetailsFilter } from '../common/filters/problem-details.filter.js';
 import { ApiAuth } from './api-auth.decorator.js';
@@ -8,7 +8,6 @@ import { CurrentUser } from './current-user.decorator.js';
 import { UserSummaryDto } from './dto/login.dto.js';
 
 /** `/users/current` belongs to area B's paths, so its errors are problem documents. */
-@ApiTags('users')
 @ApiAuth()
 @UseFilters(ProblemDetailsFilter)
 @Controller('users/current')

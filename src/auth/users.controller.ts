@@ -8,7 +8,6 @@ import {
   ApiNotFoundResponse,
   ApiOkResponse,
   ApiOperation,
-  ApiTags,
   ApiUnauthorizedResponse,
 } from '@nestjs/swagger';
 import { AuthErrorDto } from '../common/dto/error-bodies.dto.js';
@@ -27,7 +26,6 @@ import {
 import { Roles } from './roles.decorator.js';
 import { UsersService } from './users.service.js';
 
-@ApiTags('users')
 @ApiAuth()
 @ApiUnauthorizedResponse({ type: AuthErrorDto, description: 'No valid token' })
 @ApiForbiddenResponse({ type: AuthErrorDto, description: 'The caller is not an admin' })

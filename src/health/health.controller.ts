@@ -7,7 +7,13 @@ import {
   type ArgumentsHost,
   type ExceptionFilter,
 } from '@nestjs/common';
-import { ApiOkResponse, ApiOperation, ApiServiceUnavailableResponse, ApiTags } from '@nestjs/swagger';
+import {
+  ApiOkResponse,
+  ApiOperation,
+  ApiPayloadTooLargeResponse,
+  ApiServiceUnavailableResponse,
+} from '@nestjs/swagger';
+import { ProblemDto } from '../common/dto/error-bodies.dto.js';
 import {
   HealthCheck,
   HealthCheckService,
@@ -34,8 +40,9 @@ class HealthReportFilter implements ExceptionFilter {
   }
 }
 
-@ApiTags('health')
 @Public()
+// Refused by the body parser before routing, so in area B's shape like any other path outside /api/v1.
+@ApiPayloadTooLargeResponse({ type: ProblemDto, description: 'The request body is larger than 1 MiB' })
 @UseFilters(HealthReportFilter)
 @Controller('health')
 export class HealthController {
@@ -49,6 +56,7 @@ export class HealthController {
   @Get('live')
   @HealthCheck()
   @ApiOperation({ operationId: 'health-live', summary: 'The process is up' })
+  @ApiOkResponse({ description: 'Up' })
   live(): Promise<HealthCheckResult> {
     return this.health.check([]);
   }

@@ -1,18 +1,19 @@
-import { Controller, Get, Header, Headers, UseFilters } from '@nestjs/common';
+import { Controller, Get, Header, Req, UseFilters } from '@nestjs/common';
 import {
   ApiBearerAuth,
   ApiOkResponse,
   ApiOperation,
-  ApiTags,
+  ApiPayloadTooLargeResponse,
   ApiUnauthorizedResponse,
 } from '@nestjs/swagger';
+import type { Request } from 'express';
+import { METRICS_SCHEME } from '../auth/api-auth.decorator.js';
 import { Public } from '../auth/public.decorator.js';
 import { ProblemDto } from '../common/dto/error-bodies.dto.js';
 import { ProblemDetailsFilter } from '../common/filters/problem-details.filter.js';
 import { MetricsService } from './metrics.service.js';
 import { MetricsAccess } from './metrics-access.js';
 
-@ApiTags('operations')
 @Public()
 @UseFilters(ProblemDetailsFilter)
 @Controller('metrics')
@@ -27,14 +28,20 @@ export class MetricsController {
   @Header('Cache-Control', 'no-store')
   @ApiOperation({
     operationId: 'metrics-get',
-    summary:
-      'Prometheus metrics (text format); needs `Authorization: Bearer <METRICS_TOKEN>` when that is set',
+    summary: 'Prometheus metrics (text format)',
+    description:
+      'Open when `METRICS_TOKEN` is unset; otherwise needs `Authorization: Bearer <METRICS_TOKEN>` (not a user ' +
+      "token: a generated client passes it as this call's own `auth`).",
   })
-  @ApiBearerAuth('metrics')
-  @ApiOkResponse({ description: 'Prometheus text exposition format', content: { 'text/plain': {} } })
-  @ApiUnauthorizedResponse({ type: ProblemDto })
-  async render(@Headers('authorization') authorization?: string): Promise<string> {
-    this.access.check(authorization);
+  @ApiBearerAuth(METRICS_SCHEME)
+  @ApiOkResponse({
+    description: 'Prometheus text exposition format',
+    content: { 'text/plain': { schema: { type: 'string' }, example: 'refresh_cycles_total 0\n' } },
+  })
+  @ApiUnauthorizedResponse({ type: ProblemDto, description: 'METRICS_TOKEN is set and was not sent' })
+  @ApiPayloadTooLargeResponse({ type: ProblemDto, description: 'The request body is larger than 1 MiB' })
+  async render(@Req() request: Request): Promise<string> {
+    this.access.check(request.headers.authorization);
     return this.metrics.registry.metrics();
   }
 }

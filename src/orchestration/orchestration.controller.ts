@@ -10,7 +10,7 @@ import {
   UseFilters,
   type ExecutionContext,
 } from '@nestjs/common';
-import { ApiBody, ApiOkResponse, ApiOperation, ApiParam, ApiQuery, ApiTags } from '@nestjs/swagger';
+import { ApiBody, ApiOkResponse, ApiOperation, ApiParam, ApiQuery } from '@nestjs/swagger';
 import type { Request } from 'express';
 import { ApiAuth } from '../auth/api-auth.decorator.js';
 import { Roles } from '../auth/roles.decorator.js';
@@ -55,9 +55,8 @@ const CloudName = createParamDecorator((_data: unknown, context: ExecutionContex
   return typeof cloud === 'string' ? cloud : DEFAULT_CLOUD;
 });
 
-const PATH_FORMS =
-  'The `/{cloud}` segment may be left out (the cloud named `default` is used), and `.json` may be appended to ' +
-  'any form with the same reply.';
+// The document shows each path with and without the cloud as two operations (openapi-document.ts).
+const PATH_FORMS = '`.json` may be appended to the path with the same reply.';
 
 const FACILITY =
   'Goes through the assignment facility: the built-in one keeps assignments in the database (one active ' +
@@ -119,7 +118,6 @@ function powerErrors(action: PowerAction): (EnvelopeStatus | EnvelopeErrorCase)[
  * Area C: `/api/v1/<operation>{/<cloud>}{.json}` (the `.json` suffix is removed before routing by
  * JsonSuffixMiddleware). HTTP only: every rule is in OrchestrationService.
  */
-@ApiTags('orchestration')
 @ApiAuth()
 @ApiEnvelopeErrors(401, 403)
 @UseFilters(EnvelopeFilter)

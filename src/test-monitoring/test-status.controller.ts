@@ -1,5 +1,5 @@
 import { Controller, Get, Param, Query } from '@nestjs/common';
-import { ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
+import { ApiOkResponse, ApiOperation } from '@nestjs/swagger';
 import type { AuthUser } from '../auth/auth-user.js';
 import { CurrentUser } from '../auth/current-user.decorator.js';
 import { BuildDto } from '../workflows/dto/suite-response.dto.js';
@@ -32,7 +32,6 @@ export class TestStatusController {
   constructor(private readonly status: TestStatusService) {}
 
   @Get('workflows/:wf_uuid/status')
-  @ApiTags('workflows')
   @ApiOperation({
     operationId: 'workflows-get-status',
     summary: 'The test status of a workflow version: aggregate, latest builds, freshness',
@@ -47,7 +46,6 @@ export class TestStatusController {
   }
 
   @Get('suites/:suite_uuid/status')
-  @ApiTags('suites')
   @ApiOperation({ operationId: 'suites-get-status', summary: 'The test status of a suite' })
   @ApiOkResponse({ type: SuiteStatusDto })
   async suiteStatus(
@@ -58,7 +56,6 @@ export class TestStatusController {
   }
 
   @Get('instances/:instance_uuid/latest-builds')
-  @ApiTags('instances')
   @ApiOperation({
     operationId: 'instances-get-builds',
     summary: 'The latest builds of a test instance',
@@ -74,7 +71,6 @@ export class TestStatusController {
   }
 
   @Get('instances/:instance_uuid/builds/:build_id')
-  @ApiTags('instances')
   @ApiOperation({ operationId: 'instances-builds-get-by-id', summary: 'One build of a test instance' })
   @ApiOkResponse({ type: BuildDto })
   async build(

@@ -1,5 +1,5 @@
 import { Controller, Get, Param } from '@nestjs/common';
-import { ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
+import { ApiOkResponse, ApiOperation } from '@nestjs/swagger';
 import type { AuthUser } from '../auth/auth-user.js';
 import { CurrentUser } from '../auth/current-user.decorator.js';
 import { TestInstanceListDto, TestSuiteDto, toSuiteResponse } from './dto/suite-response.dto.js';
@@ -8,7 +8,6 @@ import { RegistryReads } from './registry-reads.decorator.js';
 import { WorkflowsService } from './workflows.service.js';
 
 /** Test suites, by uuid. */
-@ApiTags('suites')
 @RegistryReads()
 @Controller('suites')
 export class SuitesController {

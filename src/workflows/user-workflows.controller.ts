@@ -5,7 +5,6 @@ import {
   ApiCreatedResponse,
   ApiOkResponse,
   ApiOperation,
-  ApiTags,
   ApiUnauthorizedResponse,
 } from '@nestjs/swagger';
 import { ApiAuth } from '../auth/api-auth.decorator.js';
@@ -19,7 +18,6 @@ import { toWorkflowSummaryResponse, WorkflowListDto } from './dto/workflow-respo
 import { WorkflowsService } from './workflows.service.js';
 
 /** The caller's own workflows: register one, list them. */
-@ApiTags('workflows')
 @ApiAuth()
 @ApiUnauthorizedResponse({ type: ProblemDto, description: 'No valid token' })
 @UseFilters(ProblemDetailsFilter)

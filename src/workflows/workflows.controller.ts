@@ -1,12 +1,5 @@
 import { Controller, Delete, Get, HttpCode, Param, Query, Req, Res, StreamableFile } from '@nestjs/common';
-import {
-  ApiNoContentResponse,
-  ApiOkResponse,
-  ApiOperation,
-  ApiProduces,
-  ApiResponse,
-  ApiTags,
-} from '@nestjs/swagger';
+import { ApiNoContentResponse, ApiOkResponse, ApiOperation, ApiProduces, ApiResponse } from '@nestjs/swagger';
 import type { Request, Response } from 'express';
 import type { AuthUser } from '../auth/auth-user.js';
 import { CurrentUser } from '../auth/current-user.decorator.js';
@@ -29,7 +22,6 @@ import { RegistryReads } from './registry-reads.decorator.js';
 import { WorkflowsService } from './workflows.service.js';
 
 /** One workflow: its versions, their archives and test suites. */
-@ApiTags('workflows')
 @RegistryReads()
 @Controller('workflows')
 export class WorkflowsController {

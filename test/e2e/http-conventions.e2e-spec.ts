@@ -126,7 +126,7 @@ describe('conventions of every area', () => {
   });
 
   describe('OpenAPI document', () => {
-    it('serves /docs-json with the three security schemes and an operation id on every operation', async () => {
+    it('serves /docs-json with the bearer and metrics schemes and an operation id on every operation', async () => {
       const response = await t.http.get('/docs-json');
       expect(response.status).toBe(200);
       const document = response.body as {
@@ -134,10 +134,8 @@ describe('conventions of every area', () => {
         paths: Record<string, Record<string, { operationId?: string; responses: Record<string, unknown> }>>;
       };
       expect(document.components.securitySchemes).toEqual({
-        bearer: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' },
-        'X-Auth-Token': { type: 'apiKey', in: 'header', name: 'X-Auth-Token' },
-        session: { type: 'apiKey', in: 'cookie', name: 'session' },
-        metrics: { type: 'http', scheme: 'bearer', description: 'METRICS_TOKEN, for /metrics only' },
+        bearer: expect.objectContaining({ type: 'http', scheme: 'bearer', bearerFormat: 'JWT' }),
+        metrics: expect.objectContaining({ type: 'http', scheme: 'bearer' }),
       });
       const operations = Object.values(document.paths).flatMap((methods) => Object.values(methods));
       expect(operations.length).toBeGreaterThan(8);

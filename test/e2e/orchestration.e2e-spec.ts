@@ -631,15 +631,24 @@ describe(`area C: orchestration on dummy clouds (${testDatabase()})`, () => {
       ['/api/v1', 'get', 'root-get'],
       ['/api/v1/clouds', 'get', 'clouds-get'],
       ['/api/v1/cloud', 'get', 'cloud-get'],
-      ['/api/v1/nodes/{cloud}', 'get', 'nodes-get'],
-      ['/api/v1/images/{cloud}', 'get', 'images-get'],
-      ['/api/v1/sizes/{cloud}', 'get', 'sizes-get'],
-      ['/api/v1/flavors/{cloud}', 'get', 'flavors-get'],
-      ['/api/v1/vm/start/{cloud}', 'post', 'vm-start'],
-      ['/api/v1/vm/stop/{cloud}', 'put', 'vm-stop'],
-      ['/api/v1/vm/action/assign/{cloud}', 'put', 'vm-assign'],
-      ['/api/v1/vm/action/release/{cloud}', 'put', 'vm-release'],
-      ['/api/v1/vm/status/{cloud}', 'get', 'vm-status'],
+      ['/api/v1/nodes', 'get', 'nodes-get'],
+      ['/api/v1/nodes/{cloud}', 'get', 'nodes-get-by-cloud'],
+      ['/api/v1/images', 'get', 'images-get'],
+      ['/api/v1/images/{cloud}', 'get', 'images-get-by-cloud'],
+      ['/api/v1/sizes', 'get', 'sizes-get'],
+      ['/api/v1/sizes/{cloud}', 'get', 'sizes-get-by-cloud'],
+      ['/api/v1/flavors', 'get', 'flavors-get'],
+      ['/api/v1/flavors/{cloud}', 'get', 'flavors-get-by-cloud'],
+      ['/api/v1/vm/start', 'post', 'vm-start'],
+      ['/api/v1/vm/start/{cloud}', 'post', 'vm-start-by-cloud'],
+      ['/api/v1/vm/stop', 'put', 'vm-stop'],
+      ['/api/v1/vm/stop/{cloud}', 'put', 'vm-stop-by-cloud'],
+      ['/api/v1/vm/action/assign', 'put', 'vm-assign'],
+      ['/api/v1/vm/action/assign/{cloud}', 'put', 'vm-assign-by-cloud'],
+      ['/api/v1/vm/action/release', 'put', 'vm-release'],
+      ['/api/v1/vm/action/release/{cloud}', 'put', 'vm-release-by-cloud'],
+      ['/api/v1/vm/status', 'get', 'vm-status'],
+      ['/api/v1/vm/status/{cloud}', 'get', 'vm-status-by-cloud'],
     ];
     for (const [path, method, operationId] of expected) {
       const operation = document.paths[path]?.[method];
@@ -647,7 +656,7 @@ describe(`area C: orchestration on dummy clouds (${testDatabase()})`, () => {
       expect(Object.keys(operation.responses)).toEqual(expect.arrayContaining(['200', '401', '403']));
       expect(JSON.stringify(operation.responses['401'])).toContain('EnvelopeErrorDto');
     }
-    expect(Object.keys(document.paths['/api/v1/vm/action/assign/{cloud}'].put.responses)).toEqual(
+    expect(Object.keys(document.paths['/api/v1/vm/action/assign'].put.responses)).toEqual(
       expect.arrayContaining(['400', '404', '409', '500', '502', '503']),
     );
   });

@@ -151,12 +151,15 @@ describe('workflow registry access (API.md 2, 2.3, 2.9)', () => {
     for (const [method, path, operationId] of expected) {
       const operation = document.paths[path]?.[method];
       expect({ path, operationId: operation?.operationId }).toEqual({ path, operationId });
-      expect(operation.security).toEqual(
-        expect.arrayContaining([{ bearer: [] }, { 'X-Auth-Token': [] }, { session: [] }]),
-      );
+      expect(operation.security).toEqual([{ bearer: [] }]);
       expect(operation.responses['401']).toEqual(
         expect.objectContaining({
-          content: { 'application/json': { schema: { $ref: '#/components/schemas/ProblemDto' } } },
+          content: {
+            'application/problem+json': expect.objectContaining({
+              schema: { $ref: '#/components/schemas/ProblemDto' },
+              example: expect.objectContaining({ status: 401 }),
+            }),
+          },
         }),
       );
     }

@@ -3,7 +3,7 @@ import type { Problem } from '../errors/problem.js';
 import { AreaErrorFilter, type RenderedError } from './area-error.filter.js';
 
 /** The phrase pairs of Python's http.server, which the original system answered with. */
-const PHRASES: Record<number, [short: string, long: string]> = {
+export const ENVELOPE_PHRASES: Record<number, [short: string, long: string]> = {
   400: ['Bad Request', 'Bad request syntax or unsupported method'],
   401: ['Unauthorized', 'No permission -- see authorization schemes'],
   403: ['Forbidden', 'Request forbidden -- authorization will not help'],
@@ -23,7 +23,7 @@ const PHRASES: Record<number, [short: string, long: string]> = {
 @Catch()
 export class EnvelopeFilter extends AreaErrorFilter {
   protected render(problem: Problem): RenderedError {
-    const [short, long] = PHRASES[problem.status] ?? [problem.title, problem.title];
+    const [short, long] = ENVELOPE_PHRASES[problem.status] ?? [problem.title, problem.title];
     const message =
       problem.fields.length > 0 ? problem.fields.map((f) => f.message).join('; ') : problem.message;
     return {

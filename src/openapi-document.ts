@@ -1,0 +1,299 @@
+import type {
+  OpenAPIObject,
+  OperationObject,
+  ParameterObject,
+  PathItemObject,
+  ReferenceObject,
+  ResponseObject,
+  SchemaObject,
+} from '@nestjs/swagger';
+import { titleOf } from './common/errors/problem.js';
+import { ENVELOPE_PHRASES } from './common/filters/envelope.filter.js';
+
+/**
+ * The finishing pass over the document Nest builds from the decorators: what depends on the
+ * area an operation belongs to (its tag, its error bodies, their examples) is decided here, from
+ * the path, by the same rule that picks the error shape (API.md section 0), so a new controller
+ * gets it right without repeating it.
+ */
+
+export const AREA_TAGS = [
+  {
+    name: 'auth',
+    description:
+      'Area A, tokens and users: log in for a token (`POST /api/v1/auth`), log out, read the caller, and manage users (role admin). ' +
+      'Errors are `{"error": {"code", "title", "message"}}`.',
+  },
+  {
+    name: 'registry',
+    description:
+      'Area B, workflow registry and test monitoring: register Workflow Testing RO-Crates by link, read workflows, versions, suites and instances, and the ' +
+      'test status the service keeps from GitHub Actions, Travis CI and Jenkins (LifeMonitor paths and ' +
+      'operation ids). Errors are `application/problem+json`.',
+  },
+  {
+    name: 'orchestration',
+    description:
+      'Area C, VM orchestration: nodes, images and sizes of the configured clouds; start, stop, assign and release VMs. Needs a token of ' +
+      'role agent or admin (also accepted as `auth_token` in the query or the JSON body). Replies are ' +
+      '`{"status": "ok", …}`; errors are the envelope `{"status": "error", "message", "status_code", …}`.',
+  },
+  {
+    name: 'service',
+    description:
+      'The service itself, for operators: liveness, readiness and Prometheus metrics. No user token; `/metrics` takes ' +
+      '`METRICS_TOKEN` when that is set.',
+  },
+] as const;
+
+type AreaTag = (typeof AREA_TAGS)[number]['name'];
+
+/** The area of a path, as the error filters decide it (API.md section 0). */
+export function areaTagOf(path: string): AreaTag {
+  if (path === '/metrics' || path.startsWith('/health/')) {
+    return 'service';
+  }
+  if (/^\/api\/v1\/(auth|users)(\/|$)/.test(path) || path === '/users/current') {
+    return 'auth';
+  }
+  if (path === '/api/v1' || path.startsWith('/api/v1/')) {
+    return 'orchestration';
+  }
+  return 'registry';
+}
+
+const METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace'] as const;
+
+export function operationsOf(
+  document: OpenAPIObject,
+): { path: string; method: string; operation: OperationObject }[] {
+  const found: { path: string; method: string; operation: OperationObject }[] = [];
+  for (const [path, item] of Object.entries(document.paths)) {
+    for (const method of METHODS) {
+      const operation = item[method];
+      if (operation) {
+        found.push({ path, method, operation });
+      }
+    }
+  }
+  return found;
+}
+
+export function finishDocument(document: OpenAPIObject): OpenAPIObject {
+  splitOptionalCloud(document);
+  document.tags = AREA_TAGS.map((tag) => ({ ...tag }));
+  for (const { path, operation } of operationsOf(document)) {
+    operation.tags = [areaTagOf(path)];
+    // Nest leaves `security` out where no scheme is declared: those routes are the public ones.
+    operation.security ??= [];
+    if (!operation.description) {
+      operation.description = describe(operation);
+    }
+    for (const [status, response] of Object.entries(operation.responses)) {
+      if (response && !('$ref' in response)) {
+        finishResponse(Number(status), response, document);
+      }
+    }
+  }
+  return document;
+}
+
+/**
+ * Area C's `{/<cloud>}` is optional; one OpenAPI path cannot say so (a path parameter is always
+ * required), so each such operation is documented twice: without the segment (the cloud named
+ * `default`) under its own id, and with it as `<id>-by-cloud`. A generated client then has a
+ * method for each and needs no placeholder cloud.
+ */
+function splitOptionalCloud(document: OpenAPIObject): void {
+  const paths: OpenAPIObject['paths'] = {};
+  for (const [path, item] of Object.entries(document.paths)) {
+    if (!path.endsWith('/{cloud}')) {
+      paths[path] = item;
+      continue;
+    }
+    const without: PathItemObject = {};
+    const withCloud: PathItemObject = {};
+    for (const method of METHODS) {
+      const operation = item[method];
+      if (!operation) {
+        continue;
+      }
+      const parameters = (operation.parameters ?? []) as ParameterObject[];
+      without[method] = {
+        ...operation,
+        description: joined(
+          `On the cloud named \`default\`; \`${operation.operationId}-by-cloud\` names the cloud in the path.`,
+          operation.description,
+        ),
+        parameters: parameters.filter((p) => !(p.in === 'path' && p.name === 'cloud')),
+      };
+      withCloud[method] = {
+        ...operation,
+        operationId: `${operation.operationId}-by-cloud`,
+        description: joined(
+          `On the cloud named in the path; \`${operation.operationId}\` is the same on the cloud \`default\`.`,
+          operation.description,
+        ),
+        parameters: parameters.map((p) =>
+          p.in === 'path' && p.name === 'cloud'
+            ? { ...p, description: 'A cloud of CLOUDS_FILE', schema: { ...p.schema, default: undefined } }
+            : p,
+        ),
+      };
+    }
+    paths[path.slice(0, -'/{cloud}'.length)] = without;
+    paths[path] = withCloud;
+  }
+  document.paths = paths;
+}
+
+function joined(lead: string, description: string | undefined): string {
+  return description ? `${lead}\n\n${description}` : lead;
+}
+
+function describe(operation: OperationObject): string {
+  const who =
+    operation.security && operation.security.length > 0
+      ? 'Needs a token: `Authorization: Bearer <token>` (or `X-Auth-Token`, or the `session` cookie).'
+      : 'No token needed.';
+  return `${operation.summary ?? ''}. ${who}`.replace(/^\. /, '');
+}
+
+type ErrorArea = 'AuthErrorDto' | 'ProblemDto' | 'EnvelopeErrorDto';
+const ERROR_SCHEMAS = new Set<string>(['AuthErrorDto', 'ProblemDto', 'EnvelopeErrorDto']);
+
+/**
+ * Every error reply gets an example of its own status in its area's shape (Swagger UI would
+ * otherwise build one example from the schema's property examples and show it for every
+ * status), and every JSON reply without an example gets one built from its schema.
+ */
+function finishResponse(status: number, response: ResponseObject, document: OpenAPIObject): void {
+  const content = response.content ?? {};
+  for (const [mediaType, media] of Object.entries(content)) {
+    const ref = media.schema && '$ref' in media.schema ? media.schema.$ref.split('/').pop() : undefined;
+    if (ref && ERROR_SCHEMAS.has(ref)) {
+      const area = ref as ErrorArea;
+      if (!exampleMatches(area, status, media.example)) {
+        media.example = errorExample(area, status, response.description);
+      }
+      if (area === 'ProblemDto' && mediaType === 'application/json') {
+        delete content[mediaType];
+        content['application/problem+json'] = media;
+      }
+    } else if (
+      media.example === undefined &&
+      media.examples === undefined &&
+      media.schema &&
+      /json/.test(mediaType)
+    ) {
+      const example = exampleOf(media.schema, document, new Set());
+      if (example !== undefined) {
+        media.example = example;
+      }
+    }
+  }
+}
+
+function exampleMatches(area: ErrorArea, status: number, example: unknown): boolean {
+  if (typeof example !== 'object' || example === null) {
+    return false;
+  }
+  const body = example as Record<string, unknown>;
+  switch (area) {
+    case 'AuthErrorDto':
+      return (body.error as Record<string, unknown> | undefined)?.code === status;
+    case 'ProblemDto':
+      return body.status === status;
+    case 'EnvelopeErrorDto':
+      return body.status_code === status;
+  }
+}
+
+const TOKEN_REQUIRED =
+  'A valid token is required (Authorization: Bearer, X-Auth-Token or the session cookie)';
+
+/** The message the service actually sends where it is always the same; else the documented cause. */
+function messageOf(status: number, description: string): string {
+  if (status === 401) {
+    return TOKEN_REQUIRED;
+  }
+  if (status === 413) {
+    return 'The request body is larger than 1 MiB';
+  }
+  return description;
+}
+
+export function errorExample(area: ErrorArea, status: number, description: string): Record<string, unknown> {
+  const message = messageOf(status, description);
+  switch (area) {
+    case 'AuthErrorDto':
+      return { error: { code: status, title: titleOf(status), message } };
+    case 'ProblemDto':
+      return { type: 'about:blank', title: titleOf(status), status, detail: message };
+    case 'EnvelopeErrorDto': {
+      const [short, long] = ENVELOPE_PHRASES[status] ?? [titleOf(status), titleOf(status)];
+      return {
+        status: 'error',
+        message,
+        status_code: status,
+        status_long_message: long,
+        status_short_message: short,
+      };
+    }
+  }
+}
+
+/** An example composed from the schema's own examples, defaults and enums (undefined if one is missing). */
+function exampleOf(
+  schema: SchemaObject | ReferenceObject,
+  document: OpenAPIObject,
+  seen: Set<string>,
+): unknown {
+  if ('$ref' in schema) {
+    const name = schema.$ref.split('/').pop() ?? '';
+    const target = document.components?.schemas?.[name];
+    if (!target || seen.has(name)) {
+      return undefined;
+    }
+    return exampleOf(target, document, new Set([...seen, name]));
+  }
+  if (schema.example !== undefined) {
+    return schema.example;
+  }
+  if (schema.allOf) {
+    const parts = schema.allOf.map((part) => exampleOf(part, document, seen));
+    return parts.every((p) => typeof p === 'object' && p !== null && !Array.isArray(p))
+      ? Object.assign({}, ...parts)
+      : undefined;
+  }
+  const alternative = schema.oneOf?.[0] ?? schema.anyOf?.[0];
+  if (alternative) {
+    return exampleOf(alternative, document, seen);
+  }
+  if (schema.enum && schema.enum.length > 0) {
+    return schema.enum[0];
+  }
+  if (schema.default !== undefined) {
+    return schema.default;
+  }
+  if (schema.type === 'array' && schema.items) {
+    const item = exampleOf(schema.items, document, seen);
+    return item === undefined ? [] : [item];
+  }
+  if (schema.type === 'object' || schema.properties) {
+    const body: Record<string, unknown> = {};
+    for (const [name, property] of Object.entries(schema.properties ?? {})) {
+      const value = exampleOf(property, document, seen);
+      if (value !== undefined) {
+        body[name] = value;
+      } else if (schema.required?.includes(name)) {
+        return undefined;
+      }
+    }
+    return body;
+  }
+  if (schema.type === 'boolean') {
+    return true;
+  }
+  return undefined;
+}

@@ -1,0 +1,201 @@
+import { rmSync } from 'node:fs';
+import { createTestApp, testDatabase, type TestApp } from '../support/create-test-app.js';
+import { redoclyLint, spectralLint, writeDocument } from '../support/openapi-tools.js';
+
+interface MediaType {
+  schema?: { $ref?: string };
+  example?: unknown;
+  examples?: unknown;
+}
+interface Operation {
+  operationId: string;
+  tags?: string[];
+  description?: string;
+  security?: Record<string, string[]>[];
+  parameters?: { name: string; in: string }[];
+  responses: Record<string, { description: string; content?: Record<string, MediaType> }>;
+}
+interface Document {
+  tags?: { name: string; description?: string }[];
+  paths: Record<string, Record<string, Operation>>;
+  servers?: unknown[];
+}
+
+const METHODS = new Set(['get', 'put', 'post', 'delete', 'patch', 'head', 'options', 'trace']);
+
+function operations(document: Document): { method: string; path: string; operation: Operation }[] {
+  return Object.entries(document.paths).flatMap(([path, item]) =>
+    Object.entries(item)
+      .filter(([method]) => METHODS.has(method))
+      .map(([method, operation]) => ({ method, path, operation })),
+  );
+}
+
+/** Where each area's error body says its status. */
+const STATUS_IN_BODY: Partial<Record<string, (body: Record<string, Record<string, unknown>>) => unknown>> = {
+  '#/components/schemas/AuthErrorDto': (body) => body.error?.code,
+  '#/components/schemas/ProblemDto': (body) => body.status,
+  '#/components/schemas/EnvelopeErrorDto': (body) => body.status_code,
+};
+
+function statusInBody(schema: string | undefined, example: unknown): unknown {
+  const read = STATUS_IN_BODY[schema ?? ''];
+  return read && example ? read(example as Record<string, Record<string, unknown>>) : undefined;
+}
+
+describe(`the OpenAPI document (${testDatabase()})`, () => {
+  let t: TestApp;
+  let document: Document;
+
+  beforeAll(async () => {
+    t = await createTestApp();
+    document = (await t.http.get('/docs-json').expect(200)).body as Document;
+  });
+
+  afterAll(async () => {
+    await t.close();
+  });
+
+  it('has no error and no warning under Redocly recommended rules, examples checked against their schemas', async () => {
+    const { dir, file } = writeDocument(document);
+    try {
+      const report = await redoclyLint(dir, file);
+      expect(report.problems).toEqual([]);
+      expect({ errors: report.errors, warnings: report.warnings }).toEqual({ errors: 0, warnings: 0 });
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('has no result at all under Spectral spectral:oas', async () => {
+    const { dir, file } = writeDocument(document);
+    try {
+      expect(await spectralLint(dir, file)).toEqual([]);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('catches what it is there to catch: a wrong example and a missing description are reported', async () => {
+    const broken = structuredClone(document);
+    const login = broken.paths['/api/v1/auth'].post;
+    const forbidden = login.responses['403'].content?.['application/json'];
+    expect(forbidden).toBeDefined();
+    (forbidden as MediaType).example = { error: { code: 'not a number' } };
+    delete login.description;
+    const { dir, file } = writeDocument(broken);
+    try {
+      const redocly = await redoclyLint(dir, file);
+      expect(redocly.problems.map((p) => p.rule)).toContain('no-invalid-media-type-examples');
+      const spectral = await spectralLint(dir, file);
+      expect(spectral.map((p) => p.rule)).toContain('operation-description');
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('has one tag per area, each described, and every operation under exactly one of them', () => {
+    const tags = document.tags ?? [];
+    expect(tags.map((tag) => tag.name)).toEqual(['auth', 'registry', 'orchestration', 'service']);
+    for (const tag of tags) {
+      expect(tag.description?.length).toBeGreaterThan(40);
+    }
+    const names = new Set(tags.map((tag) => tag.name));
+    const area = (path: string): string =>
+      path === '/metrics' || path.startsWith('/health/')
+        ? 'service'
+        : /^\/api\/v1\/(auth|users)(\/|$)/.test(path) || path === '/users/current'
+          ? 'auth'
+          : path.startsWith('/api/v1')
+            ? 'orchestration'
+            : 'registry';
+    for (const { method, path, operation } of operations(document)) {
+      expect({ method, path, tags: operation.tags }).toEqual({ method, path, tags: [area(path)] });
+      expect(names.has(operation.tags?.[0] ?? '')).toBe(true);
+    }
+  });
+
+  it('gives every JSON reply of every operation an example, and every error example the status it is documented under', () => {
+    let errorExamples = 0;
+    for (const { method, path, operation } of operations(document)) {
+      for (const [status, response] of Object.entries(operation.responses)) {
+        for (const [mediaType, media] of Object.entries(response.content ?? {})) {
+          const where = `${method} ${path} ${status} ${mediaType}`;
+          if (mediaType.includes('json')) {
+            expect({ where, example: media.example !== undefined }).toEqual({ where, example: true });
+          }
+          const inBody = statusInBody(media.schema?.$ref, media.example);
+          if (Number(status) >= 400) {
+            expect({ where, status: inBody }).toEqual({ where, status: Number(status) });
+            errorExamples += 1;
+          }
+          if (media.schema?.$ref === '#/components/schemas/ProblemDto') {
+            expect({ where, mediaType }).toEqual({ where, mediaType: 'application/problem+json' });
+          }
+        }
+      }
+    }
+    expect(errorExamples).toBeGreaterThan(100);
+  });
+
+  it('documents the optional cloud segment as two operations, and no path with an optional parameter', () => {
+    const nodes = document.paths['/api/v1/nodes']?.get;
+    const byCloud = document.paths['/api/v1/nodes/{cloud}']?.get;
+    expect(nodes?.operationId).toBe('nodes-get');
+    expect((nodes?.parameters ?? []).filter((p) => p.in === 'path')).toEqual([]);
+    expect(byCloud?.operationId).toBe('nodes-get-by-cloud');
+    expect(byCloud?.parameters).toEqual(
+      expect.arrayContaining([expect.objectContaining({ in: 'path', name: 'cloud', required: true })]),
+    );
+    for (const { path, operation } of operations(document)) {
+      if (path.endsWith('/{cloud}')) {
+        const twin = path.slice(0, -'/{cloud}'.length);
+        expect({ path, twin: Object.keys(document.paths[twin] ?? {}).length > 0 }).toEqual({
+          path,
+          twin: true,
+        });
+        expect(operation.operationId).toMatch(/-by-cloud$/);
+      }
+    }
+  });
+
+  it('declares who may call each operation, and the service agrees: public ones answer without a token, the others 401', async () => {
+    const sample: Record<string, string> = {
+      cloud: 'default',
+      id: '1',
+      build_id: '1',
+      wf_version: '1.0',
+    };
+    for (const { method, path, operation } of operations(document)) {
+      expect({ method, path, security: Array.isArray(operation.security) }).toEqual({
+        method,
+        path,
+        security: true,
+      });
+      const schemes = (operation.security ?? []).flatMap((requirement) => Object.keys(requirement));
+      expect(schemes.filter((scheme) => scheme !== 'bearer' && scheme !== 'metrics')).toEqual([]);
+      // A token sent once: never two schemes that a client would each fill in.
+      expect(schemes.length).toBeLessThanOrEqual(1);
+      const url = path.replace(/\{(\w+)\}/g, (_match, name: string) =>
+        encodeURIComponent(sample[name] ?? '0b4ea8e5-9b0c-4a8e-8a51-7f0f6f5a1a01'),
+      );
+      const answered = await t.http[method as 'get'](url);
+      if (schemes.length === 0) {
+        expect({ method, path, status: answered.status }).not.toEqual({ method, path, status: 401 });
+      } else if (schemes[0] === 'bearer' && operation.responses['401']) {
+        expect({ method, path, status: answered.status }).toEqual({ method, path, status: 401 });
+      }
+    }
+  });
+
+  it('names a server and describes every operation', () => {
+    expect(document.servers).toEqual([{ url: '/', description: 'This service' }]);
+    for (const { method, path, operation } of operations(document)) {
+      expect({ method, path, described: (operation.description ?? '').length > 10 }).toEqual({
+        method,
+        path,
+        described: true,
+      });
+    }
+  });
+});
