@@ -19,15 +19,19 @@ async function bootstrap(): Promise<void> {
     }
     throw error;
   }
-  // No logger until configureApp installs ours: a module that refuses its settings while the
-  // app is built (a bad cloud in CLOUDS_FILE) then stops start-up with one line, not a stack.
+  // No logger until configureApp installs ours, and its start-up lines held back until the app
+  // listens: a module that refuses its settings while the app is built or initialised (a bad
+  // cloud in CLOUDS_FILE) then stops start-up with one line, not a stack or half a route table.
   const app = await NestFactory.create<NestExpressApplication>(AppModule.register(config), {
     bodyParser: false,
     logger: false,
     abortOnError: false,
+    bufferLogs: true,
+    autoFlushLogs: false,
   });
   configureApp(app, config);
   await app.listen(config.port);
+  app.flushLogs();
   const logger = new Logger('Main');
   logger.log(
     `listening on port ${config.port}; Swagger UI at /docs; settings from ${envFile ?? 'the environment'}`,

@@ -49,7 +49,8 @@ export class AppConfig {
     readonly services: readonly TestingServiceCredentials[];
   };
   readonly orchestration!: {
-    readonly clouds: readonly CloudSettings[];
+    /** Undefined without CLOUDS_FILE: one cloud named `default`, of the provider type that serves it. */
+    readonly clouds?: readonly CloudSettings[];
     readonly assignmentFacilityUrl?: string;
     readonly upstreamTimeoutMs: number;
   };

@@ -10,11 +10,13 @@ export interface CloudSettings {
 
 export const CLOUD_NAME = /^[A-Za-z0-9_-]{1,64}$/;
 
-const DEFAULT_CLOUDS: CloudSettings[] = [{ name: 'default', type: 'dummy', options: {} }];
-
-export function loadClouds(path: string | undefined, env: NodeJS.ProcessEnv): CloudSettings[] {
+/**
+ * The clouds of CLOUDS_FILE, or undefined when it is not set (the orchestration then serves one
+ * cloud named `default`). Types are checked against the registered providers at start-up.
+ */
+export function loadClouds(path: string | undefined, env: NodeJS.ProcessEnv): CloudSettings[] | undefined {
   if (!path) {
-    return DEFAULT_CLOUDS;
+    return undefined;
   }
   const document = readYamlFile('CLOUDS_FILE', path, env);
   if (!isRecord(document) || !isRecord(document.clouds)) {

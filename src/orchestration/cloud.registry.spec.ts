@@ -20,7 +20,9 @@ function registryOf(clouds: CloudSettings[], extra: CloudProviderFactory[] = [])
     new OpenStackProviderFactory(config),
     ...extra,
   ];
-  return new CloudRegistry(factories, config, new MetricsService());
+  const registry = new CloudRegistry(() => factories, config, new MetricsService());
+  registry.onModuleInit();
+  return registry;
 }
 
 const OSTACK: CloudSettings = {
@@ -87,10 +89,11 @@ describe('CloudRegistry metering', () => {
     const metrics = new MetricsService();
     const config = configWith([{ name: 'default', type: 'dummy', options: {} }]);
     const registry = new CloudRegistry(
-      [new DummyProviderFactory(new InMemoryDummyCloudStore())],
+      () => [new DummyProviderFactory(new InMemoryDummyCloudStore())],
       config,
       metrics,
     );
+    registry.onModuleInit();
     const cloud = registry.get('default');
     await cloud.listNodes();
     await expect(cloud.destroyNode('404')).rejects.toMatchObject({ kind: 'not_found' });

@@ -1,11 +1,16 @@
-import { Inject, Injectable } from '@nestjs/common';
+import { Inject, Injectable, type OnModuleInit, type Provider } from '@nestjs/common';
+import { DiscoveryService } from '@nestjs/core';
 import { DomainError } from '../common/errors/domain-error.js';
+import { discovered } from '../common/discovered.js';
 import { AppConfig } from '../config/app-config.js';
+import type { CloudSettings } from '../config/clouds-file.js';
 import { ConfigError } from '../config/config-error.js';
 import { MetricsService } from '../metrics/metrics.service.js';
 import {
   CLOUD_PROVIDER_FACTORIES,
+  RegisterCloudProvider,
   type CloudProvider,
+  type CloudProviderFactories,
   type CloudProviderFactory,
 } from './providers/cloud-provider.js';
 import { MeteredCloudProvider } from './providers/metered.provider.js';
@@ -13,29 +18,52 @@ import { MeteredCloudProvider } from './providers/metered.provider.js';
 /** The name a cloud segment defaults to when a path leaves it out. */
 export const DEFAULT_CLOUD = 'default';
 
+/** CLOUD_PROVIDER_FACTORIES as the app provides it: every class marked with RegisterCloudProvider. */
+export const CLOUD_PROVIDER_FACTORIES_PROVIDER: Provider = {
+  provide: CLOUD_PROVIDER_FACTORIES,
+  useFactory:
+    (discovery: DiscoveryService): CloudProviderFactories =>
+    () =>
+      // Sorted: discovery follows Nest's module graph, not the order of the registration lines.
+      discovered<CloudProviderFactory>(discovery, RegisterCloudProvider).sort((a, b) =>
+        a.type.localeCompare(b.type),
+      ),
+  inject: [DiscoveryService],
+};
+
 /**
  * The providers of the clouds of CLOUDS_FILE, each built once at start-up by the factory of its type.
  * A cloud of an unknown type, or one its factory refuses, stops the start-up with a ConfigError.
+ * Built in `onModuleInit`: a factory registered by any module exists by then.
  */
 @Injectable()
-export class CloudRegistry {
+export class CloudRegistry implements OnModuleInit {
   private readonly clouds = new Map<string, CloudProvider>();
 
   constructor(
-    @Inject(CLOUD_PROVIDER_FACTORIES) factories: CloudProviderFactory[],
-    config: AppConfig,
-    metrics: MetricsService,
-  ) {
-    const byType = new Map(factories.map((factory) => [factory.type, factory]));
-    for (const cloud of config.orchestration.clouds) {
+    @Inject(CLOUD_PROVIDER_FACTORIES) private readonly factories: CloudProviderFactories,
+    private readonly config: AppConfig,
+    private readonly metrics: MetricsService,
+  ) {}
+
+  onModuleInit(): void {
+    const byType = new Map<string, CloudProviderFactory>();
+    for (const factory of this.factories()) {
+      if (byType.has(factory.type)) {
+        throw new Error(`Two cloud provider factories for type '${factory.type}'`);
+      }
+      byType.set(factory.type, factory);
+    }
+    this.clouds.clear();
+    for (const cloud of this.config.orchestration.clouds ?? [defaultCloud(byType)]) {
       const factory = byType.get(cloud.type);
       if (!factory) {
         throw new ConfigError(
           'CLOUDS_FILE',
-          `cloud '${cloud.name}' has unknown type '${cloud.type}' (known: ${[...byType.keys()].join(', ')})`,
+          `cloud '${cloud.name}' has unknown type '${cloud.type}' (known: ${[...byType.keys()].sort().join(', ')})`,
         );
       }
-      this.clouds.set(cloud.name, new MeteredCloudProvider(factory.create(cloud), metrics));
+      this.clouds.set(cloud.name, new MeteredCloudProvider(factory.create(cloud), this.metrics));
     }
   }
 
@@ -52,4 +80,16 @@ export class CloudRegistry {
   list(): CloudProvider[] {
     return [...this.clouds.values()];
   }
+}
+
+/** Without CLOUDS_FILE: one cloud named `default`, of the type whose factory serves it. */
+function defaultCloud(byType: ReadonlyMap<string, CloudProviderFactory>): CloudSettings {
+  const serving = [...byType.values()].filter((factory) => factory.servesDefaultCloud === true);
+  if (serving.length !== 1) {
+    throw new ConfigError(
+      'CLOUDS_FILE',
+      `is not set, and ${serving.length === 0 ? 'no' : 'more than one'} registered cloud provider serves the default cloud`,
+    );
+  }
+  return { name: DEFAULT_CLOUD, type: serving[0].type, options: {} };
 }

@@ -1,11 +1,12 @@
 import { Module, RequestMethod, type MiddlewareConsumer, type NestModule } from '@nestjs/common';
+import { DiscoveryModule } from '@nestjs/core';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { AppConfig } from '../config/app-config.js';
 import { ASSIGNMENT_FACILITY, type AssignmentFacility } from './assignment/assignment-facility.js';
 import { DatabaseAssignmentFacility } from './assignment/database-assignment.facility.js';
 import { HttpAssignmentFacility } from './assignment/http-assignment.facility.js';
 import { AuthTokenMiddleware } from './auth-token.middleware.js';
-import { CloudRegistry } from './cloud.registry.js';
+import { CLOUD_PROVIDER_FACTORIES_PROVIDER, CloudRegistry } from './cloud.registry.js';
 import { DummyCloudRepository } from './dummy-cloud.repository.js';
 import { DummyCloudEntity } from './entities/dummy-cloud.entity.js';
 import { DummyNodeEntity } from './entities/dummy-node.entity.js';
@@ -13,24 +14,21 @@ import { VmAssignmentEntity } from './entities/vm-assignment.entity.js';
 import { JsonSuffixMiddleware } from './json-suffix.middleware.js';
 import { OrchestrationController } from './orchestration.controller.js';
 import { OrchestrationService } from './orchestration.service.js';
-import { CLOUD_PROVIDER_FACTORIES, type CloudProviderFactory } from './providers/cloud-provider.js';
 import { DUMMY_CLOUD_STORE, DummyProviderFactory } from './providers/dummy.provider.js';
 import { OpenStackProviderFactory } from './providers/openstack.provider.js';
 
-/** One entry per cloud type; a new provider is a class and a line here. */
-const FACTORIES = [DummyProviderFactory, OpenStackProviderFactory];
-
 @Module({
-  imports: [TypeOrmModule.forFeature([DummyCloudEntity, DummyNodeEntity, VmAssignmentEntity])],
+  imports: [
+    DiscoveryModule,
+    TypeOrmModule.forFeature([DummyCloudEntity, DummyNodeEntity, VmAssignmentEntity]),
+  ],
   providers: [
     DummyCloudRepository,
     { provide: DUMMY_CLOUD_STORE, useExisting: DummyCloudRepository },
-    ...FACTORIES,
-    {
-      provide: CLOUD_PROVIDER_FACTORIES,
-      useFactory: (...factories: CloudProviderFactory[]) => factories,
-      inject: FACTORIES,
-    },
+    // Cloud providers: a class marked @RegisterCloudProvider() and one line here (docs/extending.md).
+    DummyProviderFactory,
+    OpenStackProviderFactory,
+    CLOUD_PROVIDER_FACTORIES_PROVIDER,
     CloudRegistry,
     DatabaseAssignmentFacility,
     {

@@ -68,10 +68,11 @@ function subject(): { service: OrchestrationService; facility: RecordingFacility
     },
   });
   const registry = new CloudRegistry(
-    [new DummyProviderFactory(new InMemoryDummyCloudStore())],
+    () => [new DummyProviderFactory(new InMemoryDummyCloudStore())],
     config,
     new MetricsService(),
   );
+  registry.onModuleInit();
   const facility = new RecordingFacility();
   return { service: new OrchestrationService(registry, facility), facility };
 }

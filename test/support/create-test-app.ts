@@ -3,6 +3,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import type { Type } from '@nestjs/common';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import { Test } from '@nestjs/testing';
 import { createConnection } from 'mysql2/promise';
@@ -74,21 +75,32 @@ export function baseTestEnv(dataDir: string, databaseUrl: string): Record<string
   };
 }
 
-/** Builds the app as main.ts does (same middleware, pipes, filters), listening on a loopback port. */
-export async function startApp(env: Record<string, string>): Promise<NestExpressApplication> {
+/**
+ * Builds the app as main.ts does (same middleware, pipes, filters), listening on a loopback port.
+ * `extensions`: modules added beside AppModule, as a deployment adds a provider (docs/extending.md).
+ */
+export async function startApp(
+  env: Record<string, string>,
+  extensions: readonly Type[] = [],
+): Promise<NestExpressApplication> {
   const config = loadConfig(env);
-  const moduleRef = await Test.createTestingModule({ imports: [AppModule.register(config)] }).compile();
+  const moduleRef = await Test.createTestingModule({
+    imports: [AppModule.register(config), ...extensions],
+  }).compile();
   const app = moduleRef.createNestApplication<NestExpressApplication>({ bodyParser: false, logger: false });
   configureApp(app, config);
   await app.listen(0, '127.0.0.1');
   return app;
 }
 
-export async function createTestApp(overrides: Record<string, string> = {}): Promise<TestApp> {
+export async function createTestApp(
+  overrides: Record<string, string> = {},
+  extensions: readonly Type[] = [],
+): Promise<TestApp> {
   const dataDir = mkdtempSync(join(tmpdir(), 'app-test-'));
   const database = await createTestDatabase(dataDir);
   const env = { ...baseTestEnv(dataDir, database.url), ...overrides };
-  const app = await startApp(env);
+  const app = await startApp(env, extensions);
   const { port } = app.getHttpServer().address() as AddressInfo;
   const baseUrl = `http://127.0.0.1:${port}`;
   const http = request(baseUrl);

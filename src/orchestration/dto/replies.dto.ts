@@ -1,6 +1,7 @@
 import { ApiProperty } from '@nestjs/swagger';
 import type { Assignment } from '../assignment/assignment-facility.js';
 import { nodeUuid, type CloudImage, type CloudNode, type CloudSize } from '../providers/cloud-provider.js';
+import { DUMMY_TYPE } from '../providers/dummy.provider.js';
 
 /** The cloud a reply is about: its name in CLOUDS_FILE and its provider type. */
 export interface CloudRef {
@@ -28,7 +29,7 @@ export class NodeDto {
   @ApiProperty({ example: 'cloud' })
   name!: string;
 
-  @ApiProperty({ example: 'dummy', description: 'The provider type of the cloud' })
+  @ApiProperty({ example: DUMMY_TYPE, description: 'The provider type of the cloud' })
   cloud_type!: string;
 
   @ApiProperty({ example: 'fake_driver', description: 'The cloud name from the path' })
@@ -65,7 +66,7 @@ export class ImageDto {
   @ApiProperty({ example: 'Ubuntu 9.10' })
   name!: string;
 
-  @ApiProperty({ example: 'dummy' })
+  @ApiProperty({ example: DUMMY_TYPE })
   cloud_type!: string;
 
   @ApiProperty({ example: 'default' })
@@ -167,7 +168,7 @@ export class CloudDto {
   @ApiProperty({ example: 'default' })
   name!: string;
 
-  @ApiProperty({ example: 'dummy' })
+  @ApiProperty({ example: DUMMY_TYPE })
   type!: string;
 }
 

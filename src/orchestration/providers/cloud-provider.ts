@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { DiscoveryService } from '@nestjs/core';
 import { DomainError } from '../../common/errors/domain-error.js';
 import type { CloudSettings } from '../../config/clouds-file.js';
 
@@ -67,7 +68,7 @@ export type NodeQuery = { readonly id: string } | { readonly hostname: string };
 export interface CloudProvider {
   /** The cloud's name in CLOUDS_FILE (the `provider` of the contract's replies). */
   readonly name: string;
-  /** The provider type, e.g. `dummy`, `openstack` (the `cloud_type` of the contract's replies). */
+  /** The provider type, its factory's `type` (the `cloud_type` of the contract's replies). */
   readonly type: string;
 
   /** Every node of the cloud, in the cloud's order. */
@@ -109,12 +110,26 @@ export interface CloudProvider {
 export interface CloudProviderFactory {
   /** The `type:` of a cloud in CLOUDS_FILE. */
   readonly type: string;
+  /**
+   * True for the one factory whose type the cloud named `default` has when CLOUDS_FILE is not set
+   * (a cloud that needs no settings).
+   */
+  readonly servesDefaultCloud?: boolean;
   /** Validates the cloud's settings; throws an Error naming CLOUDS_FILE and the cloud when they are unusable. */
   create(cloud: CloudSettings): CloudProvider;
 }
 
-/** Nest token for the list of every CloudProviderFactory. */
+/**
+ * Registers a CloudProviderFactory class: with this decorator, and listed in the `providers` of any
+ * module of the app, its type is known to CLOUDS_FILE and the area C routes (docs/extending.md).
+ */
+export const RegisterCloudProvider = DiscoveryService.createDecorator<void>();
+
+/** Nest token of the function listing every registered CloudProviderFactory (see CloudRegistry). */
 export const CLOUD_PROVIDER_FACTORIES = Symbol('CLOUD_PROVIDER_FACTORIES');
+
+/** Every registered factory; complete once the app's providers exist. */
+export type CloudProviderFactories = () => readonly CloudProviderFactory[];
 
 /** The contract's node `uuid`: SHA-1 hex of `"<id>:<cloud type>"`, the way libcloud derives it. */
 export function nodeUuid(id: string, cloudType: string): string {

@@ -10,6 +10,7 @@ import {
   type CloudImage,
   type CloudNode,
   type CloudProvider,
+  RegisterCloudProvider,
   type CloudProviderFactory,
   type CloudSize,
   type NodeQuery,
@@ -212,9 +213,11 @@ function toNode(record: DummyNodeRecord): CloudNode {
   };
 }
 
+@RegisterCloudProvider()
 @Injectable()
 export class DummyProviderFactory implements CloudProviderFactory {
   readonly type = DUMMY_TYPE;
+  readonly servesDefaultCloud = true;
 
   constructor(@Inject(DUMMY_CLOUD_STORE) private readonly store: DummyCloudStore) {}
 

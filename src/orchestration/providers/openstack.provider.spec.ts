@@ -9,8 +9,10 @@ import {
 import { DomainError } from '../../common/errors/domain-error.js';
 import { AppConfig, loadConfig } from '../../config/app-config.js';
 import { ConfigError } from '../../config/config-error.js';
+import { DiscoveryModule } from '@nestjs/core';
 import { Test } from '@nestjs/testing';
-import { CLOUD_PROVIDER_FACTORIES, NodeState, type CloudProviderFactory } from './cloud-provider.js';
+import { CLOUD_PROVIDER_FACTORIES_PROVIDER } from '../cloud.registry.js';
+import { CLOUD_PROVIDER_FACTORIES, NodeState, type CloudProviderFactories } from './cloud-provider.js';
 import { DUMMY_CLOUD_STORE, DummyProviderFactory } from './dummy.provider.js';
 import { InMemoryDummyCloudStore } from './in-memory-dummy-cloud.store.js';
 import {
@@ -559,20 +561,17 @@ describe('parseOpenStackSettings and the factory', () => {
   });
 
   it('resolves both factories through Nest, under CLOUD_PROVIDER_FACTORIES', async () => {
-    const factories = [DummyProviderFactory, OpenStackProviderFactory];
     const moduleRef = await Test.createTestingModule({
+      imports: [DiscoveryModule],
       providers: [
         { provide: AppConfig, useValue: config },
         { provide: DUMMY_CLOUD_STORE, useClass: InMemoryDummyCloudStore },
-        ...factories,
-        {
-          provide: CLOUD_PROVIDER_FACTORIES,
-          useFactory: (...found: CloudProviderFactory[]) => found,
-          inject: factories,
-        },
+        DummyProviderFactory,
+        OpenStackProviderFactory,
+        CLOUD_PROVIDER_FACTORIES_PROVIDER,
       ],
     }).compile();
-    const resolved = moduleRef.get<CloudProviderFactory[]>(CLOUD_PROVIDER_FACTORIES);
+    const resolved = moduleRef.get<CloudProviderFactories>(CLOUD_PROVIDER_FACTORIES)();
     expect(resolved.map((factory) => factory.type)).toEqual(['dummy', 'openstack']);
     await expect(
       resolved[0].create({ name: 'default', type: 'dummy', options: {} }).listNodes(),

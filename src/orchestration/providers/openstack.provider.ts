@@ -15,6 +15,7 @@ import {
   type CloudImage,
   type CloudNode,
   type CloudProvider,
+  RegisterCloudProvider,
   type CloudProviderFactory,
   type CloudSize,
   type NodeQuery,
@@ -715,6 +716,7 @@ function numberOf(value: unknown): number {
   return typeof value === 'number' && Number.isFinite(value) ? value : 0;
 }
 
+@RegisterCloudProvider()
 @Injectable()
 export class OpenStackProviderFactory implements CloudProviderFactory {
   readonly type = OPENSTACK_TYPE;

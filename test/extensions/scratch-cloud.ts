@@ -1,0 +1,122 @@
+import { Injectable, Module } from '@nestjs/common';
+import { DomainError } from '../../src/common/errors/domain-error.js';
+import type { CloudSettings } from '../../src/config/clouds-file.js';
+import { ConfigError } from '../../src/config/config-error.js';
+import {
+  NodeState,
+  nodeNotFound,
+  pickNode,
+  powerConflict,
+  powerPlan,
+  RegisterCloudProvider,
+  type CloudImage,
+  type CloudNode,
+  type CloudProvider,
+  type CloudProviderFactory,
+  type CloudSize,
+  type NodeQuery,
+  type PowerAction,
+  type StartNodeRequest,
+} from '../../src/orchestration/providers/cloud-provider.js';
+
+/**
+ * A cloud provider that lives only in the tests: the walk-through of docs/extending.md ("a new
+ * cloud provider") done for real. Its nodes live in the memory of the provider, one list per cloud.
+ */
+export const SCRATCH_TYPE = 'scratch';
+
+const IMAGES: readonly CloudImage[] = [{ id: 'img-debian', name: 'Debian 12' }];
+const SIZES: readonly CloudSize[] = [{ id: 'tiny', name: 'Tiny', cpu: 1, ramMiB: 512, diskGiB: 10 }];
+
+export class ScratchProvider implements CloudProvider {
+  readonly type = SCRATCH_TYPE;
+  private readonly nodes = new Map<string, CloudNode>();
+  private started = 0;
+
+  constructor(
+    readonly name: string,
+    /** The `zone:` setting of the cloud, shown in each node's `extra`. */
+    private readonly zone: string,
+  ) {}
+
+  listNodes(): Promise<CloudNode[]> {
+    return Promise.resolve([...this.nodes.values()]);
+  }
+
+  listImages(): Promise<CloudImage[]> {
+    return Promise.resolve([...IMAGES]);
+  }
+
+  listSizes(): Promise<CloudSize[]> {
+    return Promise.resolve([...SIZES]);
+  }
+
+  startNode(request: StartNodeRequest): Promise<CloudNode> {
+    if (!IMAGES.some((image) => image.id === request.image)) {
+      return Promise.reject(
+        new DomainError('invalid_input', `No image ${request.image} in cloud '${this.name}'`),
+      );
+    }
+    if (!SIZES.some((size) => size.id === request.size)) {
+      return Promise.reject(
+        new DomainError('invalid_input', `No size ${request.size} in cloud '${this.name}'`),
+      );
+    }
+    this.started += 1;
+    const node: CloudNode = {
+      id: `scratch-${this.started}`,
+      name: request.name,
+      state: NodeState.Running,
+      publicIps: [],
+      privateIps: [`10.9.0.${this.started}`],
+      extra: { zone: this.zone, image: request.image, size: request.size },
+    };
+    this.nodes.set(node.id, node);
+    return Promise.resolve(node);
+  }
+
+  destroyNode(id: string): Promise<void> {
+    if (!this.nodes.delete(id)) {
+      return Promise.reject(nodeNotFound({ id }, this.name));
+    }
+    return Promise.resolve();
+  }
+
+  async power(id: string, action: PowerAction): Promise<CloudNode> {
+    const node = await this.findNode({ id });
+    const plan = powerPlan(action, node.state);
+    if (plan === 'refuse') {
+      throw powerConflict(id, action, node.state, this.name);
+    }
+    if (plan === 'skip') {
+      return node;
+    }
+    const powered = { ...node, state: action === 'poweroff' ? NodeState.Stopped : NodeState.Running };
+    this.nodes.set(id, powered);
+    return powered;
+  }
+
+  findNode(query: NodeQuery): Promise<CloudNode> {
+    // pickNode throws 'not_found'; inside then() that becomes the rejection the contract asks for.
+    return Promise.resolve().then(() => pickNode([...this.nodes.values()], query, this.name));
+  }
+}
+
+/** Step 2 of the guide: the factory, marked for the registry; it checks the cloud's settings. */
+@RegisterCloudProvider()
+@Injectable()
+export class ScratchProviderFactory implements CloudProviderFactory {
+  readonly type = SCRATCH_TYPE;
+
+  create(cloud: CloudSettings): CloudProvider {
+    const zone = cloud.options.zone;
+    if (typeof zone !== 'string' || zone === '') {
+      throw new ConfigError('CLOUDS_FILE', `cloud '${cloud.name}' (type ${SCRATCH_TYPE}) needs 'zone'`);
+    }
+    return new ScratchProvider(cloud.name, zone);
+  }
+}
+
+/** Step 3: the one registration line, here in a test module instead of OrchestrationModule. */
+@Module({ providers: [ScratchProviderFactory] })
+export class ScratchCloudModule {}
