@@ -39,10 +39,13 @@ export class JwtAuthGuard extends AuthGuard() {
   }
 
   override handleRequest<TUser = AuthUser>(error: unknown, user: TUser | false, info: unknown): TUser {
-    if (error instanceof DomainError) {
-      throw error;
+    // Passport hands over an error only from the re-check of a verified token (the database,
+    // the token's revocation): that is ours to answer (503 when the database is away), not a
+    // bad token. Bad tokens come as `info`.
+    if (error) {
+      throw error instanceof Error ? error : new Error('the token re-check failed', { cause: error });
     }
-    if (error || !user) {
+    if (!user) {
       throw new DomainError('unauthorized', reasonOf(info));
     }
     return user;

@@ -77,6 +77,22 @@ describe('loadConfig', () => {
       });
     });
   });
+
+  describe('DATABASE_TIMEOUT_SECONDS', () => {
+    it('defaults to 10 s and takes whole seconds from 1 to 300', () => {
+      expect(loadConfig(settings()).databaseTimeoutMs).toBe(10_000);
+      expect(loadConfig(settings({ DATABASE_TIMEOUT_SECONDS: '1' })).databaseTimeoutMs).toBe(1000);
+    });
+
+    it.each(['0', '301', '1.5', 'ten'])(
+      'refuses %p with an error naming DATABASE_TIMEOUT_SECONDS',
+      (value) => {
+        expect(() => loadConfig(settings({ DATABASE_TIMEOUT_SECONDS: value }))).toThrow(
+          /^Invalid setting DATABASE_TIMEOUT_SECONDS: /,
+        );
+      },
+    );
+  });
 });
 
 describe('loadDotEnv', () => {

@@ -27,6 +27,8 @@ export class AppConfig {
   /** Value for Express `trust proxy`. */
   readonly trustProxy!: boolean | number | string;
   readonly shutdownTimeoutMs!: number;
+  /** Longest wait for one database call before it fails as unavailable (503). */
+  readonly databaseTimeoutMs!: number;
   readonly metricsToken?: string;
   readonly database!: DatabaseSettings;
   readonly auth!: {
@@ -105,6 +107,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     publicBaseUrl: schema.PUBLIC_BASE_URL?.replace(/\/+$/, ''),
     trustProxy: parseTrustProxy(schema.TRUST_PROXY),
     shutdownTimeoutMs: schema.SHUTDOWN_TIMEOUT_SECONDS * 1000,
+    databaseTimeoutMs: schema.DATABASE_TIMEOUT_SECONDS * 1000,
     metricsToken: schema.METRICS_TOKEN,
     database: parseDatabaseUrl(schema.DATABASE_URL ?? `sqlite:${join(dataDir, 'app.sqlite')}`),
     auth: {

@@ -154,4 +154,11 @@ export class EnvSchema {
   @Min(1)
   @Max(300)
   SHUTDOWN_TIMEOUT_SECONDS: number = 25;
+
+  /** Longest wait for one database call (a connection, a pooled connection, a query) before 503. */
+  @Type(() => Number)
+  @IsInt()
+  @Min(1)
+  @Max(300)
+  DATABASE_TIMEOUT_SECONDS: number = 10;
 }

@@ -2,11 +2,19 @@ import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { DataSource, type DataSourceOptions } from 'typeorm';
 import type { AppConfig } from '../config/app-config.js';
+import { boundDatabaseCalls } from './database-deadlines.js';
+import { DatabaseOutage } from './database-unavailable.js';
 import { MIGRATIONS } from './migrations.js';
 import { serializeSqliteTransactions } from './sqlite-serializer.js';
 
+/**
+ * TypeORM's options, and the deadline of one call on MariaDB (see boundDatabaseCalls), which
+ * TypeORM ignores. (Its own `maxQueryExecutionTime` would also print every slower query.)
+ */
+export type AppDataSourceOptions = DataSourceOptions & { callDeadlineMs?: number };
+
 /** TypeORM options for the configured database. `synchronize` is off: the schema comes from migrations only. */
-export function dataSourceOptions(config: AppConfig): DataSourceOptions {
+export function dataSourceOptions(config: AppConfig): AppDataSourceOptions {
   const common = {
     migrations: MIGRATIONS,
     migrationsTableName: 'migrations',
@@ -34,8 +42,9 @@ export function dataSourceOptions(config: AppConfig): DataSourceOptions {
     url: database.url,
     charset: 'utf8mb4',
     timezone: 'Z',
-    connectTimeout: 10_000,
+    connectTimeout: config.databaseTimeoutMs,
     extra: { connectionLimit: 20 },
+    callDeadlineMs: config.databaseTimeoutMs,
   };
 }
 
@@ -68,7 +77,7 @@ export async function runMigrations(dataSource: DataSource): Promise<void> {
 }
 
 /** Opens the database and brings its schema up to date. */
-export async function openDataSource(options: DataSourceOptions): Promise<DataSource> {
+export async function openDataSource(options: AppDataSourceOptions): Promise<DataSource> {
   const dataSource = new DataSource(options);
   await dataSource.initialize();
   if (options.type === 'better-sqlite3') {
@@ -79,6 +88,10 @@ export async function openDataSource(options: DataSourceOptions): Promise<DataSo
   } catch (error) {
     await dataSource.destroy();
     throw error;
+  }
+  // After the migrations, whose lock may rightly be waited for longer than one call's deadline.
+  if (options.type === 'mariadb' && options.callDeadlineMs !== undefined) {
+    boundDatabaseCalls(dataSource, options.callDeadlineMs, new DatabaseOutage());
   }
   return dataSource;
 }

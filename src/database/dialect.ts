@@ -6,6 +6,8 @@ import type {
   QueryDeepPartialEntity,
   SelectQueryBuilder,
 } from 'typeorm';
+import { databaseDeadlineMs } from './database-deadlines.js';
+import { DatabaseUnavailableError } from './database-unavailable.js';
 
 /**
  * The few operations whose SQL differs between SQLite and MariaDB, in one place, so that
@@ -63,14 +65,19 @@ export async function underNamedLock<T>(
   if (name.length > MAX_LOCK_NAME_LENGTH) {
     throw new Error(`lock name longer than ${MAX_LOCK_NAME_LENGTH} characters: ${name}`);
   }
-  const runner = dataSourceOf(source).createQueryRunner();
+  const dataSource = dataSourceOf(source);
+  const runner = dataSource.createQueryRunner();
   await runner.connect();
   try {
-    const [row] = (await runner.query('SELECT GET_LOCK(?, ?) AS locked', [name, timeoutSeconds])) as {
+    // The wait for the lock stays within the deadline of one call, which would otherwise cut it.
+    const deadlineMs = databaseDeadlineMs(dataSource);
+    const wait =
+      deadlineMs === undefined ? timeoutSeconds : Math.min(timeoutSeconds, Math.floor(deadlineMs / 2000));
+    const [row] = (await runner.query('SELECT GET_LOCK(?, ?) AS locked', [name, wait])) as {
       locked: number | string | null;
     }[];
     if (Number(row?.locked) !== 1) {
-      throw new Error(`could not take the lock ${name} within ${timeoutSeconds} s`);
+      throw new DatabaseUnavailableError(`could not take the lock ${name} within ${wait} s`);
     }
     try {
       return await work();

@@ -22,8 +22,9 @@ class ConnectionLock {
       const remaining = deadline - Date.now();
       if (remaining <= 0) {
         // A transaction that waits on a query outside itself would otherwise hang for ever.
-        throw new Error(
-          `SQLITE_BUSY: the database was locked by a transaction for ${SQLITE_LOCK_WAIT_MS} ms`,
+        throw Object.assign(
+          new Error(`SQLITE_BUSY: the database was locked by a transaction for ${SQLITE_LOCK_WAIT_MS} ms`),
+          { code: 'SQLITE_BUSY' },
         );
       }
       await new Promise<void>((resolve) => {
@@ -82,7 +83,7 @@ export function serializeSqliteTransactions(dataSource: DataSource): void {
   const Runner = shared.constructor as new (driverInstance: unknown) => SqliteRunner;
   const lock = new ConnectionLock();
   const connection = (): SqliteConnection =>
-    (driver as unknown as { databaseConnection: SqliteConnection }).databaseConnection;
+    (driver as typeof driver & { databaseConnection: SqliteConnection }).databaseConnection;
 
   driver.createQueryRunner = () => {
     const runner = new Runner(driver);

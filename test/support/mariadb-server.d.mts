@@ -7,4 +7,6 @@ export interface MariaDbServer {
 }
 export function freePort(): Promise<number>;
 export function startMariaDb(): Promise<MariaDbServer>;
+export function launchMariaDb(dir: string, port: number): Promise<number>;
+export function killMariaDb(pid: number): Promise<void>;
 export function stopMariaDb(pid: number, dir: string): Promise<void>;

@@ -45,6 +45,23 @@ export async function startMariaDb() {
   ]);
   const port = await freePort();
   const socket = `${dir}/mysqld.sock`;
+  const pid = await launchMariaDb(dir, port);
+  run('mariadb', [
+    '--no-defaults',
+    `--socket=${socket}`,
+    '-uroot',
+    '-e',
+    "CREATE USER 'test'@'127.0.0.1' IDENTIFIED BY 'test'; GRANT ALL ON *.* TO 'test'@'127.0.0.1' WITH GRANT OPTION;",
+  ]);
+  return { rootUrl: `mysql://test:test@127.0.0.1:${port}`, port, dir, pid };
+}
+
+/**
+ * Runs mariadbd on a datadir made by startMariaDb and waits until it answers; returns its pid.
+ * Also restarts a server the test killed, on the same data and port.
+ */
+export async function launchMariaDb(dir, port) {
+  const socket = `${dir}/mysqld.sock`;
   const child = spawn(
     'mariadbd',
     [
@@ -78,14 +95,7 @@ export async function startMariaDb() {
     }
     await sleep(200);
   }
-  run('mariadb', [
-    '--no-defaults',
-    `--socket=${socket}`,
-    '-uroot',
-    '-e',
-    "CREATE USER 'test'@'127.0.0.1' IDENTIFIED BY 'test'; GRANT ALL ON *.* TO 'test'@'127.0.0.1' WITH GRANT OPTION;",
-  ]);
-  return { rootUrl: `mysql://test:test@127.0.0.1:${port}`, port, dir, pid: child.pid };
+  return child.pid;
 }
 
 async function exited(pid, timeoutMs) {
@@ -99,6 +109,14 @@ async function exited(pid, timeoutMs) {
     await sleep(100);
   }
   return false;
+}
+
+/** Kills a server at once (SIGKILL: no shutdown, as in a crash) and waits until it is gone; keeps its datadir. */
+export async function killMariaDb(pid) {
+  process.kill(pid, 'SIGKILL');
+  if (!(await exited(pid, 10_000))) {
+    throw new Error(`MariaDB ${pid} did not exit after SIGKILL`);
+  }
 }
 
 /** Stops a server started by startMariaDb and removes its datadir. */

@@ -3,11 +3,18 @@ import { DomainError } from './domain-error.js';
 /** What a client is told when a disk the service writes to is full; the path goes to the log only. */
 export const STORAGE_FULL = "The server's storage is full; the request was not carried out";
 
+/** What a client is told when the database is away or too slow; its address goes to the log only. */
+export const DATABASE_UNAVAILABLE_DETAIL = 'The database is unavailable; try again later';
+/** When to try again after a 503 for the database. */
+export const DATABASE_RETRY_AFTER_SECONDS = 5;
+
 /** Codes of a write refused for lack of space: the file system's, and SQLite's own. */
 const STORAGE_FULL_CODES = new Set(['ENOSPC', 'EDQUOT', 'SQLITE_FULL']);
+/** A call the database did not carry out in time (src/database: DatabaseUnavailableError, SQLite's lock). */
+const DATABASE_UNAVAILABLE_CODES = new Set(['DATABASE_UNAVAILABLE', 'SQLITE_BUSY']);
 
 /**
- * The error a failure of our own storage is answered with, or undefined for any other error.
+ * The error a failure of our own storage or database is answered with, or undefined for any other error.
  * Looks through TypeORM's `driverError` and `cause`, and matches structurally: errors made by
  * Node's internals or by a driver can come from another realm (jest's VM) than `Error`.
  */
@@ -16,6 +23,14 @@ export function infrastructureError(error: unknown): DomainError | undefined {
     const code = (candidate as { code?: unknown }).code;
     if (typeof code === 'string' && STORAGE_FULL_CODES.has(code)) {
       return new DomainError('insufficient_storage', STORAGE_FULL);
+    }
+    if (typeof code === 'string' && DATABASE_UNAVAILABLE_CODES.has(code)) {
+      return new DomainError(
+        'database_unavailable',
+        DATABASE_UNAVAILABLE_DETAIL,
+        [],
+        DATABASE_RETRY_AFTER_SECONDS,
+      );
     }
   }
   return undefined;

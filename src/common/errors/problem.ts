@@ -41,12 +41,16 @@ export function toProblem(exception: unknown): Problem {
     };
   }
   const infrastructure = infrastructureError(exception);
-  if (infrastructure) {
+  if (infrastructure?.kind === 'insufficient_storage') {
     const path = pathOf(exception);
     return {
       ...toProblem(infrastructure),
       fault: `storage full${path ? ` at ${path}` : ''}: ${errorMessage(exception)}`,
     };
+  }
+  if (infrastructure) {
+    // Logged once per outage where it is detected (src/database), not once per request here.
+    return toProblem(infrastructure);
   }
   const parserStatus = bodyParserStatus(exception);
   if (parserStatus !== undefined) {
