@@ -5,6 +5,7 @@ import { CreateBuilds1763720000000 } from '../../migrations/1763720000000-create
 import { CreateOrchestration1763730000000 } from '../../migrations/1763730000000-create-orchestration.js';
 import { ExactMatchKeys1763750000000 } from '../../migrations/1763750000000-exact-match-keys.js';
 import { DummyNodeState1763900000000 } from '../../migrations/1763900000000-dummy-node-state.js';
+import { CreateVmLeases1763910000000 } from '../../migrations/1763910000000-create-vm-leases.js';
 
 /**
  * Every migration, oldest first. Listed here rather than found by a file glob, so the
@@ -17,4 +18,5 @@ export const MIGRATIONS: (new () => MigrationInterface)[] = [
   CreateOrchestration1763730000000,
   ExactMatchKeys1763750000000,
   DummyNodeState1763900000000,
+  CreateVmLeases1763910000000,
 ];

@@ -23,6 +23,7 @@ import {
 } from './dto/api-envelope-errors.decorator.js';
 import {
   AssignNodeDto,
+  ExtendLeaseDto,
   isEmulated,
   PowerNodeDto,
   ReleaseNodeDto,
@@ -33,6 +34,7 @@ import {
   AssignmentReplyDto,
   AssignmentsReplyDto,
   CloudsReplyDto,
+  ExtendReplyDto,
   FlavorsReplyDto,
   ImagesReplyDto,
   NodesReplyDto,
@@ -89,6 +91,14 @@ function Operation(operationId: string, summary: string, withCloud = true, more?
     }),
   );
 }
+
+const LEASES =
+  'Leases: assign may give `ttl_seconds` (60 to 31536000) or `expires_at` (ISO 8601 with a time zone, later ' +
+  'than now, at most a year ahead), and `on_expiry`: `release` (default: the assignment ends), `poweroff` (the ' +
+  'node is powered off and the assignment ends) or `destroy` (the node is destroyed). The service carries out ' +
+  'each expiry once, within 60 s of its time, whichever copy of the service does it. `vm/action/extend` moves ' +
+  'the end (an assigned node without a lease gets one ending in a release); `vm/status` shows `expires_at` and ' +
+  '`on_expiry`. Releasing or stopping the node ends its lease.';
 
 const POWER =
   'The node keeps its id, addresses and assignment. Powering off a stopped node, or on a running one, changes ' +
@@ -248,19 +258,75 @@ export class OrchestrationController {
   }
 
   @Put('vm/action/assign{/:cloud}')
-  @Operation('vm-assign', 'Assigns a node to a user and an application', true, FACILITY)
+  @Operation('vm-assign', 'Assigns a node to a user and an application', true, `${FACILITY}\n\n${LEASES}`)
   @ApiBody({ type: AssignNodeDto })
   @ApiOkResponse({ type: AssignmentReplyDto, description: 'The node is assigned' })
-  @ApiEnvelopeErrors(400, 404, 409, 500, 502, 503)
+  @ApiEnvelopeErrors(
+    {
+      status: 400,
+      description:
+        'A required field is missing or not a string, both or neither of node/hostname, or a lease out of bounds ' +
+        '(ttl_seconds outside 60..31536000, expires_at in the past or more than a year ahead)',
+      message: 'expires_at 2020-01-01T00:00:00Z is in the past',
+    },
+    404,
+    409,
+    500,
+    502,
+    503,
+  )
   async assign(@CloudName() cloud: string, @Body() body: AssignNodeDto): Promise<AssignmentReplyDto> {
+    const lease =
+      body.ttl_seconds !== undefined || body.expires_at !== undefined
+        ? { ttlSeconds: body.ttl_seconds, expiresAt: body.expires_at }
+        : undefined;
     return toAssignmentReply(
       await this.orchestration.assign(cloud, {
         node: nodeQuery(body),
         user: body.user,
         vmType: body.vm_type,
         emulate: isEmulated(body.emulate),
+        lease,
+        onExpiry: body.on_expiry,
       }),
     );
+  }
+
+  @Put('vm/action/extend{/:cloud}')
+  @Operation('vm-extend', 'Moves the end of the lease of an assigned node', true, LEASES)
+  @ApiBody({ type: ExtendLeaseDto })
+  @ApiOkResponse({ type: ExtendReplyDto, description: 'The lease ends at the new time' })
+  @ApiEnvelopeErrors(
+    {
+      status: 400,
+      description:
+        'Both or neither of node/hostname, neither or both of ttl_seconds/expires_at, or a lease out of bounds',
+      message: 'exactly one of ttl_seconds and expires_at is required',
+    },
+    {
+      status: 404,
+      description: 'The node does not exist or is not assigned',
+      message: "Node 3 of cloud 'default' is not assigned",
+    },
+    {
+      status: 409,
+      description: 'The lease has run out and its expiry is being carried out right now',
+      message: "The lease of node 3 of cloud 'default' is ending now",
+    },
+    500,
+    502,
+    503,
+  )
+  async extend(@CloudName() cloud: string, @Body() body: ExtendLeaseDto): Promise<ExtendReplyDto> {
+    const outcome = await this.orchestration.extend(cloud, {
+      node: nodeQuery(body),
+      end: { ttlSeconds: body.ttl_seconds, expiresAt: body.expires_at },
+    });
+    return {
+      ...toAssignmentReply(outcome),
+      expires_at: outcome.lease.expiresAt.toISOString(),
+      on_expiry: outcome.lease.onExpiry,
+    };
   }
 
   @Put('vm/action/release{/:cloud}')
@@ -275,7 +341,7 @@ export class OrchestrationController {
   }
 
   @Get('vm/status{/:cloud}')
-  @Operation('vm-status', 'The active assignments of a cloud')
+  @Operation('vm-status', 'The active assignments of a cloud, with their leases')
   @ApiOkResponse({ type: AssignmentsReplyDto, description: 'The active assignments, oldest first' })
   @ApiEnvelopeErrors(500, 502, 503)
   async status(@CloudName() cloud: string): Promise<AssignmentsReplyDto> {

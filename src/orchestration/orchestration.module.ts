@@ -11,6 +11,10 @@ import { DummyCloudRepository } from './dummy-cloud.repository.js';
 import { DummyCloudEntity } from './entities/dummy-cloud.entity.js';
 import { DummyNodeEntity } from './entities/dummy-node.entity.js';
 import { VmAssignmentEntity } from './entities/vm-assignment.entity.js';
+import { VmLeaseEntity } from './entities/vm-lease.entity.js';
+import { LeaseScheduler } from './lease.scheduler.js';
+import { LeasesRepository } from './leases.repository.js';
+import { Clock } from '../common/clock.js';
 import { JsonSuffixMiddleware } from './json-suffix.middleware.js';
 import { OrchestrationController } from './orchestration.controller.js';
 import { OrchestrationService } from './orchestration.service.js';
@@ -20,7 +24,7 @@ import { OpenStackProviderFactory } from './providers/openstack.provider.js';
 @Module({
   imports: [
     DiscoveryModule,
-    TypeOrmModule.forFeature([DummyCloudEntity, DummyNodeEntity, VmAssignmentEntity]),
+    TypeOrmModule.forFeature([DummyCloudEntity, DummyNodeEntity, VmAssignmentEntity, VmLeaseEntity]),
   ],
   providers: [
     DummyCloudRepository,
@@ -43,6 +47,9 @@ import { OpenStackProviderFactory } from './providers/openstack.provider.js';
       inject: [AppConfig, DatabaseAssignmentFacility],
     },
     OrchestrationService,
+    Clock,
+    LeasesRepository,
+    LeaseScheduler,
   ],
   controllers: [OrchestrationController],
 })

@@ -11,6 +11,32 @@ import { OrchestrationService } from './orchestration.service.js';
 import { DummyProviderFactory } from './providers/dummy.provider.js';
 import { InMemoryDummyCloudStore } from './providers/in-memory-dummy-cloud.store.js';
 import { MetricsService } from '../metrics/metrics.service.js';
+import type { DataSource } from 'typeorm';
+import { openMemoryDatabase } from '../../test/support/memory-database.js';
+import { Clock } from '../common/clock.js';
+import { VmLeaseEntity } from './entities/vm-lease.entity.js';
+import { LeasesRepository } from './leases.repository.js';
+import { NodeState } from './providers/cloud-provider.js';
+
+const NOW = Date.parse('2026-11-23T12:00:00Z');
+
+/** A clock that stands still at NOW unless moved. */
+class FixedClock extends Clock {
+  ms = NOW;
+  override nowMs(): number {
+    return this.ms;
+  }
+}
+
+let database: DataSource;
+
+beforeAll(async () => {
+  database = await openMemoryDatabase();
+});
+
+afterAll(async () => {
+  await database.destroy();
+});
 
 /** A facility in memory that records every call; `failWith` makes every call fail. */
 class RecordingFacility implements AssignmentFacility {
@@ -57,7 +83,12 @@ class RecordingFacility implements AssignmentFacility {
   }
 }
 
-function subject(): { service: OrchestrationService; facility: RecordingFacility } {
+function subject(): {
+  service: OrchestrationService;
+  facility: RecordingFacility;
+  leases: LeasesRepository;
+  clock: FixedClock;
+} {
   const config = Object.assign(new AppConfig(), {
     orchestration: {
       clouds: [
@@ -74,7 +105,9 @@ function subject(): { service: OrchestrationService; facility: RecordingFacility
   );
   registry.onModuleInit();
   const facility = new RecordingFacility();
-  return { service: new OrchestrationService(registry, facility), facility };
+  const leases = new LeasesRepository(database.getRepository(VmLeaseEntity));
+  const clock = new FixedClock();
+  return { service: new OrchestrationService(registry, facility, leases, clock), facility, leases, clock };
 }
 
 describe('OrchestrationService', () => {
@@ -160,5 +193,133 @@ describe('OrchestrationService', () => {
     facility.failWith = new DomainError('upstream_failed', 'facility down');
     await expect(service.stop('default', { id: '1' })).resolves.toBe('1');
     expect((await service.nodes('default')).items).toEqual([]);
+  });
+
+  describe('leases', () => {
+    // Each subject has its own in-memory dummy cloud but the database is shared: a cloud name per test.
+    beforeEach(async () => {
+      await database.getRepository(VmLeaseEntity).clear();
+    });
+
+    it('gives an assignment a lease ending ttl_seconds from now, shown with the assignment', async () => {
+      const { service } = subject();
+      await service.assign('default', {
+        node: { id: '1' },
+        user: 'u',
+        vmType: 't',
+        emulate: false,
+        lease: { ttlSeconds: 120 },
+        onExpiry: 'poweroff',
+      });
+      const [active] = await service.activeAssignments('default');
+      expect(active.lease).toMatchObject({ expiresAt: new Date(NOW + 120_000), onExpiry: 'poweroff' });
+    });
+
+    it('refuses a lease in the past before assigning anything', async () => {
+      const { service, facility } = subject();
+      const assign = service.assign('default', {
+        node: { id: '1' },
+        user: 'u',
+        vmType: 't',
+        emulate: false,
+        lease: { expiresAt: '2026-11-23T11:00:00Z' },
+      });
+      await expect(assign).rejects.toMatchObject({ kind: 'invalid_input' });
+      expect(facility.calls).toEqual([]);
+    });
+
+    it('refuses on_expiry without a lease', async () => {
+      const { service } = subject();
+      await expect(
+        service.assign('default', {
+          node: { id: '1' },
+          user: 'u',
+          vmType: 't',
+          emulate: false,
+          onExpiry: 'destroy',
+        }),
+      ).rejects.toMatchObject({
+        kind: 'invalid_input',
+        message: 'on_expiry needs ttl_seconds or expires_at',
+      });
+    });
+
+    it('extends the lease of an assigned node, and answers not_found for an unassigned one', async () => {
+      const { service, clock } = subject();
+      await service.assign('default', {
+        node: { id: '1' },
+        user: 'u',
+        vmType: 't',
+        emulate: false,
+        lease: { ttlSeconds: 60 },
+      });
+      clock.ms += 30_000;
+      const extended = await service.extend('default', {
+        node: { hostname: 'dummy-1' },
+        end: { ttlSeconds: 3600 },
+      });
+      expect(extended.lease).toMatchObject({
+        expiresAt: new Date(NOW + 30_000 + 3_600_000),
+        onExpiry: 'release',
+      });
+      await expect(
+        service.extend('default', { node: { id: '2' }, end: { ttlSeconds: 60 } }),
+      ).rejects.toMatchObject({
+        kind: 'not_found',
+        message: "Node 2 of cloud 'default' is not assigned",
+      });
+    });
+
+    it('carries out each kind of expiry once: release, poweroff, destroy', async () => {
+      const { service, facility, leases } = subject();
+      const started = await service.start('default', { name: 'n3', image: '1', size: '1' });
+      for (const [id, onExpiry] of [
+        ['1', 'release'],
+        ['2', 'poweroff'],
+        [started.node.id, 'destroy'],
+      ] as const) {
+        await service.assign('default', {
+          node: { id },
+          user: 'u',
+          vmType: 't',
+          emulate: false,
+          lease: { ttlSeconds: 60 },
+          onExpiry,
+        });
+      }
+      expect(await leases.claimExpired(new Date(NOW + 59_000), 'copy', 10, 60_000)).toEqual([]);
+      const claimed = await leases.claimExpired(new Date(NOW + 60_000), 'copy', 10, 60_000);
+      expect(claimed.map((lease) => lease.onExpiry).sort()).toEqual(['destroy', 'poweroff', 'release']);
+      // Claimed once: another copy finds nothing while the claim holds.
+      expect(await leases.claimExpired(new Date(NOW + 61_000), 'other', 10, 60_000)).toEqual([]);
+      for (const lease of claimed) {
+        await service.expire(lease);
+        await leases.finish(lease);
+      }
+      expect(await service.activeAssignments('default')).toEqual([]);
+      const nodes = (await service.nodes('default')).items;
+      expect(nodes.map((node) => [node.id, node.state])).toEqual([
+        ['1', NodeState.Running],
+        ['2', NodeState.Stopped],
+      ]);
+      expect(facility.calls.filter((call) => call.startsWith('release'))).toHaveLength(3);
+      expect(await leases.claimExpired(new Date(NOW + 10 * 60_000), 'other', 10, 60_000)).toEqual([]);
+    });
+
+    it('ends the lease with a release or a stop', async () => {
+      const { service, leases } = subject();
+      for (const id of ['1', '2']) {
+        await service.assign('default', {
+          node: { id },
+          user: 'u',
+          vmType: 't',
+          emulate: false,
+          lease: { ttlSeconds: 60 },
+        });
+      }
+      await service.release('default', { node: { id: '1' }, emulate: false });
+      await service.stop('default', { id: '2' });
+      expect(await leases.claimExpired(new Date(NOW + 3_600_000), 'copy', 10, 60_000)).toEqual([]);
+    });
   });
 });

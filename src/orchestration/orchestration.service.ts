@@ -5,7 +5,11 @@ import {
   type Assignment,
   type AssignmentFacility,
 } from './assignment/assignment-facility.js';
+import { Clock } from '../common/clock.js';
 import { CloudRegistry } from './cloud.registry.js';
+import type { OnExpiry } from './entities/vm-lease.entity.js';
+import { leaseEndsAt, type LeaseEnd } from './lease-rules.js';
+import { LeasesRepository, type ClaimedLease, type Lease } from './leases.repository.js';
 import type { CloudRef } from './dto/replies.dto.js';
 import type {
   CloudImage,
@@ -35,6 +39,19 @@ export interface AssignCommand {
   readonly user: string;
   readonly vmType: string;
   readonly emulate: boolean;
+  /** A lease: the assignment ends by itself (ttl or time), with `onExpiry` (release by default). */
+  readonly lease?: LeaseEnd;
+  readonly onExpiry?: OnExpiry;
+}
+
+export interface ExtendCommand {
+  readonly node: NodeQuery;
+  readonly end: LeaseEnd;
+}
+
+/** An active assignment with its lease, if it has one. */
+export interface LeasedAssignment extends Assignment {
+  readonly lease?: Lease;
 }
 
 export interface ReleaseCommand {
@@ -50,6 +67,8 @@ export class OrchestrationService {
   constructor(
     private readonly registry: CloudRegistry,
     @Inject(ASSIGNMENT_FACILITY) private readonly assignments: AssignmentFacility,
+    private readonly leases: LeasesRepository,
+    private readonly clock: Clock,
   ) {}
 
   /** Every configured cloud, names and types only (never settings, which hold credentials). */
@@ -86,6 +105,17 @@ export class OrchestrationService {
     const cloud = this.registry.get(cloudName);
     const id = 'id' in query ? query.id : (await cloud.findNode(query)).id;
     await cloud.destroyNode(id);
+    await this.endAssignment(cloud, id);
+    return id;
+  }
+
+  /** Ends the active assignment and the lease of a node that is gone; failures are logged, not raised. */
+  private async endAssignment(cloud: CloudProvider, id: string): Promise<void> {
+    await this.leases.remove(cloud.name, id).catch((error: unknown) => {
+      this.logger.warn(
+        `the lease of node ${id} of cloud '${cloud.name}' could not be removed: ${String(error)}`,
+      );
+    });
     await this.assignments.release(cloud.name, id).catch((error: unknown) => {
       // The node is gone either way; a facility that fails here must not turn the stop into an error.
       if (!(error instanceof DomainError && error.kind === 'not_found')) {
@@ -94,7 +124,6 @@ export class OrchestrationService {
         );
       }
     });
-    return id;
   }
 
   /**
@@ -118,6 +147,13 @@ export class OrchestrationService {
     if (command.emulate) {
       return emulated(command.node);
     }
+    if (command.onExpiry !== undefined && command.lease === undefined) {
+      throw new DomainError('invalid_input', 'on_expiry needs ttl_seconds or expires_at', [
+        { field: 'on_expiry', message: 'on_expiry needs ttl_seconds or expires_at' },
+      ]);
+    }
+    // Checked before anything happens: a lease refused after the assignment would leave it half-made.
+    const expiresAt = command.lease && leaseEndsAt(this.clock.nowMs(), command.lease);
     const node = await cloud.findNode(command.node);
     const assignment = await this.assignments.assign({
       cloud: cloud.name,
@@ -126,7 +162,79 @@ export class OrchestrationService {
       user: command.user,
       vmType: command.vmType,
     });
+    try {
+      if (expiresAt) {
+        await this.leases.set(cloud.name, node.id, expiresAt, command.onExpiry ?? 'release');
+      } else {
+        // A lease left by an assignment that ended outside this service (an external facility).
+        await this.leases.remove(cloud.name, node.id);
+      }
+    } catch (error) {
+      // No assignment without the lease asked for: undo it, then report the failure.
+      await this.assignments.release(cloud.name, node.id).catch((undo: unknown) => {
+        this.logger.error(
+          `assignment ${assignment.id} of node ${node.id} could not be undone: ${String(undo)}`,
+        );
+      });
+      throw error;
+    }
     return { id: assignment.id, nodeId: node.id, result: `VM ${node.id} assigned` };
+  }
+
+  /**
+   * Moves the end of the lease of an assigned node (one ending in a release is made when it had none).
+   * 'not_found' for an unknown or unassigned node; 'conflict' while its expiry is being carried out.
+   */
+  async extend(cloudName: string, command: ExtendCommand): Promise<AssignmentOutcome & { lease: Lease }> {
+    const cloud = this.registry.get(cloudName);
+    const now = this.clock.nowMs();
+    const expiresAt = leaseEndsAt(now, command.end);
+    const node = await cloud.findNode(command.node);
+    const active = (await this.assignments.listActive(cloud.name)).find((a) => a.nodeId === node.id);
+    if (!active) {
+      throw new DomainError('not_found', `Node ${node.id} of cloud '${cloud.name}' is not assigned`);
+    }
+    const lease = await this.leases.extend(cloud.name, node.id, expiresAt, new Date(now));
+    if (lease === 'claimed') {
+      throw new DomainError(
+        'conflict',
+        `The lease of node ${node.id} of cloud '${cloud.name}' is ending now`,
+      );
+    }
+    return {
+      id: active.id,
+      nodeId: node.id,
+      result: `VM ${node.id} leased until ${lease.expiresAt.toISOString()}`,
+      lease,
+    };
+  }
+
+  /**
+   * Carries out an expired lease (the lease scheduler's work): poweroff powers the node off, destroy
+   * destroys it; every kind ends the assignment. A node or assignment gone already is no failure;
+   * a cloud or facility that fails throws, and the expiry is tried again later.
+   */
+  async expire(lease: ClaimedLease): Promise<void> {
+    const cloud = this.registry.get(lease.cloud);
+    const gone = (error: unknown): void => {
+      if (!(error instanceof DomainError && error.kind === 'not_found')) {
+        throw error;
+      }
+    };
+    if (lease.onExpiry === 'destroy') {
+      await cloud.destroyNode(lease.nodeId).catch(gone);
+    } else if (lease.onExpiry === 'poweroff') {
+      await cloud.power(lease.nodeId, 'poweroff').catch((error: unknown) => {
+        // A terminated node is as off as it gets.
+        if (!(error instanceof DomainError && error.kind === 'conflict')) {
+          gone(error);
+        }
+      });
+    }
+    await this.assignments.release(cloud.name, lease.nodeId).catch(gone);
+    this.logger.log(
+      `lease of node ${lease.nodeId} of cloud '${cloud.name}' ended at ${lease.expiresAt.toISOString()}: ${lease.onExpiry}`,
+    );
   }
 
   /** Ends a node's assignment, leaving the node running; 'not_found' for an unknown or unassigned node. */
@@ -137,13 +245,19 @@ export class OrchestrationService {
     }
     const node = await cloud.findNode(command.node);
     const released = await this.assignments.release(cloud.name, node.id);
+    await this.leases.remove(cloud.name, node.id);
     return { id: released.id, nodeId: node.id, result: `VM ${node.id} released` };
   }
 
-  /** The cloud's active assignments, oldest first. */
-  async activeAssignments(cloudName: string): Promise<Assignment[]> {
+  /** The cloud's active assignments, oldest first, each with its lease if it has one. */
+  async activeAssignments(cloudName: string): Promise<LeasedAssignment[]> {
     const cloud = this.registry.get(cloudName);
-    return this.assignments.listActive(cloud.name);
+    const active = await this.assignments.listActive(cloud.name);
+    const leases = await this.leases.ofNodes(
+      cloud.name,
+      active.map((assignment) => assignment.nodeId),
+    );
+    return active.map((assignment) => ({ ...assignment, lease: leases.get(assignment.nodeId) }));
   }
 }
 

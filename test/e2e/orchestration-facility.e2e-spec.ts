@@ -52,6 +52,8 @@ describe(`area C: the external assignment facility at ASSIGNMENT_FACILITY_URL ($
           user: 'fake_test',
           vm_type: 'test',
           assigned_at: created.assigned_at,
+          expires_at: null,
+          on_expiry: null,
         },
       ],
     });

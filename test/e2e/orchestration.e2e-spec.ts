@@ -288,6 +288,8 @@ describe(`area C: orchestration on dummy clouds (${testDatabase()})`, () => {
         user: 'alice',
         vm_type: 'jupyter',
         assigned_at: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z$/),
+        expires_at: null,
+        on_expiry: null,
       });
       const assignedAt = Date.parse(
         (status.body.nodes as { id: number; assigned_at: string }[]).find((a) => a.id === assigned.body.id)!

@@ -5,6 +5,7 @@ import type { DataSource } from 'typeorm';
 import { UserEntity } from '../../src/auth/entities/user.entity.js';
 import { loadConfig } from '../../src/config/app-config.js';
 import { dataSourceOptions, openDataSource } from '../../src/database/data-source.js';
+import { VmLeaseEntity } from '../../src/orchestration/entities/vm-lease.entity.js';
 import { BuildEntity } from '../../src/test-monitoring/entities/build.entity.js';
 import { TestInstanceEntity } from '../../src/workflows/entities/test-instance.entity.js';
 import { TestServiceEntity } from '../../src/workflows/entities/test-service.entity.js';
@@ -13,8 +14,8 @@ import { WorkflowVersionEntity } from '../../src/workflows/entities/workflow-ver
 import { WorkflowEntity } from '../../src/workflows/entities/workflow.entity.js';
 
 /**
- * An in-memory SQLite database with every migration applied and the registry and monitoring
- * entities, for unit specs of repositories (STYLE.md 10: a real database over a mock).
+ * An in-memory SQLite database with every migration applied and the registry, monitoring and
+ * lease entities, for unit specs of repositories (STYLE.md 10: a real database over a mock).
  */
 export function openMemoryDatabase(): Promise<DataSource> {
   const config = loadConfig({
@@ -32,6 +33,7 @@ export function openMemoryDatabase(): Promise<DataSource> {
       TestServiceEntity,
       TestInstanceEntity,
       BuildEntity,
+      VmLeaseEntity,
     ],
   });
 }

@@ -1,6 +1,8 @@
 import { ApiPropertyOptional } from '@nestjs/swagger';
 import { Allow, ValidateBy } from 'class-validator';
 import { OptionalText, RequiredText } from '../../common/validation.js';
+import type { OnExpiry } from '../entities/vm-lease.entity.js';
+import { LeaseExpiresAt, LeaseTtl, OnExpiryMember } from './lease.dto.js';
 
 const NODE_OR_HOSTNAME = 'exactly one of node or hostname is required';
 
@@ -79,9 +81,27 @@ export class AssignNodeDto extends NodeRefDto {
   @RequiredText(1, 255, 'test', 'Name of the application the node is attached to')
   vm_type!: string;
 
+  @LeaseTtl(false)
+  ttl_seconds?: number;
+
+  @LeaseExpiresAt()
+  expires_at?: string;
+
+  @OnExpiryMember()
+  on_expiry?: OnExpiry;
+
   @Allow()
   @EMULATE
   emulate?: unknown;
+}
+
+/** Body of `vm/action/extend`: the node and the new end of its lease. */
+export class ExtendLeaseDto extends NodeRefDto {
+  @LeaseTtl(true)
+  ttl_seconds?: number;
+
+  @LeaseExpiresAt()
+  expires_at?: string;
 }
 
 /** True for the two values of `emulate` the original system honoured. */

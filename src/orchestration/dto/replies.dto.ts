@@ -1,5 +1,6 @@
 import { ApiProperty } from '@nestjs/swagger';
-import type { Assignment } from '../assignment/assignment-facility.js';
+import { ON_EXPIRY, type OnExpiry } from '../entities/vm-lease.entity.js';
+import type { LeasedAssignment } from '../orchestration.service.js';
 import { nodeUuid, type CloudImage, type CloudNode, type CloudSize } from '../providers/cloud-provider.js';
 import { DUMMY_TYPE } from '../providers/dummy.provider.js';
 
@@ -157,6 +158,35 @@ export class ActiveAssignmentDto {
 
   @ApiProperty({ format: 'date-time', example: '2025-11-21T20:30:00.000Z', description: 'ISO 8601, UTC' })
   assigned_at!: string;
+
+  @ApiProperty({
+    type: String,
+    format: 'date-time',
+    nullable: true,
+    example: '2025-11-21T21:30:00.000Z',
+    description: 'When the lease ends (ISO 8601, UTC); null for an assignment without a lease',
+  })
+  expires_at!: string | null;
+
+  @ApiProperty({
+    enum: ON_EXPIRY,
+    nullable: true,
+    example: 'release',
+    description: 'What happens when the lease ends; null without a lease',
+  })
+  on_expiry!: OnExpiry | null;
+}
+
+export class ExtendReplyDto extends AssignmentReplyDto {
+  @ApiProperty({
+    format: 'date-time',
+    example: '2025-11-21T22:30:00.000Z',
+    description: 'The new end, ISO 8601 UTC',
+  })
+  expires_at!: string;
+
+  @ApiProperty({ enum: ON_EXPIRY, example: 'release', description: 'What happens when the lease ends' })
+  on_expiry!: OnExpiry;
 }
 
 export class AssignmentsReplyDto extends OkReplyDto {
@@ -207,7 +237,7 @@ export function toSizeDto(size: CloudSize, cloud: CloudRef): SizeDto {
   };
 }
 
-export function toActiveAssignmentDto(assignment: Assignment): ActiveAssignmentDto {
+export function toActiveAssignmentDto(assignment: LeasedAssignment): ActiveAssignmentDto {
   return {
     id: assignment.id,
     id_vm: assignment.nodeId,
@@ -215,5 +245,7 @@ export function toActiveAssignmentDto(assignment: Assignment): ActiveAssignmentD
     user: assignment.user,
     vm_type: assignment.vmType,
     assigned_at: assignment.assignedAt.toISOString(),
+    expires_at: assignment.lease?.expiresAt.toISOString() ?? null,
+    on_expiry: assignment.lease?.onExpiry ?? null,
   };
 }
