@@ -7,8 +7,14 @@ import type {
   ResponseObject,
   SchemaObject,
 } from '@nestjs/swagger';
+import {
+  DATABASE_RETRY_AFTER_SECONDS,
+  DATABASE_UNAVAILABLE_DETAIL,
+  STORAGE_FULL,
+} from './common/errors/infrastructure.js';
 import { titleOf } from './common/errors/problem.js';
 import { ENVELOPE_PHRASES } from './common/filters/envelope.filter.js';
+import { areaOf, type Area } from './common/filters/fallback.filter.js';
 
 /**
  * The finishing pass over the document Nest builds from the decorators: what depends on the
@@ -82,12 +88,15 @@ export function operationsOf(
 export function finishDocument(document: OpenAPIObject): OpenAPIObject {
   splitOptionalCloud(document);
   document.tags = AREA_TAGS.map((tag) => ({ ...tag }));
-  for (const { path, operation } of operationsOf(document)) {
+  for (const { path, method, operation } of operationsOf(document)) {
     operation.tags = [areaTagOf(path)];
     // Nest leaves `security` out where no scheme is declared: those routes are the public ones.
     operation.security ??= [];
     if (!operation.description) {
       operation.description = describe(operation);
+    }
+    if (areaTagOf(path) !== 'service') {
+      addInfrastructureFaults(path, method, operation);
     }
     for (const [status, response] of Object.entries(operation.responses)) {
       if (response && !('$ref' in response)) {
@@ -96,6 +105,50 @@ export function finishDocument(document: OpenAPIObject): OpenAPIObject {
     }
   }
   return document;
+}
+
+const ERROR_SCHEMA_OF: Record<Area, ErrorArea> = {
+  auth: 'AuthErrorDto',
+  registry: 'ProblemDto',
+  orchestration: 'EnvelopeErrorDto',
+};
+
+/**
+ * Every operation needs the database (the token is re-checked there), so each may answer 503
+ * when it does not answer within DATABASE_TIMEOUT_SECONDS; those that write may answer 507 on
+ * a full disk. Documented here once, in the error shape of the path's area (areaOf, as the
+ * filters pick it), unless the operation documents that status itself.
+ */
+function addInfrastructureFaults(path: string, method: string, operation: OperationObject): void {
+  const schema = ERROR_SCHEMA_OF[areaOf(path.replace(/\{[^}]*\}/g, 'x'))];
+  const mediaType = schema === 'ProblemDto' ? 'application/problem+json' : 'application/json';
+  const content = (status: number, message: string): ResponseObject['content'] => ({
+    [mediaType]: {
+      schema: { $ref: `#/components/schemas/${schema}` },
+      example: errorExample(schema, status, message),
+    },
+  });
+  const documented = operation.responses['503'] as ResponseObject | undefined;
+  if (documented?.description && !documented.description.includes('database')) {
+    documented.description += '; or the database did not answer in time (then with `Retry-After`)';
+  }
+  operation.responses['503'] ??= {
+    description:
+      'The database did not answer in time or is unreachable; try again after `Retry-After` seconds',
+    headers: {
+      'Retry-After': {
+        description: `Seconds to wait before trying again (${DATABASE_RETRY_AFTER_SECONDS})`,
+        schema: { type: 'integer', example: DATABASE_RETRY_AFTER_SECONDS },
+      },
+    },
+    content: content(503, DATABASE_UNAVAILABLE_DETAIL),
+  };
+  if (['post', 'put', 'patch', 'delete'].includes(method)) {
+    operation.responses['507'] ??= {
+      description: "The server's storage is full: nothing was written",
+      content: content(507, STORAGE_FULL),
+    };
+  }
 }
 
 /**

@@ -13,7 +13,10 @@ interface Operation {
   description?: string;
   security?: Record<string, string[]>[];
   parameters?: { name: string; in: string }[];
-  responses: Record<string, { description: string; content?: Record<string, MediaType> }>;
+  responses: Record<
+    string,
+    { description: string; headers?: Record<string, unknown>; content?: Record<string, MediaType> }
+  >;
 }
 interface Document {
   tags?: { name: string; description?: string }[];
@@ -136,6 +139,47 @@ describe(`the OpenAPI document (${testDatabase()})`, () => {
       }
     }
     expect(errorExamples).toBeGreaterThan(100);
+  });
+
+  it('documents 503 with Retry-After on every operation that needs the database, and 507 on every write, in the area shape', () => {
+    const areaSchema = (path: string): string =>
+      /^\/api\/v1\/(auth|users)(\/|$)/.test(path)
+        ? '#/components/schemas/AuthErrorDto'
+        : path.startsWith('/api/v1')
+          ? '#/components/schemas/EnvelopeErrorDto'
+          : '#/components/schemas/ProblemDto';
+    let checked = 0;
+    for (const { method, path, operation } of operations(document)) {
+      if (path === '/metrics' || path.startsWith('/health/')) {
+        continue;
+      }
+      const where = `${method} ${path}`;
+      const unavailable = operation.responses['503'];
+      expect({ where, documented: unavailable !== undefined }).toEqual({ where, documented: true });
+      expect({ where, description: unavailable.description }).toEqual({
+        where,
+        description: expect.stringMatching(/database/),
+      });
+      if (!/^\/api\/v1\/(?!auth|users)/.test(path)) {
+        // Area C's own 503 (a cloud that did not answer) keeps its example; the others are the database's.
+        expect({ where, headers: Object.keys(unavailable.headers ?? {}) }).toEqual({
+          where,
+          headers: ['Retry-After'],
+        });
+        expect({ where, schema: Object.values(unavailable.content ?? {})[0]?.schema?.$ref }).toEqual({
+          where,
+          schema: areaSchema(path),
+        });
+      }
+      if (['post', 'put', 'patch', 'delete'].includes(method)) {
+        expect({ where, storageFull: operation.responses['507'] !== undefined }).toEqual({
+          where,
+          storageFull: true,
+        });
+      }
+      checked += 1;
+    }
+    expect(checked).toBeGreaterThan(20);
   });
 
   it('documents the optional cloud segment as two operations, and no path with an optional parameter', () => {
