@@ -11,6 +11,18 @@ describe('infrastructureError', () => {
     expect(infrastructureError('a string')).toBeUndefined();
   });
 
+  it('answers a database that is away or too slow with 503 and Retry-After, whatever the driver', () => {
+    for (const code of ['DATABASE_UNAVAILABLE', 'SQLITE_BUSY', 'SQLITE_IOERR_READ', 'ER_LOCK_WAIT_TIMEOUT']) {
+      const error = infrastructureError({ message: 'x', driverError: { code } });
+      expect({ code, kind: error?.kind, retry: error?.retryAfterSeconds }).toEqual({
+        code,
+        kind: 'database_unavailable',
+        retry: 5,
+      });
+    }
+    expect(infrastructureError({ message: 'x', driverError: { code: 'ER_DUP_ENTRY' } })).toBeUndefined();
+  });
+
   it('puts the path on a storage-full error that lacks one, and leaves every other error alone', () => {
     const enospc = Object.assign(new Error('ENOSPC: no space left on device, write'), { code: 'ENOSPC' });
     expect(pathOf(atPath(enospc, '/data/tmp/x.part'))).toBe('/data/tmp/x.part');

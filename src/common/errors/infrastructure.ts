@@ -10,8 +10,21 @@ export const DATABASE_RETRY_AFTER_SECONDS = 5;
 
 /** Codes of a write refused for lack of space: the file system's, and SQLite's own. */
 const STORAGE_FULL_CODES = new Set(['ENOSPC', 'EDQUOT', 'SQLITE_FULL']);
-/** A call the database did not carry out in time (src/database: DatabaseUnavailableError, SQLite's lock). */
-const DATABASE_UNAVAILABLE_CODES = new Set(['DATABASE_UNAVAILABLE', 'SQLITE_BUSY']);
+/**
+ * A call the database did not carry out: in time (src/database's DatabaseUnavailableError, the
+ * SQLite connection's lock, MariaDB's lock wait), or at all (SQLite could not read or open its file).
+ */
+const DATABASE_UNAVAILABLE_CODES = new Set([
+  'DATABASE_UNAVAILABLE',
+  'SQLITE_BUSY',
+  'SQLITE_CANTOPEN',
+  'ER_LOCK_WAIT_TIMEOUT',
+]);
+
+function databaseUnavailable(code: string): boolean {
+  // SQLite's extended codes: SQLITE_IOERR_READ, SQLITE_IOERR_FSYNC, …
+  return DATABASE_UNAVAILABLE_CODES.has(code) || code.startsWith('SQLITE_IOERR');
+}
 
 /**
  * The error a failure of our own storage or database is answered with, or undefined for any other error.
@@ -24,7 +37,7 @@ export function infrastructureError(error: unknown): DomainError | undefined {
     if (typeof code === 'string' && STORAGE_FULL_CODES.has(code)) {
       return new DomainError('insufficient_storage', STORAGE_FULL);
     }
-    if (typeof code === 'string' && DATABASE_UNAVAILABLE_CODES.has(code)) {
+    if (typeof code === 'string' && databaseUnavailable(code)) {
       return new DomainError(
         'database_unavailable',
         DATABASE_UNAVAILABLE_DETAIL,
