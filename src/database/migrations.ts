@@ -6,6 +6,7 @@ import { CreateOrchestration1763730000000 } from '../../migrations/1763730000000
 import { ExactMatchKeys1763750000000 } from '../../migrations/1763750000000-exact-match-keys.js';
 import { DummyNodeState1763900000000 } from '../../migrations/1763900000000-dummy-node-state.js';
 import { CreateVmLeases1763910000000 } from '../../migrations/1763910000000-create-vm-leases.js';
+import { CreateVmJobs1763920000000 } from '../../migrations/1763920000000-create-vm-jobs.js';
 
 /**
  * Every migration, oldest first. Listed here rather than found by a file glob, so the
@@ -19,4 +20,5 @@ export const MIGRATIONS: (new () => MigrationInterface)[] = [
   ExactMatchKeys1763750000000,
   DummyNodeState1763900000000,
   CreateVmLeases1763910000000,
+  CreateVmJobs1763920000000,
 ];

@@ -5,13 +5,18 @@ import {
   createParamDecorator,
   Get,
   HttpCode,
+  Param,
   Post,
   Put,
+  Res,
   UseFilters,
   type ExecutionContext,
 } from '@nestjs/common';
-import { ApiBody, ApiOkResponse, ApiOperation, ApiParam, ApiQuery } from '@nestjs/swagger';
-import type { Request } from 'express';
+import { ApiBody, ApiOkResponse, ApiOperation, ApiParam, ApiQuery, ApiResponse } from '@nestjs/swagger';
+import type { Request, Response } from 'express';
+import type { AuthUser } from '../auth/auth-user.js';
+import { CurrentUser } from '../auth/current-user.decorator.js';
+import { JobsService, type JobCaller } from './jobs.service.js';
 import { ApiAuth } from '../auth/api-auth.decorator.js';
 import { Roles } from '../auth/roles.decorator.js';
 import { EnvelopeFilter } from '../common/filters/envelope.filter.js';
@@ -38,8 +43,12 @@ import {
   FlavorsReplyDto,
   ImagesReplyDto,
   NodesReplyDto,
+  jobHref,
+  JobReplyDto,
   OkReplyDto,
   PowerReplyDto,
+  StartJobReplyDto,
+  toJobDto,
   StartReplyDto,
   StopReplyDto,
   toActiveAssignmentDto,
@@ -134,7 +143,10 @@ function powerErrors(action: PowerAction): (EnvelopeStatus | EnvelopeErrorCase)[
 @Roles('agent')
 @Controller('api/v1')
 export class OrchestrationController {
-  constructor(private readonly orchestration: OrchestrationService) {}
+  constructor(
+    private readonly orchestration: OrchestrationService,
+    private readonly jobs: JobsService,
+  ) {}
 
   @Get()
   @Operation('root-get', 'Answers ok to an authorised caller', false)
@@ -194,16 +206,104 @@ export class OrchestrationController {
 
   @Post('vm/start{/:cloud}')
   @HttpCode(200)
-  @Operation('vm-start', 'Starts (creates) a node')
+  @Operation(
+    'vm-start',
+    'Starts (creates) a node',
+    true,
+    'With `"async": true` the reply is a 202 with a job at once; the service starts the node in the background ' +
+      'and follows it until it runs (job done) or fails (job failed): see jobs-get.',
+  )
   @ApiBody({ type: StartNodeDto })
   @ApiOkResponse({
     type: StartReplyDto,
     description: 'The node, as the cloud reports it right after creation',
   })
-  @ApiEnvelopeErrors(400, 500, 502, 503)
-  async start(@CloudName() cloud: string, @Body() body: StartNodeDto): Promise<StartReplyDto> {
-    const started = await this.orchestration.start(cloud, body);
+  @ApiResponse({
+    status: 202,
+    type: StartJobReplyDto,
+    description: 'async: the start is recorded as a job; follow it at its href',
+    example: {
+      status: 'ok',
+      job: {
+        id: '0b6f2d4e-7c1a-4f7e-9d3b-2a5c8e1f4b60',
+        state: 'pending',
+        href: '/api/v1/jobs/0b6f2d4e-7c1a-4f7e-9d3b-2a5c8e1f4b60',
+      },
+    },
+  })
+  @ApiEnvelopeErrors(
+    {
+      status: 400,
+      description:
+        'A required field is missing or not a string, async is not a boolean, or an unknown image or size',
+      message: 'async must be true or false',
+    },
+    500,
+    502,
+    503,
+  )
+  async start(
+    @CloudName() cloud: string,
+    @Body() body: StartNodeDto,
+    @CurrentUser() user: AuthUser,
+    @Res({ passthrough: true }) res: Response,
+  ): Promise<StartReplyDto | StartJobReplyDto> {
+    const request = {
+      name: body.name,
+      image: body.image,
+      size: body.size,
+      ...(body.keyname === undefined ? {} : { keyname: body.keyname }),
+      ...(body.metadata === undefined ? {} : { metadata: body.metadata }),
+    };
+    if (body.async === true) {
+      const job = await this.jobs.startAsync(cloud, request, callerOf(user));
+      res.status(202);
+      return { status: 'ok', job: { id: job.id, state: job.state, href: jobHref(job.id) } };
+    }
+    const started = await this.orchestration.start(cloud, request);
     return { status: 'ok', nodes: toNodeDto(started.node, started.cloud) };
+  }
+
+  @Get('jobs/:id')
+  @Operation(
+    'jobs-get',
+    'An asynchronous start: its state, and the node once made',
+    false,
+    'Only the user who started the job, or an admin, sees it; for anyone else, as for an unknown id, the answer ' +
+      'is 404. `done` means the node runs (state 0); `failed` carries `error`. Jobs are kept in the database and ' +
+      'survive a restart of the service.',
+  )
+  @ApiParam({ name: 'id', description: 'The job id from the 202 of an asynchronous start', format: 'uuid' })
+  @ApiOkResponse({
+    type: JobReplyDto,
+    description: 'The job',
+    example: {
+      status: 'ok',
+      job: {
+        id: '0b6f2d4e-7c1a-4f7e-9d3b-2a5c8e1f4b60',
+        state: 'done',
+        node: {
+          id: '3',
+          uuid: '4a5f9b3e0f2f4a0a5f3c1b6f2a9d7e8c1b2a3f4e',
+          name: 'cloud',
+          cloud_type: 'dummy',
+          provider: 'default',
+          extra: { foo: 'bar', image: '1', size: '1' },
+          private_ips: [],
+          public_ips: ['127.0.0.3'],
+          state: 0,
+        },
+      },
+    },
+  })
+  @ApiEnvelopeErrors({
+    status: 404,
+    description: 'No such job, or not one the caller may see',
+    message: 'Job 0b6f2d4e-7c1a-4f7e-9d3b-2a5c8e1f4b60 not found',
+  })
+  async job(@Param('id') id: string, @CurrentUser() user: AuthUser): Promise<JobReplyDto> {
+    const found = await this.jobs.get(id, callerOf(user));
+    return { status: 'ok', job: toJobDto(found.job, found.cloud) };
   }
 
   @Put('vm/stop{/:cloud}')
@@ -353,6 +453,10 @@ export class OrchestrationController {
     const done = await this.orchestration.power(cloud, nodeQuery(body), action);
     return { status: 'ok', nodes: toNodeDto(done.node, done.cloud) };
   }
+}
+
+function callerOf(user: AuthUser): JobCaller {
+  return { id: user.id, admin: user.roles.includes('admin') };
 }
 
 /** The validated body names exactly one of the two (NodeRefDto checks it). */

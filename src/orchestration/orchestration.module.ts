@@ -12,6 +12,10 @@ import { DummyCloudEntity } from './entities/dummy-cloud.entity.js';
 import { DummyNodeEntity } from './entities/dummy-node.entity.js';
 import { VmAssignmentEntity } from './entities/vm-assignment.entity.js';
 import { VmLeaseEntity } from './entities/vm-lease.entity.js';
+import { VmJobEntity } from './entities/vm-job.entity.js';
+import { JobPoller } from './job.poller.js';
+import { JobsRepository } from './jobs.repository.js';
+import { JobsService } from './jobs.service.js';
 import { LeaseScheduler } from './lease.scheduler.js';
 import { LeasesRepository } from './leases.repository.js';
 import { Clock } from '../common/clock.js';
@@ -24,7 +28,13 @@ import { OpenStackProviderFactory } from './providers/openstack.provider.js';
 @Module({
   imports: [
     DiscoveryModule,
-    TypeOrmModule.forFeature([DummyCloudEntity, DummyNodeEntity, VmAssignmentEntity, VmLeaseEntity]),
+    TypeOrmModule.forFeature([
+      DummyCloudEntity,
+      DummyNodeEntity,
+      VmAssignmentEntity,
+      VmLeaseEntity,
+      VmJobEntity,
+    ]),
   ],
   providers: [
     DummyCloudRepository,
@@ -50,6 +60,9 @@ import { OpenStackProviderFactory } from './providers/openstack.provider.js';
     Clock,
     LeasesRepository,
     LeaseScheduler,
+    JobsRepository,
+    JobsService,
+    JobPoller,
   ],
   controllers: [OrchestrationController],
 })

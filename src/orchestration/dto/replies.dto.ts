@@ -1,4 +1,6 @@
-import { ApiProperty } from '@nestjs/swagger';
+import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { JOB_STATES, type JobState } from '../entities/vm-job.entity.js';
+import type { Job } from '../jobs.repository.js';
 import { ON_EXPIRY, type OnExpiry } from '../entities/vm-lease.entity.js';
 import type { LeasedAssignment } from '../orchestration.service.js';
 import { nodeUuid, type CloudImage, type CloudNode, type CloudSize } from '../providers/cloud-provider.js';
@@ -112,6 +114,52 @@ export class PowerReplyDto extends OkReplyDto {
     },
   })
   nodes!: NodeDto;
+}
+
+export class JobRefDto {
+  @ApiProperty({ format: 'uuid', example: '0b6f2d4e-7c1a-4f7e-9d3b-2a5c8e1f4b60' })
+  id!: string;
+
+  @ApiProperty({ enum: JOB_STATES, example: 'pending' })
+  state!: JobState;
+
+  @ApiProperty({
+    example: '/api/v1/jobs/0b6f2d4e-7c1a-4f7e-9d3b-2a5c8e1f4b60',
+    description: 'Where to follow the job',
+  })
+  href!: string;
+}
+
+export class StartJobReplyDto extends OkReplyDto {
+  @ApiProperty({ type: JobRefDto })
+  job!: JobRefDto;
+}
+
+export class JobDto {
+  @ApiProperty({ format: 'uuid', example: '0b6f2d4e-7c1a-4f7e-9d3b-2a5c8e1f4b60' })
+  id!: string;
+
+  @ApiProperty({
+    enum: JOB_STATES,
+    example: 'done',
+    description:
+      'pending (not started yet), running (the node is being made), done (the node runs: state 0), failed (see error)',
+  })
+  state!: JobState;
+
+  @ApiPropertyOptional({ type: NodeDto, description: 'The node as last seen, once the cloud made it' })
+  node?: NodeDto;
+
+  @ApiPropertyOptional({
+    example: "Node 3f2a… of cloud 'ostack' went into state error",
+    description: 'Why it failed',
+  })
+  error?: string;
+}
+
+export class JobReplyDto extends OkReplyDto {
+  @ApiProperty({ type: JobDto })
+  job!: JobDto;
 }
 
 export class ImagesReplyDto extends OkReplyDto {
@@ -247,5 +295,19 @@ export function toActiveAssignmentDto(assignment: LeasedAssignment): ActiveAssig
     assigned_at: assignment.assignedAt.toISOString(),
     expires_at: assignment.lease?.expiresAt.toISOString() ?? null,
     on_expiry: assignment.lease?.onExpiry ?? null,
+  };
+}
+
+/** The job's path, as the 202 of an asynchronous start names it. */
+export function jobHref(id: string): string {
+  return `/api/v1/jobs/${id}`;
+}
+
+export function toJobDto(job: Job, cloud: CloudRef): JobDto {
+  return {
+    id: job.id,
+    state: job.state,
+    ...(job.node === null ? {} : { node: toNodeDto(job.node, cloud) }),
+    ...(job.error === null ? {} : { error: job.error }),
   };
 }

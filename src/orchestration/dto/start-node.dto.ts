@@ -1,5 +1,5 @@
 import { ApiPropertyOptional } from '@nestjs/swagger';
-import { IsOptional, ValidateBy, type ValidationOptions } from 'class-validator';
+import { IsBoolean, IsOptional, ValidateBy, ValidateIf, type ValidationOptions } from 'class-validator';
 import { OptionalText, RequiredText } from '../../common/validation.js';
 import { isRecord } from '../../config/yaml-file.js';
 
@@ -54,4 +54,16 @@ export class StartNodeDto {
     description: 'Free-form metadata: an object of string values (at most 128, up to 255 characters each)',
   })
   metadata?: Record<string, string>;
+
+  // Not IsOptional, which would let null through: only an absent member means false.
+  @ValidateIf((body: StartNodeDto) => body.async !== undefined)
+  @IsBoolean({ message: 'async must be true or false' })
+  @ApiPropertyOptional({
+    type: Boolean,
+    default: false,
+    example: false,
+    description:
+      "true: answer 202 with a job at once and start the node in the background (follow it at the job's href)",
+  })
+  async?: boolean;
 }
