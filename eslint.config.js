@@ -2,6 +2,44 @@ import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 import prettier from 'eslint-config-prettier';
 
+/**
+ * Feature folders of src/ that other code may import only through their `index.ts` (what the
+ * feature exports). The shared folders (auth's decorators and user type, common, config,
+ * database, metrics, health) are imported directly. Done with ESLint's own
+ * `no-restricted-imports` rather than a plugin such as eslint-plugin-boundaries: a glob per
+ * feature says it all, runs with no extra dependency, and keeps working across ESLint majors.
+ * Each file gets exactly one block (ESLint would replace, not merge, the rule's options of
+ * overlapping blocks). Specs are left out: they set up and inspect the tables they test.
+ */
+const FEATURES = ['workflows', 'test-monitoring', 'orchestration'];
+
+function featureBoundary(guarded) {
+  return {
+    'no-restricted-imports': [
+      'error',
+      {
+        patterns: guarded.map((feature) => ({
+          group: [`**/${feature}/**`, `!**/${feature}/index.js`],
+          message: `Import from ${feature}/ only through ${feature}/index.js (what the feature exports).`,
+        })),
+      },
+    ],
+  };
+}
+
+const boundaries = [
+  ...FEATURES.map((feature) => ({
+    files: [`src/${feature}/**/*.ts`],
+    ignores: ['**/*.spec.ts'],
+    rules: featureBoundary(FEATURES.filter((other) => other !== feature)),
+  })),
+  {
+    files: ['src/**/*.ts'],
+    ignores: ['**/*.spec.ts', ...FEATURES.map((feature) => `src/${feature}/**`)],
+    rules: featureBoundary(FEATURES),
+  },
+];
+
 export default tseslint.config(
   { ignores: ['dist/**', 'node_modules/**', 'data/**', 'coverage/**', 'test/fixtures/**'] },
   js.configs.recommended,
@@ -52,5 +90,6 @@ export default tseslint.config(
       '@typescript-eslint/explicit-module-boundary-types': 'off',
     },
   },
+  ...boundaries,
   prettier,
 );

@@ -7,9 +7,9 @@ import { ConfigModule } from './config/config.module.js';
 import { DatabaseModule } from './database/database.module.js';
 import { HealthModule } from './health/health.module.js';
 import { MetricsModule } from './metrics/metrics.module.js';
-import { OrchestrationModule } from './orchestration/orchestration.module.js';
-import { TestMonitoringModule } from './test-monitoring/test-monitoring.module.js';
-import { WorkflowsModule } from './workflows/workflows.module.js';
+import { OrchestrationModule } from './orchestration/index.js';
+import { TestMonitoringModule } from './test-monitoring/index.js';
+import { WorkflowsModule } from './workflows/index.js';
 
 @Module({})
 export class AppModule {

@@ -4,6 +4,7 @@ import { CreateRegistry1763710000000 } from '../../migrations/1763710000000-crea
 import { CreateBuilds1763720000000 } from '../../migrations/1763720000000-create-builds.js';
 import { CreateOrchestration1763730000000 } from '../../migrations/1763730000000-create-orchestration.js';
 import { ExactMatchKeys1763750000000 } from '../../migrations/1763750000000-exact-match-keys.js';
+import { MonitoringCheckState1763800000000 } from '../../migrations/1763800000000-monitoring-check-state.js';
 import { DummyNodeState1763900000000 } from '../../migrations/1763900000000-dummy-node-state.js';
 import { CreateVmLeases1763910000000 } from '../../migrations/1763910000000-create-vm-leases.js';
 import { CreateVmJobs1763920000000 } from '../../migrations/1763920000000-create-vm-jobs.js';
@@ -18,6 +19,7 @@ export const MIGRATIONS: (new () => MigrationInterface)[] = [
   CreateBuilds1763720000000,
   CreateOrchestration1763730000000,
   ExactMatchKeys1763750000000,
+  MonitoringCheckState1763800000000,
   DummyNodeState1763900000000,
   CreateVmLeases1763910000000,
   CreateVmJobs1763920000000,

@@ -1,8 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
 import { In, Repository, type EntityManager } from 'typeorm';
-import { TestInstanceEntity } from '../workflows/entities/test-instance.entity.js';
-import { TestServiceEntity } from '../workflows/entities/test-service.entity.js';
 import { BuildEntity } from './entities/build.entity.js';
 import {
   BUILD_STATUSES,
@@ -11,57 +9,12 @@ import {
   type Build,
   type BuildStatus,
 } from './testing-services/testing-service.js';
-import { lockRows } from '../database/dialect.js';
-import { retryOnDeadlock } from '../database/retry-on-deadlock.js';
 
 /** Builds kept per instance; older ones are dropped when new ones arrive (the API shows at most 100). */
 export const MAX_STORED_BUILDS = MAX_BUILD_LIMIT;
-/** `last_error` column width. */
-const MAX_ERROR_LENGTH = 512;
 const FINISHED_STATUSES = BUILD_STATUSES.filter(isFinishedStatus);
-/** Instances whose builds one statement reads or writes; bounds the statements' parameters. */
-const INSTANCES_PER_STATEMENT = 50;
 /** Builds per INSERT (7 values each). */
 const ROWS_PER_INSERT = 200;
-/** Select-and-lease rounds of one claim. */
-const CLAIM_ROUNDS = 3;
-
-/** An instance leased to this copy for one check. */
-export interface ClaimedInstance {
-  id: number;
-  resource: string;
-  etag: string | null;
-  failureCount: number;
-  /** The claim's token, held in `lease_owner`; writes are conditional on it. */
-  leaseToken: string;
-  service: { id: number; type: string; url: string };
-}
-
-/** What one check of a claimed instance changes; every kind also releases the lease. */
-export type CheckRecord =
-  /** New or changed builds, a fresh ETag (or none), the next regular check. */
-  | {
-      kind: 'builds';
-      instanceId: number;
-      leaseToken: string;
-      checkedAt: Date;
-      nextCheckAt: Date;
-      etag: string | null;
-      builds: readonly Build[];
-    }
-  /** 304: nothing but the check bookkeeping changes. */
-  | { kind: 'not_modified'; instanceId: number; leaseToken: string; checkedAt: Date; nextCheckAt: Date }
-  /** The check failed: builds and ETag stay, the back-off goes into the next check time. */
-  | {
-      kind: 'failed';
-      instanceId: number;
-      leaseToken: string;
-      failureCount: number;
-      nextCheckAt: Date;
-      reason: string;
-    }
-  /** Not checked (its service is paused, or the copy is stopping): still due, free for anyone. */
-  | { kind: 'released'; instanceId: number; leaseToken: string };
 
 /** A build of a status read, with the instance it belongs to. */
 export interface StoredBuild {
@@ -83,87 +36,12 @@ export interface LatestOfInstance {
 }
 
 /**
- * All SQL of test monitoring: the check state of instances (leases, due times, ETags,
- * back-off), service pauses, and the builds.
+ * Test monitoring's builds: the upsert and trim of what checks found (in the check-state
+ * writes' transaction, see CheckStateRepository.recordChecks) and the status reads.
  */
 @Injectable()
 export class BuildsRepository {
-  private claims = 0;
-
-  constructor(
-    @InjectRepository(BuildEntity) private readonly builds: Repository<BuildEntity>,
-    @InjectRepository(TestInstanceEntity) private readonly instances: Repository<TestInstanceEntity>,
-    @InjectRepository(TestServiceEntity) private readonly services: Repository<TestServiceEntity>,
-  ) {}
-
-  /**
-   * Leases up to `batch` due instances to `owner` for `leaseMs`, the most overdue first, and
-   * returns them. Due means `next_check_at <= now`, not leased (or the lease ran out: its copy
-   * died), and the service not paused. The lease is one conditional UPDATE, so when several
-   * copies race for the same rows each row goes to exactly one of them, on SQLite and MariaDB.
-   */
-  async claimDue(now: Date, owner: string, batch: number, leaseMs: number): Promise<ClaimedInstance[]> {
-    const token = `${owner}#${++this.claims}`.slice(-64);
-    const leaseUntil = new Date(now.getTime() + leaseMs);
-    let leased = 0;
-    // A copy that loses a race for some candidates selects again, so it does not go idle while
-    // instances are due; a few rounds are enough, the next tick takes what is left.
-    for (let round = 0; round < CLAIM_ROUNDS && leased < batch; round++) {
-      const candidates = await this.instances
-        .createQueryBuilder('i')
-        .innerJoin('i.service', 's')
-        .select('i.id', 'id')
-        .where('i.nextCheckAt <= :now', { now })
-        .andWhere('(i.leaseUntil IS NULL OR i.leaseUntil < :now)', { now })
-        .andWhere('(s.pausedUntil IS NULL OR s.pausedUntil <= :now)', { now })
-        .orderBy('i.nextCheckAt', 'ASC')
-        .addOrderBy('i.id', 'ASC')
-        .limit(batch - leased)
-        .getRawMany<{ id: number | string }>();
-      if (candidates.length === 0) {
-        break;
-      }
-      // Ascending ids: every writer locks rows in one order, so MariaDB cannot deadlock on them.
-      const ids = candidates.map((row) => Number(row.id)).sort((a, b) => a - b);
-      const result = await retryOnDeadlock(() =>
-        this.instances
-          .createQueryBuilder()
-          .update(TestInstanceEntity)
-          .set({ leaseOwner: token, leaseUntil })
-          .where('id IN (:...ids)', { ids })
-          .andWhere('next_check_at <= :now', { now })
-          .andWhere('(lease_until IS NULL OR lease_until < :now)', { now })
-          .execute(),
-      );
-      const won = result.affected ?? ids.length;
-      leased += won;
-      if (won === ids.length) {
-        break;
-      }
-    }
-    if (leased === 0) {
-      return [];
-    }
-    const claimed = await this.instances
-      .createQueryBuilder('i')
-      .innerJoinAndSelect('i.service', 's')
-      .where('i.leaseOwner = :token', { token })
-      .orderBy('i.nextCheckAt', 'ASC')
-      .addOrderBy('i.id', 'ASC')
-      .getMany();
-    return claimed.map((instance) => ({
-      id: instance.id,
-      resource: instance.resource,
-      etag: instance.etag,
-      failureCount: instance.failureCount,
-      leaseToken: token,
-      service: {
-        id: instance.serviceId,
-        type: instance.service?.type ?? '',
-        url: instance.service?.url ?? '',
-      },
-    }));
-  }
+  constructor(@InjectRepository(BuildEntity) private readonly builds: Repository<BuildEntity>) {}
 
   /** The build ids stored for each instance (GitHub fetches earlier re-run attempts only once). */
   async buildIdsOf(instanceIds: readonly number[]): Promise<Map<number, Set<string>>> {
@@ -183,82 +61,12 @@ export class BuildsRepository {
     return known;
   }
 
-  /**
-   * Writes the outcomes of several checks in one transaction (one commit for many checks keeps
-   * SQLite fast). Each write is conditional on the claim's lease token: a copy whose lease ran
-   * out and was taken over by another writes nothing. Builds are upserted by (instance, build id);
-   * unchanged builds are not touched, and a 304 changes only the instance's check bookkeeping.
-   */
-  async recordChecks(records: readonly CheckRecord[]): Promise<void> {
-    if (records.length === 0) {
-      return;
-    }
-    const ordered = [...records].sort((a, b) => a.instanceId - b.instanceId);
-    await retryOnDeadlock(() =>
-      this.instances.manager.transaction(async (tx) => {
-        for (let at = 0; at < ordered.length; at += INSTANCES_PER_STATEMENT) {
-          const chunk = ordered.slice(at, at + INSTANCES_PER_STATEMENT);
-          const owned = await this.updateInstances(tx, chunk);
-          const fresh = chunk.flatMap((record) =>
-            record.kind === 'builds' && record.builds.length > 0 && owned.has(record.instanceId)
-              ? [{ instanceId: record.instanceId, builds: record.builds }]
-              : [],
-          );
-          if (fresh.length > 0) {
-            await this.upsertBuilds(tx, fresh);
-          }
-        }
-      }),
-    );
-  }
-
-  /** Pauses a rate-limited service until `until` (a later pause already set is kept). */
-  async pauseService(serviceId: number, until: Date): Promise<void> {
-    // Whole seconds, rounded up: MariaDB would cut the milliseconds and end the pause early.
-    until = new Date(Math.ceil(until.getTime() / 1000) * 1000);
-    await this.services
-      .createQueryBuilder()
-      .update(TestServiceEntity)
-      .set({ pausedUntil: until })
-      .where('id = :id', { id: serviceId })
-      .andWhere('(paused_until IS NULL OR paused_until < :until)', { until })
-      .execute();
-  }
-
-  /** Services paused by a rate limit at `now`. */
-  pausedServiceCount(now: Date): Promise<number> {
-    return this.services.createQueryBuilder('s').where('s.pausedUntil > :now', { now }).getCount();
-  }
-
-  /** The instances of a version with their suite and service, suite by suite, in crate order. */
-  instancesOfVersion(versionId: number): Promise<TestInstanceEntity[]> {
-    return this.instances
-      .createQueryBuilder('i')
-      .innerJoinAndSelect('i.suite', 'suite')
-      .innerJoinAndSelect('i.service', 'service')
-      .where('suite.versionId = :versionId', { versionId })
-      .orderBy('suite.id', 'ASC')
-      .addOrderBy('i.id', 'ASC')
-      .getMany();
-  }
-
-  /** The instances of a suite with their suite and service. */
-  instancesOfSuite(suiteId: number): Promise<TestInstanceEntity[]> {
-    return this.instances
-      .createQueryBuilder('i')
-      .innerJoinAndSelect('i.suite', 'suite')
-      .innerJoinAndSelect('i.service', 'service')
-      .where('i.suiteId = :suiteId', { suiteId })
-      .orderBy('i.id', 'ASC')
-      .getMany();
-  }
-
   /** Each instance's latest build and latest finished build, in one query. */
   async latestOfInstances(instanceIds: readonly number[]): Promise<Map<number, LatestOfInstance>> {
     if (instanceIds.length === 0) {
       return new Map();
     }
-    const rows = await this.latestRows(`i.id IN (${placeholders(instanceIds.length)})`, instanceIds);
+    const rows = await this.latestRows(`c.instance_id IN (${placeholders(instanceIds.length)})`, instanceIds);
     return new Map(rows.map((row) => [row.instanceId, row]));
   }
 
@@ -267,7 +75,7 @@ export class BuildsRepository {
     if (versionIds.length === 0) {
       return [];
     }
-    return this.latestRows(`s.version_id IN (${placeholders(versionIds.length)})`, versionIds);
+    return this.latestRows(`c.version_id IN (${placeholders(versionIds.length)})`, versionIds);
   }
 
   /** An instance's builds, newest first. */
@@ -286,66 +94,11 @@ export class BuildsRepository {
   }
 
   /**
-   * Writes the check state of several instances with two statements: which of them this copy
-   * still holds (lease token per record), then one UPDATE setting each row's own values through
-   * CASE expressions. Returns the ids written.
-   */
-  private async updateInstances(tx: EntityManager, records: readonly CheckRecord[]): Promise<Set<number>> {
-    const byToken = new Map<string, number[]>();
-    for (const record of records) {
-      byToken.set(record.leaseToken, [...(byToken.get(record.leaseToken) ?? []), record.instanceId]);
-    }
-    const held = tx.createQueryBuilder(TestInstanceEntity, 'i').select('i.id', 'id');
-    const guards: string[] = [];
-    const guardParams: Record<string, unknown> = {};
-    [...byToken].forEach(([token, ids], index) => {
-      guards.push(`(i.leaseOwner = :token${index} AND i.id IN (:...ids${index}))`);
-      guardParams[`token${index}`] = token;
-      guardParams[`ids${index}`] = ids;
-    });
-    held.where(guards.join(' OR '), guardParams);
-    // Locks the rows until commit, so that no claim takes them between this read and the UPDATE.
-    const owned = new Set(
-      (await lockRows(held, 'write').getRawMany<{ id: number | string }>()).map((row) => Number(row.id)),
-    );
-    const mine = records.filter((record) => owned.has(record.instanceId));
-    if (mine.length === 0) {
-      return owned;
-    }
-    const cases = new CaseBuilder();
-    const checked = mine.filter((record) => record.kind === 'builds' || record.kind === 'not_modified');
-    const decided = mine.filter((record) => record.kind !== 'released');
-    await tx
-      .createQueryBuilder()
-      .update(TestInstanceEntity)
-      .set({
-        leaseOwner: null,
-        leaseUntil: null,
-        nextCheckAt: cases.of('next_check_at', decided, (r) => ('nextCheckAt' in r ? r.nextCheckAt : null)),
-        etag: cases.of(
-          'etag',
-          mine.filter((record) => record.kind === 'builds'),
-          (r) => (r.kind === 'builds' ? r.etag : null),
-        ),
-        failureCount: cases.of('failure_count', decided, (r) => (r.kind === 'failed' ? r.failureCount : 0)),
-        lastCheckedAt: cases.of('last_checked_at', checked, (r) => ('checkedAt' in r ? r.checkedAt : null)),
-        lastCheckFailed: cases.of('last_check_failed', decided, (r) => r.kind === 'failed'),
-        lastError: cases.of('last_error', decided, (r) =>
-          r.kind === 'failed' ? r.reason.slice(0, MAX_ERROR_LENGTH) : null,
-        ),
-      })
-      .where('id IN (:...ids)', { ids: mine.map((record) => record.instanceId) })
-      .setParameters(cases.parameters)
-      .execute();
-    return owned;
-  }
-
-  /**
    * Inserts new builds and updates changed ones of several instances with a few statements
    * (the first check of thousands of instances writes tens of thousands of builds), then drops
    * what is beyond MAX_STORED_BUILDS per instance.
    */
-  private async upsertBuilds(
+  async upsertBuilds(
     tx: EntityManager,
     fresh: readonly { instanceId: number; builds: readonly Build[] }[],
   ): Promise<void> {
@@ -406,21 +159,20 @@ export class BuildsRepository {
 
   private async latestRows(filter: string, params: readonly number[]): Promise<LatestOfInstance[]> {
     const finished = FINISHED_STATUSES.map(() => '?').join(', ');
-    // Per instance: the id of its latest build and of its latest finished one (correlated
-    // subqueries on the (instance_id, started_at) index), then those builds, in one round trip.
+    // Per instance (its check state row, by primary key or the version index): the id of its
+    // latest build and of its latest finished one (correlated subqueries on the (instance_id, started_at) index), then
+    // those builds, in one round trip.
     const sql = `
-      SELECT t.version_id AS version_id, t.instance_id AS instance_id,
-             t.latest_id AS latest_id, t.finished_id AS finished_id,
+      SELECT t.version_id AS version_id, t.instance_id AS instance_id, t.latest_id AS latest_id, t.finished_id AS finished_id,
              b.id AS id, b.build_id AS build_id, b.status AS status, b.started_at AS started_at,
              b.duration_seconds AS duration_seconds, b.url AS url
       FROM (
-        SELECT s.version_id AS version_id, i.id AS instance_id,
-          (SELECT x.id FROM builds x WHERE x.instance_id = i.id
+        SELECT c.version_id AS version_id, c.instance_id AS instance_id,
+          (SELECT x.id FROM builds x WHERE x.instance_id = c.instance_id
             ORDER BY x.started_at DESC, x.id DESC LIMIT 1) AS latest_id,
-          (SELECT y.id FROM builds y WHERE y.instance_id = i.id AND y.status IN (${finished})
+          (SELECT y.id FROM builds y WHERE y.instance_id = c.instance_id AND y.status IN (${finished})
             ORDER BY y.started_at DESC, y.id DESC LIMIT 1) AS finished_id
-        FROM test_instances i
-        INNER JOIN test_suites s ON s.id = i.suite_id
+        FROM test_check_states c
         WHERE ${filter}
       ) t
       INNER JOIN builds b ON b.id IN (t.latest_id, t.finished_id)`;
@@ -461,31 +213,6 @@ interface RawLatestRow {
   started_at: Date | string;
   duration_seconds: number | string;
   url: string;
-}
-
-/** `CASE id WHEN … THEN … ELSE <column> END` expressions with named parameters, for one UPDATE of many rows. */
-class CaseBuilder {
-  readonly parameters: Record<string, unknown> = {};
-  private next = 0;
-
-  /** The column's new value per record; rows of other records keep theirs. */
-  of<R extends CheckRecord>(
-    column: string,
-    records: readonly R[],
-    value: (record: R) => unknown,
-  ): () => string {
-    if (records.length === 0) {
-      return () => column;
-    }
-    const whens = records.map((record) => {
-      const at = this.next++;
-      this.parameters[`cid${at}`] = record.instanceId;
-      this.parameters[`cval${at}`] = value(record);
-      return `WHEN :cid${at} THEN :cval${at}`;
-    });
-    const sql = `CASE id ${whens.join(' ')} ELSE ${column} END`;
-    return () => sql;
-  }
 }
 
 function placeholders(count: number): string {

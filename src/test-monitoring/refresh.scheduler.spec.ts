@@ -9,10 +9,15 @@ import { TravisFake } from '../../test/fakes/travis-fake.js';
 import { openMemoryDatabase } from '../../test/support/memory-database.js';
 import { seedVersion, type SeedInstance } from '../../test/support/monitoring-seed.js';
 import { loadConfig, type AppConfig } from '../config/app-config.js';
-import { TestInstanceEntity } from '../workflows/entities/test-instance.entity.js';
+import {
+  checkStateRows,
+  monitoringRepositories,
+  pausedUntil,
+  type CheckStateRow,
+} from '../../test/support/monitoring-repositories.js';
 import { TestServiceEntity } from '../workflows/entities/test-service.entity.js';
-import { BuildsRepository } from './builds.repository.js';
 import { BuildEntity } from './entities/build.entity.js';
+import { CheckStateEntity } from './entities/check-state.entity.js';
 import { RefreshMetrics } from './refresh-metrics.js';
 import { DEFAULT_REFRESH_INTERVAL_MS, nextRegularCheck } from './refresh-schedule.js';
 import { RefreshScheduler } from './refresh.scheduler.js';
@@ -35,18 +40,14 @@ let scheduler: RefreshScheduler;
 
 function subjects(config: AppConfig): void {
   metrics = new RefreshMetrics();
-  const repo = new BuildsRepository(
-    dataSource.getRepository(BuildEntity),
-    dataSource.getRepository(TestInstanceEntity),
-    dataSource.getRepository(TestServiceEntity),
-  );
+  const { builds, checkStates } = monitoringRepositories(dataSource);
   const clients = new TestingServiceRegistry([
     new GithubActionsService(config, metrics),
     new TravisService(config, metrics),
     new JenkinsService(config, metrics),
   ]);
-  refresher = new RefreshService(repo, clients, metrics, config);
-  scheduler = new RefreshScheduler(new SchedulerRegistry(), repo, refresher, metrics, config);
+  refresher = new RefreshService(builds, checkStates, clients, metrics, config);
+  scheduler = new RefreshScheduler(new SchedulerRegistry(), checkStates, refresher, metrics, config);
 }
 
 function configWith(env: Record<string, string> = {}): AppConfig {
@@ -67,8 +68,8 @@ function githubInstances(count: number, prefix = 'r'): SeedInstance[] {
   });
 }
 
-function instanceRows(): Promise<TestInstanceEntity[]> {
-  return dataSource.getRepository(TestInstanceEntity).find({ order: { id: 'ASC' } });
+function instanceRows(): Promise<CheckStateRow[]> {
+  return checkStateRows(dataSource);
 }
 
 beforeAll(async () => {
@@ -178,10 +179,7 @@ describe('RefreshScheduler.tick', () => {
       nextCheckAt: T0,
       leaseOwner: null,
     });
-    const service = await dataSource
-      .getRepository(TestServiceEntity)
-      .findOneByOrFail({ id: seeded.instances[0].serviceId });
-    expect(service.pausedUntil).toEqual(reset);
+    await expect(pausedUntil(dataSource, seeded.instances[0].serviceId)).resolves.toEqual(reset);
 
     await scheduler.tick(new Date(reset.getTime() - 1000));
     expect(github.totalRequests).toBe(1);
@@ -259,8 +257,8 @@ describe('RefreshScheduler timer', () => {
     scheduler.onModuleDestroy();
     await scheduler.beforeApplicationShutdown();
     await dataSource
-      .getRepository(TestInstanceEntity)
-      .update({ managed: false }, { nextCheckAt: new Date(0) });
+      .getRepository(CheckStateEntity)
+      .update({ failureCount: 0 }, { nextCheckAt: new Date(0) });
     await new Promise((resolve) => setTimeout(resolve, 600));
     expect(github.totalRequests).toBe(1);
   });
@@ -277,12 +275,8 @@ describe('RefreshScheduler timer', () => {
 describe('RefreshService.refresh', () => {
   it('leaves instances whose lease may have run out to other copies', async () => {
     await seedVersion(dataSource, { dueAt: T0, suites: [{ instances: githubInstances(2) }] });
-    const repo = new BuildsRepository(
-      dataSource.getRepository(BuildEntity),
-      dataSource.getRepository(TestInstanceEntity),
-      dataSource.getRepository(TestServiceEntity),
-    );
-    const claimed = await repo.claimDue(T0, 'copy-a', 10, 60_000);
+    const { checkStates } = monitoringRepositories(dataSource);
+    const claimed = await checkStates.claimDue(T0, 'copy-a', 10, 60_000);
     await refresher.refresh(
       { instances: claimed, now: T0, leaseDeadline: Date.now() - 1 },
       { stopping: () => false },

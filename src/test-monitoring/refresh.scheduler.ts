@@ -8,7 +8,7 @@ import {
 } from '@nestjs/common';
 import { SchedulerRegistry } from '@nestjs/schedule';
 import { AppConfig } from '../config/app-config.js';
-import { BuildsRepository } from './builds.repository.js';
+import { CheckStateRepository } from './check-state.repository.js';
 import { formatCycleReport, RefreshMetrics, type CycleReport } from './refresh-metrics.js';
 import { RefreshService } from './refresh.service.js';
 
@@ -45,7 +45,7 @@ export class RefreshScheduler implements OnApplicationBootstrap, OnModuleDestroy
 
   constructor(
     private readonly registry: SchedulerRegistry,
-    private readonly builds: BuildsRepository,
+    private readonly checkStates: CheckStateRepository,
     private readonly refresher: RefreshService,
     private readonly metrics: RefreshMetrics,
     private readonly config: AppConfig,
@@ -126,7 +126,7 @@ export class RefreshScheduler implements OnApplicationBootstrap, OnModuleDestroy
     try {
       while (!this.stopping) {
         now = fixedNow ?? new Date();
-        const instances = await this.builds.claimDue(now, this.owner, BATCH_SIZE, this.leaseMs);
+        const instances = await this.checkStates.claimDue(now, this.owner, BATCH_SIZE, this.leaseMs);
         if (instances.length === 0) {
           break;
         }
@@ -151,7 +151,7 @@ export class RefreshScheduler implements OnApplicationBootstrap, OnModuleDestroy
     }
     const report = this.metrics.endCycle(
       before,
-      await this.builds.pausedServiceCount(now),
+      await this.checkStates.pausedServiceCount(now),
       Math.round(performance.now() - started),
     );
     this.logger.log(formatCycleReport(report));

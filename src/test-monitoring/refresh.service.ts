@@ -1,6 +1,7 @@
 import { Injectable, Logger } from '@nestjs/common';
 import { AppConfig } from '../config/app-config.js';
-import { BuildsRepository, type CheckRecord, type ClaimedInstance } from './builds.repository.js';
+import { BuildsRepository } from './builds.repository.js';
+import { CheckStateRepository, type CheckRecord, type ClaimedInstance } from './check-state.repository.js';
 import { hostKey, KeyedPool } from './per-key-pool.js';
 import { RefreshMetrics } from './refresh-metrics.js';
 import { DEFAULT_REFRESH_INTERVAL_MS, nextCheckAfterFailure, nextRegularCheck } from './refresh-schedule.js';
@@ -45,7 +46,8 @@ export class RefreshService {
   private readonly logger = new Logger(RefreshService.name);
 
   constructor(
-    private readonly repo: BuildsRepository,
+    private readonly builds: BuildsRepository,
+    private readonly checkStates: CheckStateRepository,
     private readonly clients: TestingServiceRegistry,
     private readonly metrics: RefreshMetrics,
     private readonly config: AppConfig,
@@ -59,7 +61,7 @@ export class RefreshService {
 
   /** Starts a refresh run, to which the scheduler adds batches as it claims them. */
   start(control: RefreshControl): RefreshRun {
-    return new RefreshRun(this, this.repo, control, this.logger);
+    return new RefreshRun(this, this.builds, this.checkStates, control, this.logger);
   }
 
   /** Checks one claimed batch and writes every outcome; never rejects for upstream trouble. */
@@ -112,7 +114,7 @@ export class RefreshService {
         `paused until ${result.until.toISOString()}`,
     );
     try {
-      await this.repo.pauseService(instance.service.id, result.until);
+      await this.checkStates.pauseService(instance.service.id, result.until);
     } catch (error) {
       this.logger.error({ err: error }, `could not store the pause of service ${instance.service.id}`);
     }
@@ -175,7 +177,8 @@ export class RefreshRun {
 
   constructor(
     private readonly service: RefreshService,
-    private readonly repo: BuildsRepository,
+    private readonly builds: BuildsRepository,
+    private readonly checkStates: CheckStateRepository,
     private readonly control: RefreshControl,
     private readonly logger: Logger,
   ) {
@@ -191,7 +194,7 @@ export class RefreshRun {
 
   /** Queues a claimed batch's checks (after reading the build ids its instances have stored). */
   async add(batch: ClaimedBatch): Promise<void> {
-    const known = await this.repo.buildIdsOf(batch.instances.map((instance) => instance.id));
+    const known = await this.builds.buildIdsOf(batch.instances.map((instance) => instance.id));
     for (const instance of batch.instances) {
       this.pool.add(hostKey(instance.service.url), () =>
         this.checkOne(instance, known.get(instance.id), batch),
@@ -248,7 +251,7 @@ export class RefreshRun {
     const records = this.pending;
     this.pending = [];
     this.writing = this.writing.then(() =>
-      this.repo.recordChecks(records).catch((error: unknown) => {
+      this.checkStates.recordChecks(records).catch((error: unknown) => {
         // The leases run out and the instances are checked again: nothing is lost for good.
         this.logger.error({ err: error }, `could not write ${records.length} check outcomes`);
       }),

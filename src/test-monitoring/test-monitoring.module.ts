@@ -1,9 +1,11 @@
 import { Global, Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
-import { WORKFLOW_STATUS_SOURCE } from '../workflows/workflow-status-source.js';
-import { WorkflowsModule } from '../workflows/workflows.module.js';
+import { WORKFLOW_STATUS_SOURCE, WorkflowsModule } from '../workflows/index.js';
 import { BuildsRepository } from './builds.repository.js';
+import { CheckStateRepository } from './check-state.repository.js';
 import { BuildEntity } from './entities/build.entity.js';
+import { CheckStateEntity } from './entities/check-state.entity.js';
+import { ServicePauseEntity } from './entities/service-pause.entity.js';
 import { RefreshMetrics } from './refresh-metrics.js';
 import { RefreshScheduler } from './refresh.scheduler.js';
 import { RefreshService } from './refresh.service.js';
@@ -27,13 +29,14 @@ const CLIENTS = [GithubActionsService, TravisService, JenkinsService];
  */
 @Global()
 @Module({
-  imports: [WorkflowsModule, TypeOrmModule.forFeature([BuildEntity])],
+  imports: [WorkflowsModule, TypeOrmModule.forFeature([BuildEntity, CheckStateEntity, ServicePauseEntity])],
   providers: [
     ...CLIENTS,
     { provide: TESTING_SERVICES, useFactory: (...clients: TestingService[]) => clients, inject: CLIENTS },
     TestingServiceRegistry,
     RefreshMetrics,
     BuildsRepository,
+    CheckStateRepository,
     RefreshService,
     RefreshScheduler,
     TestStatusService,

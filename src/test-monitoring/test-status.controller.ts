@@ -2,13 +2,13 @@ import { Controller, Get, Param, Query } from '@nestjs/common';
 import { ApiOkResponse, ApiOperation } from '@nestjs/swagger';
 import type { AuthUser } from '../auth/auth-user.js';
 import { CurrentUser } from '../auth/current-user.decorator.js';
-import { BuildDto } from '../workflows/dto/suite-response.dto.js';
 import {
+  BuildDto,
   InstanceUuidParam,
+  RegistryReads,
   SuiteUuidParam,
   WorkflowUuidParam,
-} from '../workflows/dto/workflow-requests.dto.js';
-import { RegistryReads } from '../workflows/registry-reads.decorator.js';
+} from '../workflows/index.js';
 import {
   BuildParams,
   DEFAULT_LATEST_BUILDS,

@@ -4,13 +4,13 @@ import { seedBuilds, seedVersion, type SeededVersion } from '../../test/support/
 import type { AuthUser } from '../auth/auth-user.js';
 import { DomainError } from '../common/errors/domain-error.js';
 import { TestInstanceEntity } from '../workflows/entities/test-instance.entity.js';
-import { TestServiceEntity } from '../workflows/entities/test-service.entity.js';
 import { TestSuiteEntity } from '../workflows/entities/test-suite.entity.js';
 import { WorkflowEntity } from '../workflows/entities/workflow.entity.js';
 import type { WorkflowAccess } from '../workflows/workflow-access.service.js';
 import { NOT_AVAILABLE } from '../workflows/workflow-status-source.js';
-import { BuildsRepository } from './builds.repository.js';
-import { BuildEntity } from './entities/build.entity.js';
+import { monitoringRepositories } from '../../test/support/monitoring-repositories.js';
+import type { CheckStateRepository } from './check-state.repository.js';
+import { CheckStateEntity } from './entities/check-state.entity.js';
 import { TestStatusService } from './test-status.service.js';
 
 const T0 = new Date('2024-05-01T12:00:00.000Z');
@@ -19,7 +19,7 @@ const USER: AuthUser = { id: 1, username: 'alice', roles: ['user'], jti: 'j', ex
 
 let dataSource: DataSource;
 let service: TestStatusService;
-let repo: BuildsRepository;
+let repo: CheckStateRepository;
 
 /** The registry's lookups without its visibility rule (tested in the registry): by uuid, or not_found. */
 function accessTo(
@@ -72,12 +72,14 @@ async function seed(instances: number, name = 'wf'): Promise<SeededVersion> {
 
 beforeEach(async () => {
   dataSource = await openMemoryDatabase();
-  repo = new BuildsRepository(
-    dataSource.getRepository(BuildEntity),
-    dataSource.getRepository(TestInstanceEntity),
-    dataSource.getRepository(TestServiceEntity),
+  const repositories = monitoringRepositories(dataSource);
+  repo = repositories.checkStates;
+  service = new TestStatusService(
+    repositories.builds,
+    repositories.checkStates,
+    repositories.registered,
+    accessTo(dataSource),
   );
-  service = new TestStatusService(repo, accessTo(dataSource));
 });
 
 afterEach(async () => {
@@ -93,9 +95,9 @@ describe('TestStatusService.workflowStatus', () => {
       { buildId: 'a2', status: 'running', startedAt: at(-10) },
     ]);
     await seedBuilds(dataSource, b.id, [{ buildId: 'b1', status: 'failed', startedAt: at(-50) }]);
-    const instances = dataSource.getRepository(TestInstanceEntity);
-    await instances.update({ id: a.id }, { lastCheckedAt: at(-5) });
-    await instances.update({ id: b.id }, { lastCheckedAt: at(-1) });
+    const states = dataSource.getRepository(CheckStateEntity);
+    await states.update({ instanceId: a.id }, { lastCheckedAt: at(-5) });
+    await states.update({ instanceId: b.id }, { lastCheckedAt: at(-1) });
 
     const status = await service.workflowStatus(wf.workflowUuid, undefined, USER, T0);
     expect(status.aggregate).toBe('some_passing');
@@ -114,12 +116,12 @@ describe('TestStatusService.workflowStatus', () => {
 
   it('is stale while a last check failed or the service is paused, and no longer after the pause', async () => {
     const wf = await seed(2);
-    const instances = dataSource.getRepository(TestInstanceEntity);
-    await instances.update({ id: wf.instances[0].id }, { lastCheckFailed: true });
+    const states = dataSource.getRepository(CheckStateEntity);
+    await states.update({ instanceId: wf.instances[0].id }, { lastCheckFailed: true });
     await expect(service.workflowStatus(wf.workflowUuid, undefined, USER, T0)).resolves.toMatchObject({
       stale: true,
     });
-    await instances.update({ id: wf.instances[0].id }, { lastCheckFailed: false });
+    await states.update({ instanceId: wf.instances[0].id }, { lastCheckFailed: false });
     await repo.pauseService(wf.instances[1].serviceId, at(60));
     await expect(service.workflowStatus(wf.workflowUuid, undefined, USER, T0)).resolves.toMatchObject({
       stale: true,

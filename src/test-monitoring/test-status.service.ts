@@ -1,18 +1,20 @@
 import { Inject, Injectable } from '@nestjs/common';
 import type { AuthUser } from '../auth/auth-user.js';
 import { DomainError } from '../common/errors/domain-error.js';
-import type { TestInstanceEntity } from '../workflows/entities/test-instance.entity.js';
-import type { TestSuiteEntity } from '../workflows/entities/test-suite.entity.js';
-import type { WorkflowVersionEntity } from '../workflows/entities/workflow-version.entity.js';
-import type { WorkflowEntity } from '../workflows/entities/workflow.entity.js';
-import { WorkflowAccess } from '../workflows/workflow-access.service.js';
 import {
   NOT_AVAILABLE,
+  RegisteredInstances,
+  WorkflowAccess,
+  type TestInstanceEntity,
+  type TestSuiteEntity,
   type VersionStatusSummary,
+  type WorkflowEntity,
   type WorkflowStatusSource,
-} from '../workflows/workflow-status-source.js';
+  type WorkflowVersionEntity,
+} from '../workflows/index.js';
 import { aggregateStatus, type AggregateTestStatus } from './aggregate-status.js';
 import { BuildsRepository, type LatestOfInstance, type StoredBuild } from './builds.repository.js';
+import { CheckStateRepository } from './check-state.repository.js';
 
 /** A build with the instance it belongs to (its suite and service loaded), as replies show it. */
 export interface BuildView {
@@ -48,6 +50,8 @@ export interface SuiteStatus extends InstancesStatus {
 export class TestStatusService implements WorkflowStatusSource {
   constructor(
     private readonly repo: BuildsRepository,
+    private readonly checkStates: CheckStateRepository,
+    private readonly registered: RegisteredInstances,
     @Inject(WorkflowAccess)
     private readonly access: Pick<WorkflowAccess, 'visibleVersion' | 'visibleSuite' | 'visibleInstance'>,
   ) {}
@@ -60,13 +64,13 @@ export class TestStatusService implements WorkflowStatusSource {
     now = new Date(),
   ): Promise<VersionStatus> {
     const visible = await this.access.visibleVersion(wfUuid, version, user);
-    const instances = await this.repo.instancesOfVersion(visible.version.id);
+    const instances = await this.registered.ofVersion(visible.version.id);
     return { ...visible, ...(await this.statusOf(instances, now)) };
   }
 
   async suiteStatus(suiteUuid: string, user: AuthUser, now = new Date()): Promise<SuiteStatus> {
     const suite = await this.access.visibleSuite(suiteUuid, user);
-    const instances = await this.repo.instancesOfSuite(suite.id);
+    const instances = await this.registered.ofSuite(suite.id);
     return { suite, ...(await this.statusOf(instances, now)) };
   }
 
@@ -117,11 +121,17 @@ export class TestStatusService implements WorkflowStatusSource {
   }
 
   private async statusOf(instances: readonly TestInstanceEntity[], now: Date): Promise<InstancesStatus> {
-    const latest = await this.repo.latestOfInstances(instances.map((instance) => instance.id));
+    const ids = instances.map((instance) => instance.id);
+    const latest = await this.repo.latestOfInstances(ids);
+    const states = await this.checkStates.viewsOf(ids);
+    const paused = await this.checkStates.pausedServices(
+      instances.map((instance) => instance.serviceId),
+      now,
+    );
     let lastChecked: Date | null = null;
-    for (const instance of instances) {
-      if (instance.lastCheckedAt && (!lastChecked || instance.lastCheckedAt > lastChecked)) {
-        lastChecked = instance.lastCheckedAt;
+    for (const state of states.values()) {
+      if (state.lastCheckedAt && (!lastChecked || state.lastCheckedAt > lastChecked)) {
+        lastChecked = state.lastCheckedAt;
       }
     }
     return {
@@ -133,15 +143,12 @@ export class TestStatusService implements WorkflowStatusSource {
         return build ? [{ build, instance }] : [];
       }),
       lastChecked,
-      stale: instances.some((instance) => instance.lastCheckFailed || isPaused(instance, now)),
+      // A failed last check, or a service paused by a rate limit: the builds may be out of date.
+      stale: instances.some(
+        (instance) => states.get(instance.id)?.lastCheckFailed === true || paused.has(instance.serviceId),
+      ),
     };
   }
-}
-
-/** The instance's service is paused by a rate limit: its builds may be out of date. */
-function isPaused(instance: TestInstanceEntity, now: Date): boolean {
-  const until = instance.service?.pausedUntil;
-  return until !== null && until !== undefined && until > now;
 }
 
 /** The build that started last (ties: the one stored last). */

@@ -11,6 +11,8 @@ import { TestSuiteEntity } from './entities/test-suite.entity.js';
 import { WorkflowVersionEntity } from './entities/workflow-version.entity.js';
 import { WorkflowEntity } from './entities/workflow.entity.js';
 import { InstancesController } from './instances.controller.js';
+import { RegisteredInstances } from './registered-instances.js';
+import { RegistryEvents } from './registry-events.js';
 import { SuitesController } from './suites.controller.js';
 import { UserWorkflowsController } from './user-workflows.controller.js';
 import { VersionStatusReader } from './version-status.reader.js';
@@ -28,9 +30,9 @@ const ENTITIES = [
 ];
 
 /**
- * Area B's registry. Test monitoring uses what it exports: the entities' repositories,
- * `WorkflowAccess` (lookups by uuid with the visibility rule) and `WorkflowsService`; the
- * reply mappers (`toInstanceResponse`, `toBuildResponse`, …) are plain functions in `dto/`.
+ * Area B's registry. Test monitoring uses what it exports (see index.ts): `WorkflowAccess`
+ * (lookups by uuid with the visibility rule), the read port `RegisteredInstances`, and
+ * `RegistryEvents`; its tables stay its own.
  */
 @Module({
   imports: [TypeOrmModule.forFeature(ENTITIES)],
@@ -45,7 +47,9 @@ const ENTITIES = [
     WorkflowAccess,
     VersionStatusReader,
     WorkflowsService,
+    RegisteredInstances,
+    RegistryEvents,
   ],
-  exports: [TypeOrmModule, WorkflowAccess, WorkflowsService],
+  exports: [WorkflowAccess, RegisteredInstances, RegistryEvents],
 })
 export class WorkflowsModule {}

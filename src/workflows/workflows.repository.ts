@@ -10,6 +10,7 @@ import { TestServiceEntity } from './entities/test-service.entity.js';
 import { TestSuiteEntity } from './entities/test-suite.entity.js';
 import { WorkflowVersionEntity } from './entities/workflow-version.entity.js';
 import { WorkflowEntity } from './entities/workflow.entity.js';
+import { RegistryEvents, type AddedInstance } from './registry-events.js';
 import { lockRows } from '../database/dialect.js';
 import { retryOnDeadlock } from '../database/retry-on-deadlock.js';
 
@@ -43,6 +44,7 @@ export class WorkflowsRepository {
     @InjectRepository(WorkflowVersionEntity) private readonly versions: Repository<WorkflowVersionEntity>,
     @InjectRepository(TestSuiteEntity) private readonly suites: Repository<TestSuiteEntity>,
     @InjectRepository(TestInstanceEntity) private readonly instances: Repository<TestInstanceEntity>,
+    private readonly events: RegistryEvents,
   ) {}
 
   /** The workflow with its versions, each with its submitter. */
@@ -110,6 +112,29 @@ export class WorkflowsRepository {
     return this.instances.find({ where: { id: In([...ids]) }, relations: { service: true, suite: true } });
   }
 
+  /** The instances of a version with their suite and service, suite by suite, in crate order. */
+  instancesOfVersion(versionId: number): Promise<TestInstanceEntity[]> {
+    return this.instances
+      .createQueryBuilder('i')
+      .innerJoinAndSelect('i.suite', 'suite')
+      .innerJoinAndSelect('i.service', 'service')
+      .where('suite.versionId = :versionId', { versionId })
+      .orderBy('suite.id', 'ASC')
+      .addOrderBy('i.id', 'ASC')
+      .getMany();
+  }
+
+  /** The instances of a suite with their suite and service. */
+  instancesOfSuite(suiteId: number): Promise<TestInstanceEntity[]> {
+    return this.instances
+      .createQueryBuilder('i')
+      .innerJoinAndSelect('i.suite', 'suite')
+      .innerJoinAndSelect('i.service', 'service')
+      .where('i.suiteId = :suiteId', { suiteId })
+      .orderBy('i.id', 'ASC')
+      .getMany();
+  }
+
   /** True while some version still uses the stored archive. */
   isArchiveUsed(sha256: string): Promise<boolean> {
     return this.versions.existsBy({ archiveSha256: sha256 });
@@ -126,8 +151,8 @@ export class WorkflowsRepository {
 
   /**
    * Saves a version in one transaction: the workflow (created on its first version), the
-   * version, its suites and instances (due for a first check now), and the test services
-   * they run on (shared by (type, url), created when new). Throws DomainError('conflict')
+   * version, its suites and instances (RegistryEvents' listeners are told of them in the same
+   * transaction), and the test services they run on (shared by (type, url), created when new). Throws DomainError('conflict')
    * when the workflow belongs to another user or already has this version.
    */
   async saveVersion(input: NewVersion): Promise<WorkflowVersionEntity> {
@@ -166,6 +191,7 @@ export class WorkflowsRepository {
       const [type, url] = JSON.parse(key) as [string, string];
       serviceIds.set(key, await this.serviceFor(tx, type, url));
     }
+    const added: AddedInstance[] = [];
     for (const suite of input.suites) {
       const suiteId = insertedId(
         await tx.insert(TestSuiteEntity, {
@@ -179,19 +205,22 @@ export class WorkflowsRepository {
         }),
       );
       for (const instance of suite.instances) {
-        await tx.insert(TestInstanceEntity, {
-          uuid: randomUUID(),
-          suiteId,
-          serviceId: serviceIds.get(serviceKey(instance.serviceType, instance.serviceUrl)),
-          rocInstance: instance.id,
-          name: instance.name ?? null,
-          resource: instance.resource,
-          managed: false,
-          // "Check now": the monitoring scheduler picks new instances up at its next tick.
-          nextCheckAt: input.now,
-        });
+        const serviceId = serviceIds.get(serviceKey(instance.serviceType, instance.serviceUrl));
+        const instanceId = insertedId(
+          await tx.insert(TestInstanceEntity, {
+            uuid: randomUUID(),
+            suiteId,
+            serviceId,
+            rocInstance: instance.id,
+            name: instance.name ?? null,
+            resource: instance.resource,
+            managed: false,
+          }),
+        );
+        added.push({ instanceId, versionId: version.id, serviceId: Number(serviceId) });
       }
     }
+    await this.events.instancesAdded(tx, added, input.now);
     return version;
   }
 
@@ -234,9 +263,7 @@ export class WorkflowsRepository {
       return existing.id;
     }
     try {
-      return insertedId(
-        await tx.insert(TestServiceEntity, { uuid: randomUUID(), type, url, pausedUntil: null }),
-      );
+      return insertedId(await tx.insert(TestServiceEntity, { uuid: randomUUID(), type, url }));
     } catch (error) {
       if (!isUniqueViolation(error)) {
         throw error;

@@ -1,5 +1,5 @@
 import { DataSource } from 'typeorm';
-import { BuildsRepository } from '../../src/test-monitoring/builds.repository.js';
+import { CheckStateRepository } from '../../src/test-monitoring/check-state.repository.js';
 import { RefreshMetrics } from '../../src/test-monitoring/refresh-metrics.js';
 import { DEFAULT_REFRESH_INTERVAL_MS } from '../../src/test-monitoring/refresh-schedule.js';
 import { RefreshScheduler } from '../../src/test-monitoring/refresh.scheduler.js';
@@ -59,7 +59,7 @@ describe(`refresh benchmark (${testDatabase()})`, () => {
     const scheduler = t.app.get(RefreshScheduler);
     const metrics = t.app.get(RefreshMetrics);
     // Time spent writing outcomes (on SQLite it blocks the event loop, so it adds to the cycle).
-    const repo = t.app.get(BuildsRepository);
+    const repo = t.app.get(CheckStateRepository);
     const record = repo.recordChecks.bind(repo);
     let writeMs = 0;
     repo.recordChecks = async (records) => {

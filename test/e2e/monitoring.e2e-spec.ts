@@ -4,6 +4,7 @@ import { DEFAULT_REFRESH_INTERVAL_MS } from '../../src/test-monitoring/refresh-s
 import { RefreshScheduler } from '../../src/test-monitoring/refresh.scheduler.js';
 import { BuildEntity } from '../../src/test-monitoring/entities/build.entity.js';
 import { TestInstanceEntity } from '../../src/workflows/entities/test-instance.entity.js';
+import { checkStateRow, type CheckStateRow } from '../support/monitoring-repositories.js';
 import { GithubFake } from '../fakes/github-fake.js';
 import { JenkinsFake } from '../fakes/jenkins-fake.js';
 import { LinkServer } from '../fakes/link-server.js';
@@ -127,8 +128,10 @@ describe(`test monitoring (${testDatabase()})`, () => {
     return Object.fromEntries(reply.latest_builds.map((build) => [build.instance.service.type, build]));
   }
 
-  async function instanceRow(name: string): Promise<TestInstanceEntity> {
-    return dataSource.getRepository(TestInstanceEntity).findOneByOrFail({ name });
+  /** The check state of the instance of that name. */
+  async function instanceRow(name: string): Promise<CheckStateRow> {
+    const instance = await dataSource.getRepository(TestInstanceEntity).findOneByOrFail({ name });
+    return checkStateRow(dataSource, instance.id);
   }
 
   beforeAll(async () => {

@@ -343,7 +343,8 @@ describe('workflow registry (API.md 2.1–2.5, 2.7)', () => {
       .query<
         { next_check_at: string | Date; lease_owner: null; failure_count: number; last_checked_at: null }[]
       >(
-        'SELECT next_check_at, lease_owner, failure_count, last_checked_at FROM test_instances WHERE uuid = ?',
+        `SELECT c.next_check_at, c.lease_owner, c.failure_count, c.last_checked_at
+         FROM test_check_states c INNER JOIN test_instances i ON i.id = c.instance_id WHERE i.uuid = ?`,
         [suite.instances[0].uuid],
       );
     expect(rows).toHaveLength(1);

@@ -7,6 +7,8 @@ import { loadConfig } from '../../src/config/app-config.js';
 import { dataSourceOptions, openDataSource } from '../../src/database/data-source.js';
 import { VmLeaseEntity } from '../../src/orchestration/entities/vm-lease.entity.js';
 import { BuildEntity } from '../../src/test-monitoring/entities/build.entity.js';
+import { CheckStateEntity } from '../../src/test-monitoring/entities/check-state.entity.js';
+import { ServicePauseEntity } from '../../src/test-monitoring/entities/service-pause.entity.js';
 import { TestInstanceEntity } from '../../src/workflows/entities/test-instance.entity.js';
 import { TestServiceEntity } from '../../src/workflows/entities/test-service.entity.js';
 import { TestSuiteEntity } from '../../src/workflows/entities/test-suite.entity.js';
@@ -34,6 +36,8 @@ export function openMemoryDatabase(): Promise<DataSource> {
       TestInstanceEntity,
       BuildEntity,
       VmLeaseEntity,
+      CheckStateEntity,
+      ServicePauseEntity,
     ],
   });
 }

@@ -2,6 +2,7 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import type { DataSource, EntityManager } from 'typeorm';
 import { UserEntity } from '../../src/auth/entities/user.entity.js';
 import { BuildEntity } from '../../src/test-monitoring/entities/build.entity.js';
+import { CheckStateEntity } from '../../src/test-monitoring/entities/check-state.entity.js';
 import { TestInstanceEntity } from '../../src/workflows/entities/test-instance.entity.js';
 import { TestServiceEntity } from '../../src/workflows/entities/test-service.entity.js';
 import { TestSuiteEntity } from '../../src/workflows/entities/test-suite.entity.js';
@@ -11,7 +12,7 @@ import { WorkflowEntity } from '../../src/workflows/entities/workflow.entity.js'
 /**
  * Inserts registry rows straight into the database, for the monitoring tests that need many
  * instances (or none of the registry's HTTP): a workflow version with suites and instances
- * pointing at CI fakes, due for a check as a registration leaves them.
+ * pointing at CI fakes, with monitoring's check state due as a registration leaves it.
  */
 export interface SeedInstance {
   type: 'github' | 'travis' | 'jenkins';
@@ -108,9 +109,6 @@ export async function seedVersion(dataSource: DataSource, options: SeedOptions):
           name: spec.name ?? `instance${position + 1}`,
           resource: spec.resource,
           managed: false,
-          nextCheckAt: options.dueAt ?? new Date(),
-          failureCount: 0,
-          lastCheckFailed: false,
         });
       }
       for (let at = 0; at < rows.length; at += CHUNK) {
@@ -120,6 +118,17 @@ export async function seedVersion(dataSource: DataSource, options: SeedOptions):
         where: { suiteId: suite.id },
         order: { id: 'ASC' },
       });
+      const states: Partial<CheckStateEntity>[] = stored.map((row) => ({
+        instanceId: row.id,
+        serviceId: row.serviceId,
+        versionId: version.id,
+        nextCheckAt: options.dueAt ?? new Date(),
+        failureCount: 0,
+        lastCheckFailed: false,
+      }));
+      for (let at = 0; at < states.length; at += CHUNK) {
+        await tx.insert(CheckStateEntity, states.slice(at, at + CHUNK));
+      }
       const instances = stored.map((row) => ({
         id: row.id,
         uuid: row.uuid,
@@ -177,8 +186,7 @@ async function serviceId(
   }
   const existing = await tx.findOneBy(TestServiceEntity, { type, url });
   const id =
-    existing?.id ??
-    (await tx.save(tx.create(TestServiceEntity, { uuid: randomUUID(), type, url, pausedUntil: null }))).id;
+    existing?.id ?? (await tx.save(tx.create(TestServiceEntity, { uuid: randomUUID(), type, url }))).id;
   cache.set(key, id);
   return id;
 }

@@ -1,7 +1,7 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { IsOptional, IsString, Length } from 'class-validator';
 import { OptionalQueryInt } from '../../common/validation.js';
-import { InstanceUuidParam } from '../../workflows/dto/workflow-requests.dto.js';
+import { InstanceUuidParam } from '../../workflows/index.js';
 
 /** Builds listed when `limit` is not given. */
 export const DEFAULT_LATEST_BUILDS = 10;

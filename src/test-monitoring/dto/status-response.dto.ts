@@ -1,6 +1,5 @@
 import { ApiProperty } from '@nestjs/swagger';
-import { BuildDto, toBuildResponse } from '../../workflows/dto/suite-response.dto.js';
-import { latestVersionOf, WorkflowRefDto } from '../../workflows/dto/workflow-response.dto.js';
+import { BuildDto, latestVersionOf, toBuildResponse, WorkflowRefDto } from '../../workflows/index.js';
 import { AGGREGATE_TEST_STATUSES, type AggregateTestStatus } from '../aggregate-status.js';
 import type { BuildView, SuiteStatus, VersionStatus } from '../test-status.service.js';
 

@@ -1,14 +1,4 @@
-import {
-  Column,
-  Entity,
-  Index,
-  JoinColumn,
-  ManyToOne,
-  PrimaryGeneratedColumn,
-  Unique,
-  type Relation,
-} from 'typeorm';
-import { TestInstanceEntity } from '../../workflows/entities/test-instance.entity.js';
+import { Column, Entity, Index, JoinColumn, ManyToOne, PrimaryGeneratedColumn, Unique } from 'typeorm';
 
 /** One CI build of an instance, as its service reported it at the last check. */
 @Entity('builds')
@@ -21,9 +11,10 @@ export class BuildEntity {
   @Column({ name: 'instance_id', type: 'integer' })
   instanceId!: number;
 
-  @ManyToOne(() => TestInstanceEntity, { onDelete: 'CASCADE', onUpdate: 'NO ACTION' })
+  // By entity name: see CheckStateEntity.
+  @ManyToOne('TestInstanceEntity', { onDelete: 'CASCADE', onUpdate: 'NO ACTION' })
   @JoinColumn({ name: 'instance_id', foreignKeyConstraintName: 'FK_builds_instance' })
-  instance?: Relation<TestInstanceEntity>;
+  instance?: object;
 
   @Column({ name: 'build_id', type: 'varchar', length: 64 })
   buildId!: string;

@@ -1,8 +1,8 @@
 import { Column, Entity, PrimaryGeneratedColumn, Unique } from 'typeorm';
 
 /**
- * One CI service endpoint, shared by every instance that uses the same (type, url).
- * `pausedUntil` is written by test monitoring when the service's rate limit is exhausted.
+ * One CI service endpoint, shared by every instance that uses the same (type, url). A pause
+ * after its rate limit ran out is test monitoring's, in its own table.
  */
 @Entity('test_services')
 @Unique('UQ_test_services_uuid', ['uuid'])
@@ -20,7 +20,4 @@ export class TestServiceEntity {
   /** The API base URL as the crate gives it; 512 characters keep the unique index within MySQL's key limit. */
   @Column({ type: 'varchar', length: 512 })
   url!: string;
-
-  @Column({ name: 'paused_until', type: 'datetime', nullable: true })
-  pausedUntil!: Date | null;
 }

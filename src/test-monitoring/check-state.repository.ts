@@ -1,0 +1,341 @@
+import { Injectable, type OnModuleInit } from '@nestjs/common';
+import { InjectRepository } from '@nestjs/typeorm';
+import { Repository, type EntityManager } from 'typeorm';
+import { insertMissing, lockRows } from '../database/dialect.js';
+import { retryOnDeadlock } from '../database/retry-on-deadlock.js';
+import { RegisteredInstances, RegistryEvents, type AddedInstance } from '../workflows/index.js';
+import { BuildsRepository } from './builds.repository.js';
+import { CheckStateEntity } from './entities/check-state.entity.js';
+import { ServicePauseEntity } from './entities/service-pause.entity.js';
+import type { Build } from './testing-services/testing-service.js';
+
+/** `last_error` column width. */
+const MAX_ERROR_LENGTH = 512;
+/** Instances whose check state one statement writes; bounds the statements' parameters. */
+const INSTANCES_PER_STATEMENT = 50;
+/** Select-and-lease rounds of one claim. */
+const CLAIM_ROUNDS = 3;
+
+/** An instance leased to this copy for one check. */
+export interface ClaimedInstance {
+  id: number;
+  resource: string;
+  etag: string | null;
+  failureCount: number;
+  /** The claim's token, held in `lease_owner`; writes are conditional on it. */
+  leaseToken: string;
+  service: { id: number; type: string; url: string };
+}
+
+/** What one check of a claimed instance changes; every kind also releases the lease. */
+export type CheckRecord =
+  /** New or changed builds, a fresh ETag (or none), the next regular check. */
+  | {
+      kind: 'builds';
+      instanceId: number;
+      leaseToken: string;
+      checkedAt: Date;
+      nextCheckAt: Date;
+      etag: string | null;
+      builds: readonly Build[];
+    }
+  /** 304: nothing but the check bookkeeping changes. */
+  | { kind: 'not_modified'; instanceId: number; leaseToken: string; checkedAt: Date; nextCheckAt: Date }
+  /** The check failed: builds and ETag stay, the back-off goes into the next check time. */
+  | {
+      kind: 'failed';
+      instanceId: number;
+      leaseToken: string;
+      failureCount: number;
+      nextCheckAt: Date;
+      reason: string;
+    }
+  /** Not checked (its service is paused, or the copy is stopping): still due, free for anyone. */
+  | { kind: 'released'; instanceId: number; leaseToken: string };
+
+/** An instance's check state as status reads show it. */
+export interface CheckStateView {
+  lastCheckedAt: Date | null;
+  lastCheckFailed: boolean;
+}
+
+/**
+ * Test monitoring's check state: when each instance is due, the lease that lets several copies
+ * share the work, its ETag and back-off (`test_check_states`), and the pauses of rate-limited
+ * services (`test_service_pauses`). New instances get their row, due at once, in the
+ * registration's transaction (RegistryEvents).
+ */
+@Injectable()
+export class CheckStateRepository implements OnModuleInit {
+  private claims = 0;
+
+  constructor(
+    @InjectRepository(CheckStateEntity) private readonly states: Repository<CheckStateEntity>,
+    @InjectRepository(ServicePauseEntity) private readonly pauses: Repository<ServicePauseEntity>,
+    private readonly builds: BuildsRepository,
+    private readonly registered: RegisteredInstances,
+    private readonly events: RegistryEvents,
+  ) {}
+
+  onModuleInit(): void {
+    this.events.onInstancesAdded((tx, added, at) => this.addDue(tx, added, at));
+  }
+
+  /** Makes new instances due at `at` (an instance that has a row already keeps it). */
+  async addDue(tx: EntityManager, added: readonly AddedInstance[], at: Date): Promise<void> {
+    for (let from = 0; from < added.length; from += INSTANCES_PER_STATEMENT) {
+      await insertMissing(
+        tx,
+        CheckStateEntity,
+        added.slice(from, from + INSTANCES_PER_STATEMENT).map((instance) => ({
+          instanceId: instance.instanceId,
+          serviceId: instance.serviceId,
+          versionId: instance.versionId,
+          nextCheckAt: at,
+          failureCount: 0,
+          lastCheckFailed: false,
+        })),
+      );
+    }
+  }
+
+  /**
+   * Leases up to `batch` due instances to `owner` for `leaseMs`, the most overdue first, and
+   * returns them. Due means `next_check_at <= now`, not leased (or the lease ran out: its copy
+   * died), and the service not paused. The lease is one conditional UPDATE, so when several
+   * copies race for the same rows each row goes to exactly one of them, on SQLite and MariaDB.
+   */
+  async claimDue(now: Date, owner: string, batch: number, leaseMs: number): Promise<ClaimedInstance[]> {
+    const token = `${owner}#${++this.claims}`.slice(-64);
+    const leaseUntil = new Date(now.getTime() + leaseMs);
+    const tried: number[] = [];
+    let leased = 0;
+    // A copy that loses a race for some candidates selects again, so it does not go idle while
+    // instances are due; a few rounds are enough, the next tick takes what is left.
+    for (let round = 0; round < CLAIM_ROUNDS && leased < batch; round++) {
+      const candidates = await this.states
+        .createQueryBuilder('c')
+        .leftJoin(ServicePauseEntity, 'p', 'p.serviceId = c.serviceId')
+        .select('c.instanceId', 'id')
+        .where('c.nextCheckAt <= :now', { now })
+        .andWhere('(c.leaseUntil IS NULL OR c.leaseUntil < :now)', { now })
+        .andWhere('(p.pausedUntil IS NULL OR p.pausedUntil <= :now)', { now })
+        .orderBy('c.nextCheckAt', 'ASC')
+        .addOrderBy('c.instanceId', 'ASC')
+        .limit(batch - leased)
+        .getRawMany<{ id: number | string }>();
+      if (candidates.length === 0) {
+        break;
+      }
+      // Ascending ids: every writer locks rows in one order, so MariaDB cannot deadlock on them.
+      const ids = candidates.map((row) => Number(row.id)).sort((a, b) => a - b);
+      tried.push(...ids);
+      const result = await retryOnDeadlock(() =>
+        this.states
+          .createQueryBuilder()
+          .update(CheckStateEntity)
+          .set({ leaseOwner: token, leaseUntil })
+          .where('instance_id IN (:...ids)', { ids })
+          .andWhere('next_check_at <= :now', { now })
+          .andWhere('(lease_until IS NULL OR lease_until < :now)', { now })
+          .execute(),
+      );
+      const won = result.affected ?? ids.length;
+      leased += won;
+      if (won === ids.length) {
+        break;
+      }
+    }
+    if (leased === 0) {
+      return [];
+    }
+    // By primary key: the candidates this claim tried, of which it holds those with its token.
+    const claimed = await this.states
+      .createQueryBuilder('c')
+      .where('c.instanceId IN (:...ids)', { ids: tried })
+      .andWhere('c.leaseOwner = :token', { token })
+      .orderBy('c.nextCheckAt', 'ASC')
+      .addOrderBy('c.instanceId', 'ASC')
+      .getMany();
+    const targets = await this.registered.checkTargets(claimed.map((state) => state.instanceId));
+    // An instance deleted since took its check state with it: nothing to check or release.
+    return claimed.flatMap((state) => {
+      const target = targets.get(state.instanceId);
+      return target
+        ? [
+            {
+              id: state.instanceId,
+              resource: target.resource,
+              etag: state.etag,
+              failureCount: state.failureCount,
+              leaseToken: token,
+              service: target.service,
+            },
+          ]
+        : [];
+    });
+  }
+
+  /**
+   * Writes the outcomes of several checks in one transaction (one commit for many checks keeps
+   * SQLite fast). Each write is conditional on the claim's lease token: a copy whose lease ran
+   * out and was taken over by another writes nothing. Builds are upserted by (instance, build id);
+   * unchanged builds are not touched, and a 304 changes only the instance's check bookkeeping.
+   */
+  async recordChecks(records: readonly CheckRecord[]): Promise<void> {
+    if (records.length === 0) {
+      return;
+    }
+    const ordered = [...records].sort((a, b) => a.instanceId - b.instanceId);
+    await retryOnDeadlock(() =>
+      this.states.manager.transaction(async (tx) => {
+        for (let at = 0; at < ordered.length; at += INSTANCES_PER_STATEMENT) {
+          const chunk = ordered.slice(at, at + INSTANCES_PER_STATEMENT);
+          const owned = await this.updateStates(tx, chunk);
+          const fresh = chunk.flatMap((record) =>
+            record.kind === 'builds' && record.builds.length > 0 && owned.has(record.instanceId)
+              ? [{ instanceId: record.instanceId, builds: record.builds }]
+              : [],
+          );
+          if (fresh.length > 0) {
+            await this.builds.upsertBuilds(tx, fresh);
+          }
+        }
+      }),
+    );
+  }
+
+  /** Pauses a rate-limited service until `until` (a later pause already set is kept). */
+  async pauseService(serviceId: number, until: Date): Promise<void> {
+    // Whole seconds, rounded up: MariaDB would cut the milliseconds and end the pause early.
+    until = new Date(Math.ceil(until.getTime() / 1000) * 1000);
+    await retryOnDeadlock(() =>
+      this.pauses.manager.transaction(async (tx) => {
+        await insertMissing(tx, ServicePauseEntity, [{ serviceId, pausedUntil: until }]);
+        await tx
+          .createQueryBuilder()
+          .update(ServicePauseEntity)
+          .set({ pausedUntil: until })
+          .where('service_id = :serviceId', { serviceId })
+          .andWhere('paused_until < :until', { until })
+          .execute();
+      }),
+    );
+  }
+
+  /** Services paused by a rate limit at `now`. */
+  pausedServiceCount(now: Date): Promise<number> {
+    return this.pauses.createQueryBuilder('p').where('p.pausedUntil > :now', { now }).getCount();
+  }
+
+  /** Of the given services, those paused at `now`. */
+  async pausedServices(serviceIds: readonly number[], now: Date): Promise<Set<number>> {
+    if (serviceIds.length === 0) {
+      return new Set();
+    }
+    const rows = await this.pauses
+      .createQueryBuilder('p')
+      .select('p.serviceId', 'service_id')
+      .where('p.serviceId IN (:...ids)', { ids: [...new Set(serviceIds)] })
+      .andWhere('p.pausedUntil > :now', { now })
+      .getRawMany<{ service_id: number | string }>();
+    return new Set(rows.map((row) => Number(row.service_id)));
+  }
+
+  /** The check state of each instance that has one. */
+  async viewsOf(instanceIds: readonly number[]): Promise<Map<number, CheckStateView>> {
+    if (instanceIds.length === 0) {
+      return new Map();
+    }
+    const rows = await this.states
+      .createQueryBuilder('c')
+      .where('c.instanceId IN (:...ids)', { ids: [...instanceIds] })
+      .getMany();
+    return new Map(
+      rows.map((row) => [
+        row.instanceId,
+        { lastCheckedAt: row.lastCheckedAt, lastCheckFailed: row.lastCheckFailed },
+      ]),
+    );
+  }
+
+  /**
+   * Writes the check state of several instances with two statements: which of them this copy
+   * still holds (lease token per record), then one UPDATE setting each row's own values through
+   * CASE expressions. Returns the ids written.
+   */
+  private async updateStates(tx: EntityManager, records: readonly CheckRecord[]): Promise<Set<number>> {
+    const byToken = new Map<string, number[]>();
+    for (const record of records) {
+      byToken.set(record.leaseToken, [...(byToken.get(record.leaseToken) ?? []), record.instanceId]);
+    }
+    const held = tx.createQueryBuilder(CheckStateEntity, 'c').select('c.instanceId', 'id');
+    const guards: string[] = [];
+    const guardParams: Record<string, unknown> = {};
+    [...byToken].forEach(([token, ids], index) => {
+      guards.push(`(c.leaseOwner = :token${index} AND c.instanceId IN (:...ids${index}))`);
+      guardParams[`token${index}`] = token;
+      guardParams[`ids${index}`] = ids;
+    });
+    held.where(guards.join(' OR '), guardParams);
+    // Locks the rows until commit, so that no claim takes them between this read and the UPDATE.
+    const owned = new Set(
+      (await lockRows(held, 'write').getRawMany<{ id: number | string }>()).map((row) => Number(row.id)),
+    );
+    const mine = records.filter((record) => owned.has(record.instanceId));
+    if (mine.length === 0) {
+      return owned;
+    }
+    const cases = new CaseBuilder();
+    const checked = mine.filter((record) => record.kind === 'builds' || record.kind === 'not_modified');
+    const decided = mine.filter((record) => record.kind !== 'released');
+    await tx
+      .createQueryBuilder()
+      .update(CheckStateEntity)
+      .set({
+        leaseOwner: null,
+        leaseUntil: null,
+        nextCheckAt: cases.of('next_check_at', decided, (r) => ('nextCheckAt' in r ? r.nextCheckAt : null)),
+        etag: cases.of(
+          'etag',
+          mine.filter((record) => record.kind === 'builds'),
+          (r) => (r.kind === 'builds' ? r.etag : null),
+        ),
+        failureCount: cases.of('failure_count', decided, (r) => (r.kind === 'failed' ? r.failureCount : 0)),
+        lastCheckedAt: cases.of('last_checked_at', checked, (r) => ('checkedAt' in r ? r.checkedAt : null)),
+        lastCheckFailed: cases.of('last_check_failed', decided, (r) => r.kind === 'failed'),
+        lastError: cases.of('last_error', decided, (r) =>
+          r.kind === 'failed' ? r.reason.slice(0, MAX_ERROR_LENGTH) : null,
+        ),
+      })
+      .where('instance_id IN (:...ids)', { ids: mine.map((record) => record.instanceId) })
+      .setParameters(cases.parameters)
+      .execute();
+    return owned;
+  }
+}
+
+/** `CASE instance_id WHEN … THEN … ELSE <column> END` expressions with named parameters, for one UPDATE of many rows. */
+class CaseBuilder {
+  readonly parameters: Record<string, unknown> = {};
+  private next = 0;
+
+  /** The column's new value per record; rows of other records keep theirs. */
+  of<R extends CheckRecord>(
+    column: string,
+    records: readonly R[],
+    value: (record: R) => unknown,
+  ): () => string {
+    if (records.length === 0) {
+      return () => column;
+    }
+    const whens = records.map((record) => {
+      const at = this.next++;
+      this.parameters[`cid${at}`] = record.instanceId;
+      this.parameters[`cval${at}`] = value(record);
+      return `WHEN :cid${at} THEN :cval${at}`;
+    });
+    const sql = `CASE instance_id ${whens.join(' ')} ELSE ${column} END`;
+    return () => sql;
+  }
+}

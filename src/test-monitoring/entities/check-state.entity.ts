@@ -1,0 +1,64 @@
+import { Column, Entity, Index, JoinColumn, ManyToOne, PrimaryColumn } from 'typeorm';
+
+/**
+ * How and when test monitoring checks one registered instance: the due time, the lease that
+ * lets several copies share the work, the ETag and the back-off. One row per instance, written
+ * in the registration's transaction (see CheckStateRepository.addDue) and gone with the instance.
+ *
+ * The relations name the registry's entities by their entity name, not their class, so that
+ * monitoring needs no import of the registry's internals for its foreign keys.
+ */
+@Entity('test_check_states')
+@Index('IDX_test_check_states_due', ['nextCheckAt'])
+@Index('IDX_test_check_states_service', ['serviceId'])
+@Index('IDX_test_check_states_version', ['versionId'])
+export class CheckStateEntity {
+  @PrimaryColumn({ name: 'instance_id', type: 'integer' })
+  instanceId!: number;
+
+  @ManyToOne('TestInstanceEntity', { onDelete: 'CASCADE', onUpdate: 'NO ACTION' })
+  @JoinColumn({ name: 'instance_id', foreignKeyConstraintName: 'FK_test_check_states_instance' })
+  instance?: object;
+
+  /** The instance's service (it never changes): claims skip paused services without a join into the registry. */
+  @Column({ name: 'service_id', type: 'integer' })
+  serviceId!: number;
+
+  @ManyToOne('TestServiceEntity', { onDelete: 'CASCADE', onUpdate: 'NO ACTION' })
+  @JoinColumn({ name: 'service_id', foreignKeyConstraintName: 'FK_test_check_states_service' })
+  service?: object;
+
+  /** The instance's version (it never changes): status reads by version stay in one indexed query. */
+  @Column({ name: 'version_id', type: 'integer' })
+  versionId!: number;
+
+  @ManyToOne('WorkflowVersionEntity', { onDelete: 'CASCADE', onUpdate: 'NO ACTION' })
+  @JoinColumn({ name: 'version_id', foreignKeyConstraintName: 'FK_test_check_states_version' })
+  version?: object;
+
+  @Column({ name: 'next_check_at', type: 'datetime' })
+  nextCheckAt!: Date;
+
+  @Column({ name: 'lease_owner', type: 'varchar', length: 64, nullable: true })
+  leaseOwner!: string | null;
+
+  @Column({ name: 'lease_until', type: 'datetime', nullable: true })
+  leaseUntil!: Date | null;
+
+  @Column({ type: 'varchar', length: 256, nullable: true })
+  etag!: string | null;
+
+  @Column({ name: 'failure_count', type: 'integer', default: 0 })
+  failureCount!: number;
+
+  /** The last successful check (a 304 counts). */
+  @Column({ name: 'last_checked_at', type: 'datetime', nullable: true })
+  lastCheckedAt!: Date | null;
+
+  /** True while the most recent check failed; the last known builds stay. */
+  @Column({ name: 'last_check_failed', type: 'boolean', default: 0 })
+  lastCheckFailed!: boolean;
+
+  @Column({ name: 'last_error', type: 'varchar', length: 512, nullable: true })
+  lastError!: string | null;
+}

@@ -1,0 +1,7 @@
+/**
+ * What test monitoring offers other features (the lint rule in eslint.config.js lets them import
+ * from `test-monitoring/` only through this file). The registry gets the status of its versions
+ * through WORKFLOW_STATUS_SOURCE, which it defines and this module provides.
+ */
+export { TestMonitoringModule } from './test-monitoring.module.js';
+export { RefreshMetrics } from './refresh-metrics.js';

@@ -1,0 +1,26 @@
+/**
+ * What the registry offers other features; the lint rule in eslint.config.js lets them import
+ * from `workflows/` only through this file. Entities go out as types only (replies show them):
+ * no other feature gets their repositories.
+ */
+export { WorkflowsModule } from './workflows.module.js';
+export { WorkflowAccess, type VisibleVersion } from './workflow-access.service.js';
+export { RegisteredInstances, type CheckTarget } from './registered-instances.js';
+export { RegistryEvents, type AddedInstance, type InstancesAddedListener } from './registry-events.js';
+export {
+  NOT_AVAILABLE,
+  WORKFLOW_STATUS_SOURCE,
+  type AggregateTestStatus,
+  type LatestBuildSummary,
+  type VersionStatusSummary,
+  type WorkflowStatusSource,
+} from './workflow-status-source.js';
+export { RegistryReads } from './registry-reads.decorator.js';
+export { BuildDto, toBuildResponse } from './dto/suite-response.dto.js';
+export { latestVersionOf, WorkflowRefDto } from './dto/workflow-response.dto.js';
+export { InstanceUuidParam, SuiteUuidParam, WorkflowUuidParam } from './dto/workflow-requests.dto.js';
+export type { TestInstanceEntity } from './entities/test-instance.entity.js';
+export type { TestServiceEntity } from './entities/test-service.entity.js';
+export type { TestSuiteEntity } from './entities/test-suite.entity.js';
+export type { WorkflowVersionEntity } from './entities/workflow-version.entity.js';
+export type { WorkflowEntity } from './entities/workflow.entity.js';

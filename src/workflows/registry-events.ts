@@ -1,0 +1,42 @@
+import { Injectable } from '@nestjs/common';
+import type { EntityManager } from 'typeorm';
+
+/** An instance a registration added, with its version and the service it runs on. */
+export interface AddedInstance {
+  instanceId: number;
+  versionId: number;
+  serviceId: number;
+}
+
+/**
+ * Told about the instances of a registration inside its transaction, with the registration's
+ * time: what it writes commits or rolls back with the registration.
+ */
+export type InstancesAddedListener = (
+  tx: EntityManager,
+  added: readonly AddedInstance[],
+  at: Date,
+) => Promise<void>;
+
+/**
+ * What happens in the registry that other features keep state about, without the registry
+ * knowing them: test monitoring listens here to make new instances due for a first check.
+ */
+@Injectable()
+export class RegistryEvents {
+  private readonly instancesAddedListeners: InstancesAddedListener[] = [];
+
+  onInstancesAdded(listener: InstancesAddedListener): void {
+    this.instancesAddedListeners.push(listener);
+  }
+
+  /** Called by the registry's repository in the registration's transaction. */
+  async instancesAdded(tx: EntityManager, added: readonly AddedInstance[], at: Date): Promise<void> {
+    if (added.length === 0) {
+      return;
+    }
+    for (const listener of this.instancesAddedListeners) {
+      await listener(tx, added, at);
+    }
+  }
+}
