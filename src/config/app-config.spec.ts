@@ -38,6 +38,60 @@ describe('loadConfig', () => {
     );
   });
 
+  describe('numeric settings', () => {
+    it.each([
+      ['PORT', 'abc', 'must be an integer between 0 and 65535'],
+      ['PORT', '70000', 'must be an integer between 0 and 65535'],
+      ['PORT', '0x10', 'must be an integer between 0 and 65535'],
+      ['JWT_EXPIRES_IN', '1h', 'must be an integer between 60 and 2592000 (seconds, without a unit suffix)'],
+      ['JWT_EXPIRES_IN', '59', 'must be an integer between 60 and 2592000 (seconds, without a unit suffix)'],
+      [
+        'MAX_CRATE_BYTES',
+        '100MB',
+        'must be an integer between 1 and 1099511627776 (bytes, without a unit suffix)',
+      ],
+      [
+        'MAX_CRATE_BYTES',
+        '1.5',
+        'must be an integer between 1 and 1099511627776 (bytes, without a unit suffix)',
+      ],
+      [
+        'MAX_CRATE_UNCOMPRESSED_BYTES',
+        '1GiB',
+        'must be an integer between 1 and 1099511627776 (bytes, without a unit suffix)',
+      ],
+      [
+        'REFRESH_INTERVAL_SECONDS',
+        '-1',
+        'must be an integer between 0 and 604800 (seconds, without a unit suffix)',
+      ],
+      [
+        'DOWNLOAD_TIMEOUT_SECONDS',
+        '60s',
+        'must be an integer between 1 and 3600 (seconds, without a unit suffix)',
+      ],
+      [
+        'UPSTREAM_TIMEOUT_SECONDS',
+        '0',
+        'must be an integer between 1 and 600 (seconds, without a unit suffix)',
+      ],
+      ['AUTH_RATE_LIMIT', 'ten', 'must be an integer between 1 and 100000'],
+      [
+        'SHUTDOWN_TIMEOUT_SECONDS',
+        '1e3',
+        'must be an integer between 1 and 300 (seconds, without a unit suffix)',
+      ],
+    ])('%s=%p stops start-up with "%s"', (name, value, message) => {
+      expect(() => loadConfig(settings({ [name]: value }))).toThrow(`Invalid setting ${name}: ${message}`);
+    });
+
+    it('reads integers, spaces around them allowed', () => {
+      expect(loadConfig(settings({ PORT: ' 8080 ' })).port).toBe(8080);
+      expect(loadConfig(settings({ PORT: '0' })).port).toBe(0);
+      expect(loadConfig(settings({ JWT_EXPIRES_IN: '7200' })).auth.jwtExpiresInSeconds).toBe(7200);
+    });
+  });
+
   describe('JWT_SECRET', () => {
     it('outside production, generates a secret once in DATA_DIR/jwt-secret (mode 0600) and reuses it', () => {
       const env = { NODE_ENV: 'development', DATA_DIR: dataDir };

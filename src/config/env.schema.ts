@@ -1,4 +1,4 @@
-import { Transform, Type } from 'class-transformer';
+import { Transform } from 'class-transformer';
 import {
   IsBoolean,
   IsIn,
@@ -26,6 +26,30 @@ const toBoolean = ({ value }: { value: unknown }): unknown => {
   return value;
 };
 
+/**
+ * An integer setting between `min` and `max`. Every way of getting it wrong (not a number, a unit
+ * suffix, a fraction, out of range) gives the same message, which states the range and the unit;
+ * Number() would also have turned `''`, `0x10` or `1e3` into numbers.
+ */
+function IntegerSetting(min: number, max: number, unit?: string): PropertyDecorator {
+  const message = `must be an integer between ${min} and ${max}${unit ? ` (${unit}, without a unit suffix)` : ''}`;
+  return applyDecorators(
+    Transform(({ value }: { value: unknown }) =>
+      typeof value === 'string' && /^\s*-?\d{1,16}\s*$/.test(value) ? Number(value) : value,
+    ),
+    IsInt({ message }),
+    Min(min, { message }),
+    Max(max, { message }),
+  );
+}
+
+/** Like Nest's: applies property decorators in order (class-validator has no such helper). */
+function applyDecorators(...decorators: PropertyDecorator[]): PropertyDecorator {
+  return (target, key) => decorators.forEach((decorator) => decorator(target, key));
+}
+
+const TIB = 1024 ** 4;
+
 const HTTP_URL = { require_protocol: true, protocols: ['http', 'https'], require_tld: false };
 
 /**
@@ -37,10 +61,7 @@ export class EnvSchema {
   @IsIn(['development', 'production', 'test'])
   NODE_ENV: string = 'development';
 
-  @Type(() => Number)
-  @IsInt()
-  @Min(0)
-  @Max(65535)
+  @IntegerSetting(0, 65535)
   PORT: number = 3000;
 
   /** Unset: `sqlite:<DATA_DIR>/app.sqlite`, so the database lives with the rest of the data. */
@@ -60,10 +81,7 @@ export class EnvSchema {
   @MinLength(32, { message: 'must be at least 32 characters' })
   JWT_SECRET?: string;
 
-  @Type(() => Number)
-  @IsInt()
-  @Min(60)
-  @Max(30 * 24 * 3600)
+  @IntegerSetting(60, 30 * 24 * 3600, 'seconds')
   JWT_EXPIRES_IN: number = 3600;
 
   @IsOptional()
@@ -92,35 +110,23 @@ export class EnvSchema {
   @IsString()
   GITHUB_TOKEN?: string;
 
-  @Type(() => Number)
-  @IsInt()
-  @Min(0)
+  @IntegerSetting(0, 7 * 24 * 3600, 'seconds')
   REFRESH_INTERVAL_SECONDS: number = 300;
 
   @Transform(toBoolean)
   @IsBoolean()
   ALLOW_PRIVATE_NETWORK_LINKS: boolean = false;
 
-  @Type(() => Number)
-  @IsInt()
-  @Min(1)
+  @IntegerSetting(1, TIB, 'bytes')
   MAX_CRATE_BYTES: number = 100 * 1024 * 1024;
 
-  @Type(() => Number)
-  @IsInt()
-  @Min(1)
+  @IntegerSetting(1, TIB, 'bytes')
   MAX_CRATE_UNCOMPRESSED_BYTES: number = 1024 * 1024 * 1024;
 
-  @Type(() => Number)
-  @IsInt()
-  @Min(1)
-  @Max(3600)
+  @IntegerSetting(1, 3600, 'seconds')
   DOWNLOAD_TIMEOUT_SECONDS: number = 60;
 
-  @Type(() => Number)
-  @IsInt()
-  @Min(1)
-  @Max(600)
+  @IntegerSetting(1, 600, 'seconds')
   UPSTREAM_TIMEOUT_SECONDS: number = 15;
 
   @IsOptional()
@@ -131,10 +137,7 @@ export class EnvSchema {
   @IsBoolean()
   COOKIE_SECURE: boolean = false;
 
-  @Type(() => Number)
-  @IsInt()
-  @Min(1)
-  @Max(100000)
+  @IntegerSetting(1, 100000)
   AUTH_RATE_LIMIT: number = 10;
 
   @IsIn(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'])
@@ -149,10 +152,7 @@ export class EnvSchema {
   @MinLength(16, { message: 'must be at least 16 characters' })
   METRICS_TOKEN?: string;
 
-  @Type(() => Number)
-  @IsInt()
-  @Min(1)
-  @Max(300)
+  @IntegerSetting(1, 300, 'seconds')
   SHUTDOWN_TIMEOUT_SECONDS: number = 25;
 
   /** Longest wait for one database call (a connection, a pooled connection, a query) before 503. */

@@ -58,7 +58,7 @@ describe(`the built service as a process (${testDatabase()})`, () => {
   });
 
   it.each([
-    [{ PORT: 'abc' }, /^Invalid setting PORT: .+\n$/],
+    [{ PORT: 'abc' }, /^Invalid setting PORT: must be an integer between 0 and 65535\n$/],
     [{ JWT_SECRET: '' }, /^Invalid setting JWT_SECRET: is required when NODE_ENV=production\n$/],
     [{ DATABASE_URL: 'postgres://x' }, /^Invalid setting DATABASE_URL: .+\n$/],
     [{ REFRESH_INTERVAL_SECONDS: '-1' }, /^Invalid setting REFRESH_INTERVAL_SECONDS: .+\n$/],
