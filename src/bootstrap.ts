@@ -5,6 +5,7 @@ import helmet from 'helmet';
 import { FallbackErrorFilter } from './common/filters/fallback.filter.js';
 import { AppLogger, bindRequestId, createRootLogger, httpLogger } from './common/logging.js';
 import { MetricsService } from './metrics/metrics.service.js';
+import { rejectDeepJson } from './common/json-depth.js';
 import { assignRequestId } from './common/request-id.js';
 import { createValidationPipe } from './common/validation.js';
 import type { AppConfig } from './config/app-config.js';
@@ -35,6 +36,7 @@ export function configureApp(app: NestExpressApplication, config: AppConfig): vo
   app.use(helmet());
   app.use(cookieParser());
   app.useBodyParser('json', { limit: BODY_LIMIT });
+  app.use(rejectDeepJson);
   // Every other body is read as bytes under the same limit, so an oversized one of any type is a
   // 413 in its area's shape (and a small one fails validation as a 400, never reaching a handler as text).
   app.useBodyParser('raw', { limit: BODY_LIMIT, type: () => true });

@@ -20,6 +20,7 @@ import { LeaseScheduler } from './lease.scheduler.js';
 import { LeasesRepository } from './leases.repository.js';
 import { Clock } from '../common/clock.js';
 import { JsonSuffixMiddleware } from './json-suffix.middleware.js';
+import { PathSegmentMiddleware } from './path-segment.middleware.js';
 import { OrchestrationController } from './orchestration.controller.js';
 import { OrchestrationService } from './orchestration.service.js';
 import { DUMMY_CLOUD_STORE, DummyProviderFactory } from './providers/dummy.provider.js';
@@ -70,7 +71,7 @@ export class OrchestrationModule implements NestModule {
   configure(consumer: MiddlewareConsumer): void {
     // Every path: each middleware decides by the path's area, so that `/api/v1.json` is covered too.
     consumer
-      .apply(JsonSuffixMiddleware, AuthTokenMiddleware)
+      .apply(JsonSuffixMiddleware, PathSegmentMiddleware, AuthTokenMiddleware)
       .forRoutes({ path: '{*path}', method: RequestMethod.ALL });
   }
 }
