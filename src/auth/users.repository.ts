@@ -36,6 +36,15 @@ export class UsersRepository {
     return this.users.count();
   }
 
+  /** Start-up only, on a table of people: a scan is fine, and roles (a joined list) has no index to use. */
+  countActiveAdmins(): Promise<number> {
+    return this.users
+      .createQueryBuilder('user')
+      .where('user.active = :active', { active: true })
+      .andWhere('user.roles LIKE :admin', { admin: '%admin%' })
+      .getCount();
+  }
+
   async create(user: NewUser): Promise<UserEntity> {
     const now = new Date();
     try {

@@ -24,6 +24,14 @@ export class UsersService {
     return this.repo.count();
   }
 
+  countActiveAdmins(): Promise<number> {
+    return this.repo.countActiveAdmins();
+  }
+
+  findByUsername(username: string): Promise<UserEntity | null> {
+    return this.repo.findByUsername(username);
+  }
+
   async create(username: string, password: string, roles: Role[] = ['user']): Promise<UserEntity> {
     return this.repo.create({
       username,
@@ -44,7 +52,8 @@ export class UsersService {
     return user;
   }
 
-  async update(id: number, changes: UserChanges, actingUserId: number): Promise<UserEntity> {
+  /** `actingUserId` undefined: the operator at the console (CLI), who has no account to lock out. */
+  async update(id: number, changes: UserChanges, actingUserId?: number): Promise<UserEntity> {
     const user = await this.get(id);
     if (
       id === actingUserId &&

@@ -1,6 +1,7 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { EXAMPLE_ADMIN_PASSWORD } from '../../src/auth/admin-bootstrap.js';
 import { baseTestEnv, createTestDatabase, testDatabase } from '../support/create-test-app.js';
 import { runCli, startServiceProcess, type ServiceProcess } from '../support/service-process.js';
 
@@ -146,6 +147,120 @@ describe(`the built service as a process (${testDatabase()})`, () => {
         expect(logged).not.toContain(password);
       } finally {
         await service.stop('SIGKILL');
+      }
+    });
+
+    it('creates the bootstrap admin after a user made with the CLI, warns about the example password, and says so either way', async () => {
+      expect(readFileSync('.env.example', 'utf8')).toMatch(
+        new RegExp(`^ADMIN_PASSWORD=${EXAMPLE_ADMIN_PASSWORD}$`, 'm'),
+      );
+      const emptyEnv = {
+        ...baseTestEnv(emptyDir, empty.url),
+        NODE_ENV: 'production',
+        LOG_LEVEL: 'info',
+        ADMIN_USERNAME: 'admin',
+        ADMIN_PASSWORD: EXAMPLE_ADMIN_PASSWORD,
+      };
+      const created = await runCli(
+        ['users:create', '--username', 'early-bot', '--role', 'agent'],
+        emptyEnv,
+        'bot-password-1\n',
+      );
+      expect(created.code).toBe(0);
+
+      const first = await startServiceProcess(emptyEnv);
+      try {
+        const login = await fetch(`${first.url}/api/v1/auth`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify({ username: 'admin', password: EXAMPLE_ADMIN_PASSWORD }),
+        });
+        expect(login.status).toBe(200);
+        expect(((await login.json()) as { user: { roles: string[] } }).user.roles).toEqual(['admin']);
+      } finally {
+        expect(await first.stop()).toBe(0);
+      }
+      const messages = (output: string) =>
+        output
+          .trim()
+          .split('\n')
+          .map((line) => JSON.parse(line) as { msg: string; level: number; context?: string })
+          .filter((entry) => entry.context === 'AdminBootstrap')
+          .map((entry) => [entry.level, entry.msg]);
+      expect(messages(first.output())).toEqual([
+        [
+          40,
+          "ADMIN_PASSWORD is still the example's from .env.example: set your own in .env (or the environment)",
+        ],
+        [
+          30,
+          "created the bootstrap admin 'admin' from ADMIN_USERNAME/ADMIN_PASSWORD (no active admin existed)",
+        ],
+      ]);
+
+      const second = await startServiceProcess({ ...emptyEnv, ADMIN_PASSWORD: 'a-password-of-my-own' });
+      expect(await second.stop()).toBe(0);
+      expect(messages(second.output())).toEqual([[30, 'bootstrap admin not needed: 1 active admin']]);
+    });
+
+    it('manages users from the command line: list, passwd from standard input, disable; --help and unknown commands', async () => {
+      const cliEnv = { ...baseTestEnv(emptyDir, empty.url), NODE_ENV: 'production', LOG_LEVEL: 'info' };
+      const help = await runCli(['--help'], {});
+      expect(help.code).toBe(0);
+      expect(help.stdout).toMatch(/^Usage: npm run cli -- <command>$/m);
+      expect(help.stdout).toMatch(/^ {2}users:passwd --username NAME /m);
+      const unknown = await runCli(['users:frobnicate'], {});
+      expect(unknown.code).toBe(2);
+      expect(unknown.stderr).toMatch(/^unknown command 'users:frobnicate'\nUsage: /);
+      const none = await runCli([], {});
+      expect(none.code).toBe(2);
+      expect(none.stderr).toMatch(/^no command given\nUsage: /);
+
+      for (const username of ['cli-a', 'cli-b']) {
+        expect(
+          (await runCli(['users:create', '--username', username], cliEnv, 'first-password\n')).code,
+        ).toBe(0);
+      }
+      const passwd = await runCli(['users:passwd', '--username', 'cli-a'], cliEnv, 'second-password\n');
+      expect(passwd).toEqual({ code: 0, stdout: 'changed the password of cli-a\n', stderr: '' });
+      const short = await runCli(['users:passwd', '--username', 'cli-a'], cliEnv, 'short\n');
+      expect(short.code).toBe(1);
+      expect(short.stderr).toContain('at least 8 characters');
+      const nobody = await runCli(['users:passwd', '--username', 'nobody'], cliEnv, 'third-password\n');
+      expect({ code: nobody.code, stderr: nobody.stderr }).toEqual({
+        code: 1,
+        stderr: "error: no user 'nobody'\n",
+      });
+      const disabled = await runCli(['users:disable', '--username', 'cli-b'], cliEnv);
+      expect(disabled.code).toBe(0);
+
+      const listed = await runCli(['users:list'], cliEnv);
+      expect(listed.code).toBe(0);
+      const rows = listed.stdout
+        .trim()
+        .split('\n')
+        .map((line) => line.split(/\s+/));
+      expect(rows[0]).toEqual(['id', 'username', 'roles', 'state']);
+      expect(rows.slice(1).map((row) => row.slice(1))).toEqual(
+        expect.arrayContaining([
+          ['cli-a', 'user', 'active'],
+          ['cli-b', 'user', 'disabled'],
+        ]),
+      );
+
+      const service = await startServiceProcess(cliEnv);
+      try {
+        const login = (username: string, password: string) =>
+          fetch(`${service.url}/api/v1/auth`, {
+            method: 'POST',
+            headers: { 'content-type': 'application/json' },
+            body: JSON.stringify({ username, password }),
+          }).then((response) => response.status);
+        expect(await login('cli-a', 'second-password')).toBe(200);
+        expect(await login('cli-a', 'first-password')).toBe(403);
+        expect(await login('cli-b', 'first-password')).toBe(403);
+      } finally {
+        expect(await service.stop()).toBe(0);
       }
     });
 
