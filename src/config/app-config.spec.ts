@@ -77,6 +77,11 @@ describe('loadConfig', () => {
       ],
       ['AUTH_RATE_LIMIT', 'ten', 'must be an integer between 1 and 100000'],
       [
+        'DATABASE_TIMEOUT_SECONDS',
+        '10s',
+        'must be an integer between 1 and 300 (seconds, without a unit suffix)',
+      ],
+      [
         'SHUTDOWN_TIMEOUT_SECONDS',
         '1e3',
         'must be an integer between 1 and 300 (seconds, without a unit suffix)',

@@ -156,9 +156,6 @@ export class EnvSchema {
   SHUTDOWN_TIMEOUT_SECONDS: number = 25;
 
   /** Longest wait for one database call (a connection, a pooled connection, a query) before 503. */
-  @Type(() => Number)
-  @IsInt()
-  @Min(1)
-  @Max(300)
+  @IntegerSetting(1, 300, 'seconds')
   DATABASE_TIMEOUT_SECONDS: number = 10;
 }
