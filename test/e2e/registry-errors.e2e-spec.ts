@@ -171,18 +171,18 @@ describe('workflow registration refusals (API.md 2.1, 2.9)', () => {
       );
     });
 
-    it('never answering: the registration ends within the timeout plus a second', async () => {
+    it('never answering: the download is cut at the timeout and not tried again', async () => {
       const link = links.route('/hang.zip', { kind: 'hang' });
-      const started = Date.now();
       await expectRefused({ roc_link: link, version: '1' }, 400, 'the link did not answer within 2 s');
-      expect(Date.now() - started).toBeLessThan(3000);
+      await links.untilUnfinished('/hang.zip');
+      expect(links.requestsTo('/hang.zip')).toHaveLength(1);
     });
 
-    it('stopping in the middle of the archive: bounded by the same timeout', async () => {
+    it('stopping in the middle of the archive: cut by the same timeout, not tried again', async () => {
       const link = links.route('/stall.zip', { kind: 'stall', first: 'PK\u0003\u0004', contentLength: 5000 });
-      const started = Date.now();
       await expectRefused({ roc_link: link, version: '1' }, 400, 'the link did not answer within 2 s');
-      expect(Date.now() - started).toBeLessThan(3000);
+      await links.untilUnfinished('/stall.zip');
+      expect(links.requestsTo('/stall.zip')).toHaveLength(1);
     });
 
     it('closing the connection before the whole archive arrived', async () => {

@@ -78,6 +78,9 @@ export abstract class FakeServer {
   totalRequests = 0;
   /** Requests answered 304. */
   notModifiedCount = 0;
+  /** Paths of requests whose connection closed before the reply was complete (a client that gave up). */
+  readonly unfinished: string[] = [];
+  private unfinishedWaiters: (() => void)[] = [];
 
   private readonly counts = new Map<string, number>();
   private failures: FailureRule[] = [];
@@ -166,8 +169,16 @@ export abstract class FakeServer {
     return byPath;
   }
 
+  /** Resolves once `count` requests have been left unfinished (see `unfinished`); a test's timeout bounds it. */
+  async untilUnfinished(count: number): Promise<void> {
+    while (this.unfinished.length < count) {
+      await new Promise<void>((resolve) => this.unfinishedWaiters.push(resolve));
+    }
+  }
+
   /** Clears the log and the counters. */
   resetLog(): void {
+    this.unfinished.length = 0;
     this.requests.length = 0;
     this.counts.clear();
     this.totalRequests = 0;
@@ -195,6 +206,12 @@ export abstract class FakeServer {
         at: Date.now(),
       });
     }
+    res.once('close', () => {
+      if (!res.writableFinished) {
+        this.unfinished.push(path);
+        this.unfinishedWaiters.splice(0).forEach((wake) => wake());
+      }
+    });
     req.resume();
     if (this.latencyMs > 0) {
       await delay(this.latencyMs);

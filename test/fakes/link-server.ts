@@ -39,6 +39,9 @@ export interface RecordedRequest {
 
 export class LinkServer {
   readonly requests: RecordedRequest[] = [];
+  /** Paths of requests whose connection closed before the reply was complete (the service gave up). */
+  readonly unfinished: string[] = [];
+  private unfinishedWaiters: (() => void)[] = [];
   private readonly routes = new Map<string, LinkRoute>();
   private readonly timers = new Set<NodeJS.Timeout>();
 
@@ -84,6 +87,14 @@ export class LinkServer {
   reset(): void {
     this.routes.clear();
     this.requests.length = 0;
+    this.unfinished.length = 0;
+  }
+
+  /** Resolves once a request to `path` has been left unfinished; a test's timeout bounds it. */
+  async untilUnfinished(path: string): Promise<void> {
+    while (!this.unfinished.includes(path)) {
+      await new Promise<void>((resolve) => this.unfinishedWaiters.push(resolve));
+    }
   }
 
   async close(): Promise<void> {
@@ -119,6 +130,12 @@ export class LinkServer {
   private handle(req: IncomingMessage, res: ServerResponse): void {
     const path = req.url ?? '/';
     this.requests.push({ method: req.method ?? 'GET', path, headers: req.headers });
+    res.once('close', () => {
+      if (!res.writableFinished) {
+        this.unfinished.push(path);
+        this.unfinishedWaiters.splice(0).forEach((wake) => wake());
+      }
+    });
     const route = this.routes.get(path);
     if (!route) {
       res.writeHead(404, { 'content-type': 'text/plain' }).end('not found');
