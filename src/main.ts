@@ -6,6 +6,7 @@ import { AppModule } from './app.module.js';
 import { configureApp } from './bootstrap.js';
 import { ConfigError } from './config/config-error.js';
 import { loadConfig, loadDotEnv, type AppConfig } from './config/app-config.js';
+import { DatabaseUnreachableError } from './database/startup.js';
 
 async function bootstrap(): Promise<void> {
   const envFile = loadDotEnv();
@@ -57,7 +58,10 @@ async function bootstrap(): Promise<void> {
 }
 
 bootstrap().catch((error: unknown) => {
-  const line = error instanceof ConfigError ? error.message : `start-up failed: ${String(error)}`;
+  const line =
+    error instanceof ConfigError || error instanceof DatabaseUnreachableError
+      ? error.message
+      : `start-up failed: ${String(error)}`;
   process.stderr.write(`${line}\n`);
   process.exit(1);
 });

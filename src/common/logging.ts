@@ -4,6 +4,7 @@ import type { LoggerService, LogLevel } from '@nestjs/common';
 import type { NextFunction, Request, Response } from 'express';
 import { pino, type Logger } from 'pino';
 import { pinoHttp, type HttpLogger } from 'pino-http';
+import pretty from 'pino-pretty';
 import type { AppConfig } from '../config/app-config.js';
 import { assignRequestId } from './request-id.js';
 
@@ -36,6 +37,20 @@ export function createRootLogger(config: AppConfig): Logger {
         ? { target: 'pino-pretty', options: { singleLine: true, translateTime: 'SYS:HH:MM:ss.l' } }
         : undefined,
   });
+}
+
+/**
+ * A logger for what happens before the app's own is installed (main.ts builds the app without one,
+ * so a refused setting stops start-up with one line, not a stack): same format as the root logger,
+ * written synchronously so nothing is lost when start-up then stops the process.
+ */
+export function createStartupLogger(config: AppConfig, context: string): { warn(line: string): void } {
+  const stream =
+    config.environment === 'development'
+      ? pretty({ singleLine: true, translateTime: 'SYS:HH:MM:ss.l', sync: true })
+      : pino.destination({ sync: true });
+  const logger = pino({ level: config.logLevel }, stream).child({ context });
+  return { warn: (line) => logger.warn(line) };
 }
 
 /**

@@ -29,6 +29,8 @@ export class AppConfig {
   readonly shutdownTimeoutMs!: number;
   /** Longest wait for one database call before it fails as unavailable (503). */
   readonly databaseTimeoutMs!: number;
+  /** How long start-up keeps trying to reach the database before it stops, naming DATABASE_URL. */
+  readonly databaseStartupTimeoutMs!: number;
   readonly metricsToken?: string;
   readonly database!: DatabaseSettings;
   readonly auth!: {
@@ -108,6 +110,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     trustProxy: parseTrustProxy(schema.TRUST_PROXY),
     shutdownTimeoutMs: schema.SHUTDOWN_TIMEOUT_SECONDS * 1000,
     databaseTimeoutMs: schema.DATABASE_TIMEOUT_SECONDS * 1000,
+    databaseStartupTimeoutMs: schema.DATABASE_STARTUP_TIMEOUT_SECONDS * 1000,
     metricsToken: schema.METRICS_TOKEN,
     database: parseDatabaseUrl(schema.DATABASE_URL ?? `sqlite:${join(dataDir, 'app.sqlite')}`),
     auth: {

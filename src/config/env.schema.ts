@@ -158,4 +158,8 @@ export class EnvSchema {
   /** Longest wait for one database call (a connection, a pooled connection, a query) before 503. */
   @IntegerSetting(1, 300, 'seconds')
   DATABASE_TIMEOUT_SECONDS: number = 10;
+
+  /** How long start-up keeps trying to reach a MariaDB/MySQL server that does not answer. */
+  @IntegerSetting(1, 3600, 'seconds')
+  DATABASE_STARTUP_TIMEOUT_SECONDS: number = 30;
 }

@@ -6,12 +6,14 @@ import { boundDatabaseCalls } from './database-deadlines.js';
 import { DatabaseOutage } from './database-unavailable.js';
 import { MIGRATIONS } from './migrations.js';
 import { serializeSqliteTransactions } from './sqlite-serializer.js';
+import type { StartupAttempts } from './startup.js';
 
 /**
  * TypeORM's options, and the deadline of one call on MariaDB (see boundDatabaseCalls), which
- * TypeORM ignores. (Its own `maxQueryExecutionTime` would also print every slower query.)
+ * TypeORM ignores (its own `maxQueryExecutionTime` would also print every slower query), and how
+ * long start-up keeps trying to reach it (see openWithRetries).
  */
-export type AppDataSourceOptions = DataSourceOptions & { callDeadlineMs?: number };
+export type AppDataSourceOptions = DataSourceOptions & { callDeadlineMs?: number; startup?: StartupAttempts };
 
 /** TypeORM options for the configured database. `synchronize` is off: the schema comes from migrations only. */
 export function dataSourceOptions(config: AppConfig): AppDataSourceOptions {
