@@ -1,15 +1,22 @@
 import type { DiscoveryService } from '@nestjs/core';
 
 /**
- * The instances of every provider carrying `decorator`, in any module of the app, each once (a
- * class listed in two modules is still one registration). Ready once the app's providers exist:
- * call it from `onModuleInit` or later, never from a constructor.
+ * The instances of every provider whose class carries `decorator` (made by
+ * `DiscoveryService.createDecorator`), in any module of the app, each once (a class listed in two
+ * modules is still one registration), in registration order: modules as the app imports them,
+ * providers as each module lists them. Complete once the app's providers exist: call it from
+ * `onModuleInit` or later, never from a constructor.
  */
 export function discovered<T>(discovery: DiscoveryService, decorator: { readonly KEY: string }): T[] {
   const instances = new Set<T>();
-  for (const wrapper of discovery.getProviders({ metadataKey: decorator.KEY })) {
-    if (wrapper.instance !== undefined && wrapper.instance !== null) {
-      instances.add(wrapper.instance as T);
+  for (const wrapper of discovery.getProviders()) {
+    const instance: unknown = wrapper.instance;
+    if (instance === undefined || instance === null || wrapper.isAlias) {
+      continue;
+    }
+    const type: unknown = (instance as object).constructor ?? wrapper.metatype;
+    if (typeof type === 'function' && Reflect.getMetadata(decorator.KEY, type) !== undefined) {
+      instances.add(instance as T);
     }
   }
   return [...instances];

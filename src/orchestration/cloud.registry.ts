@@ -24,10 +24,7 @@ export const CLOUD_PROVIDER_FACTORIES_PROVIDER: Provider = {
   useFactory:
     (discovery: DiscoveryService): CloudProviderFactories =>
     () =>
-      // Sorted: discovery follows Nest's module graph, not the order of the registration lines.
-      discovered<CloudProviderFactory>(discovery, RegisterCloudProvider).sort((a, b) =>
-        a.type.localeCompare(b.type),
-      ),
+      discovered<CloudProviderFactory>(discovery, RegisterCloudProvider),
   inject: [DiscoveryService],
 };
 
@@ -60,7 +57,7 @@ export class CloudRegistry implements OnModuleInit {
       if (!factory) {
         throw new ConfigError(
           'CLOUDS_FILE',
-          `cloud '${cloud.name}' has unknown type '${cloud.type}' (known: ${[...byType.keys()].sort().join(', ')})`,
+          `cloud '${cloud.name}' has unknown type '${cloud.type}' (known: ${[...byType.keys()].join(', ')})`,
         );
       }
       this.clouds.set(cloud.name, new MeteredCloudProvider(factory.create(cloud), this.metrics));
