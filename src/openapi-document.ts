@@ -34,7 +34,7 @@ export const AREA_TAGS = [
     name: 'registry',
     description:
       'Area B, workflow registry and test monitoring: register Workflow Testing RO-Crates by link, read workflows, versions, suites and instances, and the ' +
-      'test status the service keeps from GitHub Actions, Travis CI and Jenkins (LifeMonitor paths and ' +
+      'test status the service keeps from the CI services the crates name (LifeMonitor paths and ' +
       'operation ids). Errors are `application/problem+json`.',
   },
   {

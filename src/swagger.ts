@@ -1,6 +1,9 @@
 import type { INestApplication } from '@nestjs/common';
+import { DiscoveryService } from '@nestjs/core';
 import { DocumentBuilder, SwaggerModule, type OpenAPIObject } from '@nestjs/swagger';
 import { BEARER_SCHEME, METRICS_SCHEME } from './auth/api-auth.decorator.js';
+import { discovered } from './common/discovered.js';
+import { RefinesOpenApi, type OpenApiRefinement } from './common/openapi-refinement.js';
 import { finishDocument } from './openapi-document.js';
 
 export function buildOpenApiDocument(app: INestApplication): OpenAPIObject {
@@ -37,7 +40,11 @@ export function buildOpenApiDocument(app: INestApplication): OpenAPIObject {
       description: 'METRICS_TOKEN, for /metrics only, when that is set',
     })
     .build();
-  return finishDocument(SwaggerModule.createDocument(app, config));
+  const document = finishDocument(SwaggerModule.createDocument(app, config));
+  for (const refinement of discovered<OpenApiRefinement>(app.get(DiscoveryService), RefinesOpenApi)) {
+    refinement.refineOpenApi(document);
+  }
+  return document;
 }
 
 /** Swagger UI at /docs and the OpenAPI document at /docs-json, served from local assets. */

@@ -11,11 +11,10 @@ export function discovered<T>(discovery: DiscoveryService, decorator: { readonly
   const instances = new Set<T>();
   for (const wrapper of discovery.getProviders()) {
     const instance: unknown = wrapper.instance;
-    if (instance === undefined || instance === null || wrapper.isAlias) {
+    if (typeof instance !== 'object' || instance === null || wrapper.isAlias) {
       continue;
     }
-    const type: unknown = (instance as object).constructor ?? wrapper.metatype;
-    if (typeof type === 'function' && Reflect.getMetadata(decorator.KEY, type) !== undefined) {
+    if (Reflect.getMetadata(decorator.KEY, instance.constructor) !== undefined) {
       instances.add(instance as T);
     }
   }

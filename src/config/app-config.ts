@@ -50,7 +50,10 @@ export class AppConfig {
   readonly monitoring!: {
     readonly refreshIntervalSeconds: number;
     readonly upstreamTimeoutMs: number;
+    /** The services of TESTING_SERVICES_FILE, in its order. */
     readonly services: readonly TestingServiceCredentials[];
+    /** Tokens from the environment by variable name (`GITHUB_TOKEN`), for the CI service class that reads one. */
+    readonly serviceTokens: Readonly<Record<string, string>>;
   };
   readonly orchestration!: {
     /** Undefined without CLOUDS_FILE: one cloud named `default`, of the provider type that serves it. */
@@ -130,7 +133,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     monitoring: {
       refreshIntervalSeconds: schema.REFRESH_INTERVAL_SECONDS,
       upstreamTimeoutMs: schema.UPSTREAM_TIMEOUT_SECONDS * 1000,
-      services: loadTestingServices(schema.TESTING_SERVICES_FILE, schema.GITHUB_TOKEN, env),
+      services: loadTestingServices(schema.TESTING_SERVICES_FILE, env),
+      serviceTokens: schema.GITHUB_TOKEN ? { GITHUB_TOKEN: schema.GITHUB_TOKEN } : {},
     },
     orchestration: {
       clouds: loadClouds(schema.CLOUDS_FILE, env),

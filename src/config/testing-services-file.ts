@@ -1,12 +1,16 @@
 import { ConfigError } from './config-error.js';
 import { isRecord, readYamlFile } from './yaml-file.js';
 
-export type TestingServiceType = 'github' | 'travis' | 'jenkins';
-export const TESTING_SERVICE_TYPES: readonly TestingServiceType[] = ['github', 'travis', 'jenkins'];
+/** The credential settings of TESTING_SERVICES_FILE; which of them a service takes, its class says. */
+export const CREDENTIAL_KEYS = ['token', 'username', 'password'] as const;
+export type CredentialKey = (typeof CREDENTIAL_KEYS)[number];
 
-/** Credentials for one CI service, keyed by its API base URL. Configured services are trusted. */
+/**
+ * Credentials for one CI service, keyed by its API base URL. Configured services are trusted.
+ * The type and the settings are checked against the registered CI services at start-up.
+ */
 export interface TestingServiceCredentials {
-  readonly type: TestingServiceType;
+  readonly type: string;
   readonly url: string;
   readonly token?: string;
   readonly username?: string;
@@ -15,21 +19,16 @@ export interface TestingServiceCredentials {
 
 export function loadTestingServices(
   path: string | undefined,
-  githubToken: string | undefined,
   env: NodeJS.ProcessEnv,
 ): TestingServiceCredentials[] {
-  const services: TestingServiceCredentials[] = [];
-  if (path) {
-    const document = readYamlFile('TESTING_SERVICES_FILE', path, env);
-    if (!isRecord(document) || !Array.isArray(document.services)) {
-      throw new ConfigError('TESTING_SERVICES_FILE', `${path} must have a 'services' list`);
-    }
-    document.services.forEach((entry: unknown, index) => services.push(parseService(entry, index)));
+  if (!path) {
+    return [];
   }
-  if (githubToken && !services.some((s) => s.type === 'github' && s.url === 'https://api.github.com')) {
-    services.push({ type: 'github', url: 'https://api.github.com', token: githubToken });
+  const document = readYamlFile('TESTING_SERVICES_FILE', path, env);
+  if (!isRecord(document) || !Array.isArray(document.services)) {
+    throw new ConfigError('TESTING_SERVICES_FILE', `${path} must have a 'services' list`);
   }
-  return services;
+  return document.services.map((entry: unknown, index) => parseService(entry, index));
 }
 
 function parseService(entry: unknown, index: number): TestingServiceCredentials {
@@ -37,26 +36,23 @@ function parseService(entry: unknown, index: number): TestingServiceCredentials 
   if (!isRecord(entry)) {
     throw new ConfigError('TESTING_SERVICES_FILE', `${where} must be a mapping`);
   }
-  const { type, url, token, username, password } = entry;
-  if (typeof type !== 'string' || !TESTING_SERVICE_TYPES.includes(type as TestingServiceType)) {
-    throw new ConfigError(
-      'TESTING_SERVICES_FILE',
-      `${where}.type must be one of ${TESTING_SERVICE_TYPES.join(', ')}`,
-    );
+  const { type, url } = entry;
+  if (typeof type !== 'string' || type === '') {
+    throw new ConfigError('TESTING_SERVICES_FILE', `${where}.type must be the type of a CI service`);
   }
   if (typeof url !== 'string' || !/^https?:\/\/[^/]/.test(url)) {
     throw new ConfigError('TESTING_SERVICES_FILE', `${where}.url must be an http(s) URL`);
   }
-  for (const [key, value] of Object.entries({ token, username, password })) {
+  const credentials: { -readonly [K in keyof TestingServiceCredentials]: TestingServiceCredentials[K] } = {
+    type,
+    url,
+  };
+  for (const key of CREDENTIAL_KEYS) {
+    const value = entry[key];
     if (value !== undefined && typeof value !== 'string') {
       throw new ConfigError('TESTING_SERVICES_FILE', `${where}.${key} must be a string`);
     }
+    credentials[key] = value;
   }
-  return {
-    type: type as TestingServiceType,
-    url,
-    token: token as string | undefined,
-    username: username as string | undefined,
-    password: password as string | undefined,
-  };
+  return credentials;
 }

@@ -61,7 +61,7 @@ export class MetricsService {
 
   readonly upstreamHttpRequests = new Counter({
     name: 'testing_service_http_requests_total',
-    help: 'HTTP requests sent to CI services by service type (a GitHub check may add re-run attempts)',
+    help: 'HTTP requests sent to CI services by service type (a check may send more than one, e.g. for re-run attempts)',
     labelNames: ['service'] as const,
     registers: [this.registry],
   });

@@ -112,7 +112,7 @@ const LEASES =
 const POWER =
   'The node keeps its id, addresses and assignment. Powering off a stopped node, or on a running one, changes ' +
   'nothing and answers the node as it is. A destroyed node cannot be powered on: 404 where the cloud forgets ' +
-  'it (dummy, OpenStack), 409 where it still lists it as terminated (state 2).';
+  'it, 409 where it still lists it as terminated (state 2).';
 
 function powerErrors(action: PowerAction): (EnvelopeStatus | EnvelopeErrorCase)[] {
   return [

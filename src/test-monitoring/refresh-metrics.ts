@@ -5,7 +5,7 @@ import { MetricsService } from '../metrics/metrics.service.js';
 export interface RefreshCounters {
   /** Instances whose check reached an outcome (builds, not modified, failed or rate limited). */
   instancesChecked: number;
-  /** HTTP requests sent to CI services (a GitHub check with earlier re-run attempts sends several). */
+  /** HTTP requests sent to CI services (a check that fetches earlier re-run attempts sends several). */
   upstreamRequests: number;
   /** Checks answered 304 Not Modified. */
   notModified: number;
@@ -85,7 +85,7 @@ export class RefreshMetrics {
     return { ...this.totals };
   }
 
-  /** The totals so far per service type (`github`, `travis`, `jenkins`). */
+  /** The totals so far per service type. */
   byService(): Map<string, RefreshCounters> {
     return new Map([...this.perService].map(([type, counters]) => [type, { ...counters }]));
   }

@@ -41,11 +41,13 @@ let scheduler: RefreshScheduler;
 function subjects(config: AppConfig): void {
   metrics = new RefreshMetrics();
   const { builds, checkStates } = monitoringRepositories(dataSource);
-  const clients = new TestingServiceRegistry([
+  const services = [
     new GithubActionsService(config, metrics),
     new TravisService(config, metrics),
     new JenkinsService(config, metrics),
-  ]);
+  ];
+  const clients = new TestingServiceRegistry(() => services, config);
+  clients.onModuleInit();
   refresher = new RefreshService(builds, checkStates, clients, metrics, config);
   scheduler = new RefreshScheduler(new SchedulerRegistry(), checkStates, refresher, metrics, config);
 }

@@ -1,6 +1,7 @@
 import { Global, Module } from '@nestjs/common';
+import { DiscoveryModule } from '@nestjs/core';
 import { TypeOrmModule } from '@nestjs/typeorm';
-import { WORKFLOW_STATUS_SOURCE, WorkflowsModule } from '../workflows/index.js';
+import { TESTING_SERVICE_CATALOG, WORKFLOW_STATUS_SOURCE, WorkflowsModule } from '../workflows/index.js';
 import { BuildsRepository } from './builds.repository.js';
 import { CheckStateRepository } from './check-state.repository.js';
 import { BuildEntity } from './entities/build.entity.js';
@@ -13,15 +14,8 @@ import { TestStatusController } from './test-status.controller.js';
 import { TestStatusService } from './test-status.service.js';
 import { GithubActionsService } from './testing-services/github-actions.service.js';
 import { JenkinsService } from './testing-services/jenkins.service.js';
-import {
-  TESTING_SERVICES,
-  TestingServiceRegistry,
-  type TestingService,
-} from './testing-services/testing-service.js';
+import { TESTING_SERVICES_PROVIDER, TestingServiceRegistry } from './testing-services/testing-service.js';
 import { TravisService } from './testing-services/travis.service.js';
-
-/** Every CI client; a new service is one class here. */
-const CLIENTS = [GithubActionsService, TravisService, JenkinsService];
 
 /**
  * Global so that the registry can inject WORKFLOW_STATUS_SOURCE without importing this module
@@ -29,11 +23,20 @@ const CLIENTS = [GithubActionsService, TravisService, JenkinsService];
  */
 @Global()
 @Module({
-  imports: [WorkflowsModule, TypeOrmModule.forFeature([BuildEntity, CheckStateEntity, ServicePauseEntity])],
+  imports: [
+    DiscoveryModule,
+    WorkflowsModule,
+    TypeOrmModule.forFeature([BuildEntity, CheckStateEntity, ServicePauseEntity]),
+  ],
   providers: [
-    ...CLIENTS,
-    { provide: TESTING_SERVICES, useFactory: (...clients: TestingService[]) => clients, inject: CLIENTS },
+    // CI services: a class marked @RegisterTestingService() and one line here (docs/extending.md).
+    GithubActionsService,
+    TravisService,
+    JenkinsService,
+    TESTING_SERVICES_PROVIDER,
     TestingServiceRegistry,
+    // The registry injects this token (optionally) to know the services a crate may name.
+    { provide: TESTING_SERVICE_CATALOG, useExisting: TestingServiceRegistry },
     RefreshMetrics,
     BuildsRepository,
     CheckStateRepository,
@@ -44,6 +47,6 @@ const CLIENTS = [GithubActionsService, TravisService, JenkinsService];
     { provide: WORKFLOW_STATUS_SOURCE, useExisting: TestStatusService },
   ],
   controllers: [TestStatusController],
-  exports: [RefreshMetrics, WORKFLOW_STATUS_SOURCE],
+  exports: [RefreshMetrics, WORKFLOW_STATUS_SOURCE, TESTING_SERVICE_CATALOG],
 })
 export class TestMonitoringModule {}

@@ -15,6 +15,11 @@ export {
   type VersionStatusSummary,
   type WorkflowStatusSource,
 } from './workflow-status-source.js';
+export {
+  TESTING_SERVICE_CATALOG,
+  type CrateServiceType,
+  type TestingServiceCatalog,
+} from './testing-service-catalog.js';
 export { RegistryReads } from './registry-reads.decorator.js';
 export { BuildDto, toBuildResponse } from './dto/suite-response.dto.js';
 export { latestVersionOf, WorkflowRefDto } from './dto/workflow-response.dto.js';

@@ -10,6 +10,7 @@ import { TestServiceEntity } from './entities/test-service.entity.js';
 import { TestSuiteEntity } from './entities/test-suite.entity.js';
 import { WorkflowVersionEntity } from './entities/workflow-version.entity.js';
 import { WorkflowEntity } from './entities/workflow.entity.js';
+import { ServiceTypeSchema } from './dto/service-type.schema.js';
 import { InstancesController } from './instances.controller.js';
 import { RegisteredInstances } from './registered-instances.js';
 import { RegistryEvents } from './registry-events.js';
@@ -49,6 +50,7 @@ const ENTITIES = [
     WorkflowsService,
     RegisteredInstances,
     RegistryEvents,
+    ServiceTypeSchema,
   ],
   exports: [WorkflowAccess, RegisteredInstances, RegistryEvents],
 })

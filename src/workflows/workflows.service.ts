@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Readable } from 'node:stream';
-import { Injectable, Logger } from '@nestjs/common';
+import { Inject, Injectable, Logger, Optional } from '@nestjs/common';
 import type { AuthUser } from '../auth/auth-user.js';
 import { DomainError } from '../common/errors/domain-error.js';
 import { AppConfig } from '../config/app-config.js';
@@ -21,6 +21,7 @@ import type { TestSuiteEntity } from './entities/test-suite.entity.js';
 import type { WorkflowVersionEntity } from './entities/workflow-version.entity.js';
 import type { WorkflowEntity } from './entities/workflow.entity.js';
 import { checkInstanceAddresses, checkStorable, registrationName } from './registration-rules.js';
+import { TESTING_SERVICE_CATALOG, type TestingServiceCatalog } from './testing-service-catalog.js';
 import { VersionStatusReader } from './version-status.reader.js';
 import { NOT_AVAILABLE } from './workflow-status-source.js';
 import { WorkflowAccess } from './workflow-access.service.js';
@@ -78,6 +79,9 @@ export class WorkflowsService {
     private readonly statuses: VersionStatusReader,
     private readonly config: AppConfig,
     private readonly metrics: MetricsService,
+    @Optional()
+    @Inject(TESTING_SERVICE_CATALOG)
+    private readonly serviceCatalog: TestingServiceCatalog | null = null,
   ) {}
 
   /**
@@ -111,7 +115,7 @@ export class WorkflowsService {
       progress.stage = 'archive';
       const { metadata } = await this.reader.read(crate.path, this.config.registry.maxUncompressedBytes);
       progress.stage = 'crate';
-      const parsed = parseRoCrate(metadata);
+      const parsed = parseRoCrate(metadata, { services: this.serviceCatalog?.serviceTypes() ?? [] });
       const name = registrationName(input.name, parsed);
       checkStorable(parsed.suites);
       if (!this.config.registry.allowPrivateNetworkLinks) {

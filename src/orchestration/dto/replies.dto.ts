@@ -105,7 +105,7 @@ export class PowerReplyDto extends OkReplyDto {
       id: '3',
       uuid: '4a5f9b3e0f2f4a0a5f3c1b6f2a9d7e8c1b2a3f4e',
       name: 'cloud',
-      cloud_type: 'dummy',
+      cloud_type: DUMMY_TYPE,
       provider: 'default',
       extra: { foo: 'bar', image: '1', size: '1' },
       private_ips: [],

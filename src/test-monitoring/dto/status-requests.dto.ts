@@ -23,7 +23,8 @@ export class BuildParams extends InstanceUuidParam {
   @Length(1, 64)
   @ApiProperty({
     example: '8765',
-    description: 'The build id: GitHub `<run id>_<attempt>`, Travis the build id, Jenkins the build number',
+    description:
+      'The build id, as `build_id` of the builds shows it (each CI service numbers its builds its own way)',
   })
   build_id!: string;
 }

@@ -1,21 +1,23 @@
-import { Injectable, Optional } from '@nestjs/common';
-import { AppConfig } from '../../config/app-config.js';
-import { RefreshMetrics } from '../refresh-metrics.js';
+import { Injectable } from '@nestjs/common';
 import {
   isFinishedStatus,
   type Build,
   type BuildCheckRequest,
   type BuildCheckResult,
   type BuildStatus,
-  type TestingService,
+  findConfiguredService,
+  normalizeServiceUrl,
+  RegisterTestingService,
 } from './testing-service.js';
-import { buildLimit, isRecord, joinUrl, resourceSegments, toDate, UpstreamHttp } from './upstream.js';
+import { buildLimit, isRecord, joinUrl, resourceSegments, toDate, HttpTestingService } from './upstream.js';
 
 /**
  * Earlier re-run attempts fetched in one check at most. Attempts left over are fetched by the
  * next check (the result then carries no ETag, so that check lists the runs again).
  */
 export const MAX_ATTEMPT_REQUESTS = 10;
+
+const PUBLIC_API = 'https://api.github.com';
 
 const CONCLUSIONS: Readonly<Record<string, BuildStatus>> = {
   success: 'passed',
@@ -37,13 +39,22 @@ interface GithubRun {
  * the service URL `https://api.github.com` or a GitHub Enterprise `…/api/v3`. Every attempt of a
  * run is one build, `"<run id>_<attempt>"`.
  */
+@RegisterTestingService()
 @Injectable()
-export class GithubActionsService implements TestingService {
-  readonly type = 'github' as const;
-  private readonly http: UpstreamHttp;
+export class GithubActionsService extends HttpTestingService {
+  readonly type = 'github';
+  readonly crateTerm = 'GithubService';
+  readonly settings = ['token'] as const;
 
-  constructor(config: AppConfig, @Optional() metrics?: RefreshMetrics) {
-    this.http = new UpstreamHttp(config, 'github', metrics);
+  /**
+   * GITHUB_TOKEN is the token of the public API when TESTING_SERVICES_FILE does not configure that
+   * URL (a configured entry, with or without a token, wins).
+   */
+  private environmentToken(serviceUrl: string): string | undefined {
+    const configured = findConfiguredService(this.config.monitoring.services, this.type, PUBLIC_API);
+    return configured === undefined && normalizeServiceUrl(serviceUrl) === PUBLIC_API
+      ? this.config.monitoring.serviceTokens.GITHUB_TOKEN
+      : undefined;
   }
 
   /**
@@ -71,7 +82,7 @@ export class GithubActionsService implements TestingService {
     }
     const [, owner, repo, , , workflow] = segments;
     const now = request.now ?? new Date();
-    const token = this.http.credentials(request)?.token;
+    const token = this.http.credentials(request)?.token ?? this.environmentToken(request.serviceUrl);
     const base = {
       headers: { accept: 'application/vnd.github+json', 'x-github-api-version': '2022-11-28' },
       authorization: token ? `Bearer ${token}` : undefined,

@@ -1,14 +1,12 @@
-import { Injectable, Optional } from '@nestjs/common';
-import { AppConfig } from '../../config/app-config.js';
-import { RefreshMetrics } from '../refresh-metrics.js';
-import type {
-  Build,
-  BuildCheckRequest,
-  BuildCheckResult,
-  BuildStatus,
-  TestingService,
+import { Injectable } from '@nestjs/common';
+import {
+  RegisterTestingService,
+  type Build,
+  type BuildCheckRequest,
+  type BuildCheckResult,
+  type BuildStatus,
 } from './testing-service.js';
-import { buildLimit, isRecord, joinUrl, resourceSegments, toDate, UpstreamHttp } from './upstream.js';
+import { buildLimit, isRecord, joinUrl, resourceSegments, toDate, HttpTestingService } from './upstream.js';
 
 const RESULTS: Readonly<Record<string, BuildStatus>> = {
   SUCCESS: 'passed',
@@ -25,14 +23,12 @@ const TREE_FIELDS = 'number,url,result,building,timestamp,duration';
  * Jenkins (API.md 2.8): `resource` is `job/{name}`, with folders and multibranch jobs nested as
  * `job/a/job/b`; names may be URL-encoded as in Jenkins's own URLs.
  */
+@RegisterTestingService()
 @Injectable()
-export class JenkinsService implements TestingService {
-  readonly type = 'jenkins' as const;
-  private readonly http: UpstreamHttp;
-
-  constructor(config: AppConfig, @Optional() metrics?: RefreshMetrics) {
-    this.http = new UpstreamHttp(config, 'jenkins', metrics);
-  }
+export class JenkinsService extends HttpTestingService {
+  readonly type = 'jenkins';
+  readonly crateTerm = 'JenkinsService';
+  readonly settings = ['username', 'password', 'token'] as const;
 
   /**
    * One request: `GET {url}/{resource}/api/json?tree=builds[…]{0,N}` with HTTP Basic auth when

@@ -1,5 +1,6 @@
 import { DomainError } from '../../common/errors/domain-error.js';
-import type { TestingServiceCredentials, TestingServiceType } from '../../config/testing-services-file.js';
+import { AppConfig } from '../../config/app-config.js';
+import type { TestingServiceCredentials } from '../../config/testing-services-file.js';
 import {
   findConfiguredService,
   normalizeServiceUrl,
@@ -9,18 +10,32 @@ import {
 } from './testing-service.js';
 
 class StubService implements TestingService {
-  constructor(readonly type: TestingServiceType) {}
+  readonly settings = ['token'] as const;
+
+  constructor(readonly type: string) {}
+
+  get crateTerm(): string {
+    return `${this.type[0].toUpperCase()}${this.type.slice(1)}Service`;
+  }
 
   latestBuilds(): Promise<BuildCheckResult> {
     return Promise.resolve({ kind: 'builds', builds: [] });
   }
 }
 
+/** A registry of these clients, built as the app builds it (with no TESTING_SERVICES_FILE). */
+function registryOf(services: TestingService[]): TestingServiceRegistry {
+  const config = Object.assign(new AppConfig(), { monitoring: { services: [] } });
+  const registry = new TestingServiceRegistry(() => services, config);
+  registry.onModuleInit();
+  return registry;
+}
+
 describe('TestingServiceRegistry', () => {
   const github = new StubService('github');
   const travis = new StubService('travis');
   const jenkins = new StubService('jenkins');
-  const registry = new TestingServiceRegistry([github, travis, jenkins]);
+  const registry = registryOf([github, travis, jenkins]);
 
   it('returns the client of each type', () => {
     expect(registry.for('github')).toBe(github);
@@ -34,15 +49,13 @@ describe('TestingServiceRegistry', () => {
     expect(registry.has('circleci')).toBe(false);
     expect(() => registry.for('circleci')).toThrow(DomainError);
     expect(() => registry.for('circleci')).toThrow("Unknown testing service type 'circleci'");
-    expect(() => new TestingServiceRegistry([github]).for('jenkins')).toThrow(
+    expect(() => registryOf([github]).for('jenkins')).toThrow(
       expect.objectContaining({ kind: 'invalid_input' }),
     );
   });
 
   it('refuses two clients for one type', () => {
-    expect(() => new TestingServiceRegistry([github, new StubService('github')])).toThrow(
-      /Two testing service/,
-    );
+    expect(() => registryOf([github, new StubService('github')])).toThrow(/Two testing service/);
   });
 });
 

@@ -1,6 +1,15 @@
-import { Inject, Injectable } from '@nestjs/common';
+import { Inject, Injectable, type OnModuleInit, type Provider } from '@nestjs/common';
+import { DiscoveryService } from '@nestjs/core';
+import { discovered } from '../../common/discovered.js';
 import { DomainError } from '../../common/errors/domain-error.js';
-import type { TestingServiceCredentials, TestingServiceType } from '../../config/testing-services-file.js';
+import { AppConfig } from '../../config/app-config.js';
+import { ConfigError } from '../../config/config-error.js';
+import {
+  CREDENTIAL_KEYS,
+  type CredentialKey,
+  type TestingServiceCredentials,
+} from '../../config/testing-services-file.js';
+import type { CrateServiceType, TestingServiceCatalog } from '../../workflows/index.js';
 
 /** The normalised state of one build, whatever CI service ran it (API.md 2.6). */
 export type BuildStatus = 'passed' | 'failed' | 'error' | 'aborted' | 'running' | 'waiting';
@@ -19,9 +28,9 @@ export function isFinishedStatus(status: BuildStatus): boolean {
   return status !== 'running' && status !== 'waiting';
 }
 
-/** One build (for GitHub: one attempt of a workflow run), as every client reports it. */
+/** One build (or one attempt of a re-run build, where the service keeps attempts), as every client reports it. */
 export interface Build {
-  /** GitHub `"<run id>_<run attempt>"`, Travis the build id, Jenkins the build number. */
+  /** The build's id as its client derives it from the service's answer (see each client). */
   buildId: string;
   status: BuildStatus;
   /** When the build started (queued builds: when they were queued, as far as the service says). */
@@ -39,7 +48,7 @@ export const MAX_BUILD_LIMIT = 100;
 
 /** What the caller knows about one test instance; clients keep no state between checks. */
 export interface BuildCheckRequest {
-  /** The API base URL of the service, from the crate (`https://api.github.com`, `https://ci.example.org/`). */
+  /** The API base URL of the service, from the crate (e.g. `https://ci.example.org/`). */
   serviceUrl: string;
   /** The instance's `resource`, e.g. `repos/o/r/actions/workflows/ci.yml`, `repo/o%2Fr`, `job/a/job/b`. */
   resource: string;
@@ -53,7 +62,7 @@ export interface BuildCheckRequest {
   /** How many of the latest builds to ask for: 1 to MAX_BUILD_LIMIT, default DEFAULT_BUILD_LIMIT. */
   limit?: number;
   /**
-   * Build ids stored already for this instance. GitHub uses them to fetch earlier re-run attempts
+   * Build ids stored already for this instance. A client that fetches re-run attempts uses them to fetch earlier re-run attempts
    * only once: finished attempts never change, so one listing request per check is the steady state.
    */
   knownBuildIds?: ReadonlySet<string>;
@@ -75,9 +84,14 @@ export type BuildCheckResult =
   /** Unreachable, timed out, 4xx/5xx, or an answer that is not what the API documents. */
   | { kind: 'failed'; reason: string; retryAfter?: Date };
 
-/** A client of one CI service (STYLE.md 6): stateless, instance and credentials come from the caller. */
-export interface TestingService {
-  readonly type: TestingServiceType;
+/**
+ * A client of one CI service (STYLE.md 6): stateless, instance and credentials come from the caller.
+ * A new service is one class implementing this, marked @RegisterTestingService(), and one line in a
+ * module's providers (docs/extending.md).
+ */
+export interface TestingService extends CrateServiceType {
+  /** The settings of TESTING_SERVICES_FILE it reads; any other one given for it stops the start-up. */
+  readonly settings: readonly CredentialKey[];
 
   /**
    * Fetches the latest builds of one test instance, in one upstream request in the steady state.
@@ -88,21 +102,48 @@ export interface TestingService {
   latestBuilds(request: BuildCheckRequest): Promise<BuildCheckResult>;
 }
 
-/** Injection token of the list of every TestingService class. */
+/** Registers a TestingService class: with this decorator and listed in any module's providers. */
+export const RegisterTestingService = DiscoveryService.createDecorator<void>();
+
+/** Injection token of the function listing every registered TestingService. */
 export const TESTING_SERVICES = Symbol('TESTING_SERVICES');
 
-/** Picks the client of a service type. */
+/** Every registered client, in registration order; complete once the app's providers exist. */
+export type TestingServices = () => readonly TestingService[];
+
+/** TESTING_SERVICES as the app provides it: every class marked with RegisterTestingService. */
+export const TESTING_SERVICES_PROVIDER: Provider = {
+  provide: TESTING_SERVICES,
+  useFactory:
+    (discovery: DiscoveryService): TestingServices =>
+    () =>
+      discovered<TestingService>(discovery, RegisterTestingService),
+  inject: [DiscoveryService],
+};
+
+/**
+ * Picks the client of a service type, and tells the registry which services crates may name.
+ * Built in `onModuleInit` (a client registered by any module exists by then), where it also checks
+ * TESTING_SERVICES_FILE against the registered services.
+ */
 @Injectable()
-export class TestingServiceRegistry {
+export class TestingServiceRegistry implements TestingServiceCatalog, OnModuleInit {
   private readonly byType = new Map<string, TestingService>();
 
-  constructor(@Inject(TESTING_SERVICES) services: readonly TestingService[]) {
-    for (const service of services) {
+  constructor(
+    @Inject(TESTING_SERVICES) private readonly services: TestingServices,
+    private readonly config: AppConfig,
+  ) {}
+
+  onModuleInit(): void {
+    this.byType.clear();
+    for (const service of this.services()) {
       if (this.byType.has(service.type)) {
         throw new Error(`Two testing service clients for type '${service.type}'`);
       }
       this.byType.set(service.type, service);
     }
+    this.config.monitoring.services.forEach((configured, index) => this.checkConfigured(configured, index));
   }
 
   /** The client for `type`; throws DomainError 'invalid_input' for a type no client serves. */
@@ -118,8 +159,31 @@ export class TestingServiceRegistry {
     return this.byType.has(type);
   }
 
-  types(): TestingServiceType[] {
-    return [...this.byType.values()].map((service) => service.type);
+  types(): string[] {
+    return [...this.byType.keys()];
+  }
+
+  serviceTypes(): CrateServiceType[] {
+    return [...this.byType.values()].map(({ type, crateTerm }) => ({ type, crateTerm }));
+  }
+
+  private checkConfigured(configured: TestingServiceCredentials, index: number): void {
+    const where = `services[${index}]`;
+    const service = this.byType.get(configured.type);
+    if (!service) {
+      throw new ConfigError(
+        'TESTING_SERVICES_FILE',
+        `${where}.type must be one of ${this.types().join(', ')}`,
+      );
+    }
+    for (const key of CREDENTIAL_KEYS) {
+      if (configured[key] !== undefined && !service.settings.includes(key)) {
+        throw new ConfigError(
+          'TESTING_SERVICES_FILE',
+          `${where}.${key} is not a setting of ${service.type} (it takes ${service.settings.join(', ')})`,
+        );
+      }
+    }
   }
 }
 
@@ -139,7 +203,7 @@ export function normalizeServiceUrl(url: string): string {
 /** The configured service (credentials, trust) for an instance's service type and URL, if any. */
 export function findConfiguredService(
   services: readonly TestingServiceCredentials[],
-  type: TestingServiceType,
+  type: string,
   url: string,
 ): TestingServiceCredentials | undefined {
   const wanted = normalizeServiceUrl(url);

@@ -1,15 +1,13 @@
-import { Injectable, Optional } from '@nestjs/common';
-import { AppConfig } from '../../config/app-config.js';
-import { RefreshMetrics } from '../refresh-metrics.js';
+import { Injectable } from '@nestjs/common';
 import {
   isFinishedStatus,
   type Build,
   type BuildCheckRequest,
   type BuildCheckResult,
   type BuildStatus,
-  type TestingService,
+  RegisterTestingService,
 } from './testing-service.js';
-import { buildLimit, isRecord, joinUrl, resourceSegments, toDate, UpstreamHttp } from './upstream.js';
+import { buildLimit, isRecord, joinUrl, resourceSegments, toDate, HttpTestingService } from './upstream.js';
 
 const STATES: Readonly<Record<string, BuildStatus>> = {
   created: 'waiting',
@@ -42,14 +40,12 @@ export function travisWebBase(apiUrl: string): string {
  * Travis CI, API v3 (API.md 2.8): `resource` is `repo/{id}` or `repo/{slug}` with the slug
  * URL-encoded (`repo/owner%2Fname`); an unencoded `repo/owner/name` is accepted too.
  */
+@RegisterTestingService()
 @Injectable()
-export class TravisService implements TestingService {
-  readonly type = 'travis' as const;
-  private readonly http: UpstreamHttp;
-
-  constructor(config: AppConfig, @Optional() metrics?: RefreshMetrics) {
-    this.http = new UpstreamHttp(config, 'travis', metrics);
-  }
+export class TravisService extends HttpTestingService {
+  readonly type = 'travis';
+  readonly crateTerm = 'TravisService';
+  readonly settings = ['token'] as const;
 
   /**
    * One request: `GET {url}/repo/{id or slug}/builds?limit=N` (conditional on `etag`), newest

@@ -1,6 +1,8 @@
 import type { IncomingHttpHeaders, IncomingMessage } from 'node:http';
-import type { AppConfig } from '../../config/app-config.js';
-import type { TestingServiceCredentials, TestingServiceType } from '../../config/testing-services-file.js';
+import { Injectable, Optional } from '@nestjs/common';
+import { AppConfig } from '../../config/app-config.js';
+import type { CredentialKey, TestingServiceCredentials } from '../../config/testing-services-file.js';
+import { RefreshMetrics } from '../refresh-metrics.js';
 import { OutboundError, readBody, sendRequest } from '../../common/net/http-client.js';
 import {
   DEFAULT_BUILD_LIMIT,
@@ -9,6 +11,7 @@ import {
   normalizeServiceUrl,
   type BuildCheckRequest,
   type BuildCheckResult,
+  type TestingService,
 } from './testing-service.js';
 
 /** Largest answer read from a CI service: a page of 100 builds is well under 1 MiB. */
@@ -17,7 +20,7 @@ export const MAX_ANSWER_BYTES = 5 * 1024 * 1024;
 const MAX_ERROR_BYTES = 64 * 1024;
 /** A 429 that says nothing about when to come back pauses the service this long. */
 export const DEFAULT_RATE_LIMIT_PAUSE_MS = 60_000;
-/** Renamed GitHub repositories answer 301; a few hops are normal, more is a loop. */
+/** Renamed repositories answer 301; a few hops are normal, more is a loop. */
 const MAX_REDIRECTS = 3;
 
 /** The outcomes that do not carry builds, shared by every client. */
@@ -66,8 +69,8 @@ export function parseRetryAfter(headers: IncomingHttpHeaders, now: Date): Date |
 
 /**
  * When a rate-limited service may be called again, or undefined when the answer is not a rate
- * limit. GitHub signals its primary limit with 403/429 plus `x-ratelimit-remaining: 0` and the
- * reset in epoch seconds, and secondary limits with `Retry-After` (or only a message); a bare 429
+ * limit. A primary limit is a 403/429 with `x-ratelimit-remaining: 0` and the reset in epoch
+ * seconds, a secondary limit one with `Retry-After` (or only a message); a bare 429
  * from any service pauses it for DEFAULT_RATE_LIMIT_PAUSE_MS. The later of the hints wins.
  */
 export function parseRateLimit(
@@ -151,7 +154,7 @@ export function toDate(value: unknown): Date | undefined {
 
 /** Told of every request sent to a CI service (the refresh metrics count them). */
 export interface UpstreamRequestCounter {
-  countUpstreamRequest(serviceType: TestingServiceType): void;
+  countUpstreamRequest(serviceType: string): void;
 }
 
 /**
@@ -161,9 +164,14 @@ export interface UpstreamRequestCounter {
 export class UpstreamHttp {
   constructor(
     private readonly config: AppConfig,
-    private readonly type: TestingServiceType,
+    /** Read when a request is made: a client's `type` is set after its base constructor runs. */
+    private readonly service: { readonly type: string },
     private readonly counter?: UpstreamRequestCounter,
   ) {}
+
+  private get type(): string {
+    return this.service.type;
+  }
 
   get timeoutMs(): number {
     return this.config.monitoring.upstreamTimeoutMs;
@@ -252,7 +260,7 @@ function hostOf(url: string): string {
   }
 }
 
-/** The service's own words about an error (GitHub `message`, Travis `error_message`), shortened. */
+/** The service's own words about an error (a `message` or `error_message` member), shortened. */
 async function errorMessage(body: IncomingMessage): Promise<string> {
   let text: string;
   try {
@@ -267,8 +275,30 @@ async function errorMessage(body: IncomingMessage): Promise<string> {
       message = json.message ?? json.error_message ?? '';
     }
   } catch {
-    // Jenkins and proxies answer HTML; only JSON messages are worth repeating.
+    // Some services and proxies answer HTML; only JSON messages are worth repeating.
     message = '';
   }
   return typeof message === 'string' ? message.replace(/\s+/g, ' ').trim().slice(0, 200) : '';
+}
+
+/**
+ * The base of every HTTP client of a CI service: the class says what it is (type, crate term,
+ * settings) and how it reads its service's answers; the outbound side (trust, credentials,
+ * timeouts, counting) is built here once from the app's settings.
+ */
+@Injectable()
+export abstract class HttpTestingService implements TestingService {
+  abstract readonly type: string;
+  abstract readonly crateTerm: string;
+  abstract readonly settings: readonly CredentialKey[];
+  protected readonly http: UpstreamHttp;
+
+  constructor(
+    protected readonly config: AppConfig,
+    @Optional() metrics?: RefreshMetrics,
+  ) {
+    this.http = new UpstreamHttp(config, this, metrics);
+  }
+
+  abstract latestBuilds(request: BuildCheckRequest): Promise<BuildCheckResult>;
 }

@@ -10,6 +10,7 @@ import { DomainError } from '../../common/errors/domain-error.js';
 import { buildZip, writeZip, type ZipEntrySpec } from '../../../test/support/zip-builder.js';
 import { CrateReader } from './crate-reader.js';
 import { parseRoCrate } from './ro-crate-parser.js';
+import { WITH_SERVICES } from '../../../test/support/crate-services.js';
 
 const FIXTURES = fileURLToPath(new URL('../../../test/fixtures/crates/', import.meta.url));
 const GiB = 1024 ** 3;
@@ -72,7 +73,7 @@ describe('CrateReader with the real example crates', () => {
       entryCount: 9,
       declaredBytes: 18937,
     });
-    const crate = parseRoCrate(contents.metadata);
+    const crate = parseRoCrate(contents.metadata, WITH_SERVICES);
     expect(crate.name).toBe('galaxy-workflow-example-with-tests');
     expect(crate.mainWorkflow).toEqual({
       id: 'sort-and-change-case.ga',
@@ -104,7 +105,7 @@ describe('CrateReader with the real example crates', () => {
 
   it('reads ro-crate-galaxy-sortchangecase.crate.zip', async () => {
     const contents = await reader.read(join(FIXTURES, 'ro-crate-galaxy-sortchangecase.crate.zip'), GiB);
-    const crate = parseRoCrate(contents.metadata);
+    const crate = parseRoCrate(contents.metadata, WITH_SERVICES);
     expect(crate.name).toBe('galaxy-workflow-example-with-tests');
     expect(crate.mainWorkflow?.id).toBe('sort-and-change-case.ga');
     expect(crate.suites).toHaveLength(1);
@@ -127,7 +128,7 @@ describe('CrateReader with the real example crates', () => {
   it('reads ro-crate-cwl-basefreqsum.crate.zip: two suites without instances', async () => {
     const contents = await reader.read(join(FIXTURES, 'ro-crate-cwl-basefreqsum.crate.zip'), GiB);
     expect(contents.entryCount).toBe(19);
-    const crate = parseRoCrate(contents.metadata);
+    const crate = parseRoCrate(contents.metadata, WITH_SERVICES);
     expect(crate.name).toBe('basefreqsum');
     expect(crate.mainWorkflow).toMatchObject({
       id: 'workflows/base_freq_sum.cwl',
@@ -160,7 +161,7 @@ describe('CrateReader with the real example crates', () => {
 
   it('reads test-galaxy-wf-repo.crate.zip: a definition without a suite', async () => {
     const contents = await reader.read(join(FIXTURES, 'test-galaxy-wf-repo.crate.zip'), GiB);
-    const crate = parseRoCrate(contents.metadata);
+    const crate = parseRoCrate(contents.metadata, WITH_SERVICES);
     expect(crate.name).toBe('test-galaxy-wf-repo');
     expect(crate.mainWorkflow).toMatchObject({
       id: 'dummy.ga',
@@ -181,7 +182,7 @@ describe('CrateReader', () => {
     ]);
     const contents = await reader.read(path, GiB);
     expect(contents.metadataPath).toBe('crate-1.0/ro-crate-metadata.json');
-    expect(parseRoCrate(contents.metadata).name).toBe('built');
+    expect(parseRoCrate(contents.metadata, WITH_SERVICES).name).toBe('built');
   });
 
   it('prefers the metadata at the top of the archive', async () => {

@@ -193,7 +193,7 @@ function isUnsafeName(name: string): boolean {
   );
 }
 
-/** At the top of the archive, or under its one top-level folder (as GitHub's and many zip tools' archives are). */
+/** At the top of the archive, or under its one top-level folder (as source-hosting sites' and many zip tools' archives are). */
 function findMetadata(entries: ZipEntry[]): ZipEntry | undefined {
   const files = entries.filter((entry) => entry.type === 'File');
   const atTop = files.find((entry) => normalizedName(entry) === METADATA_FILE);

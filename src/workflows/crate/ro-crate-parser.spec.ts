@@ -1,5 +1,6 @@
 import { DomainError } from '../../common/errors/domain-error.js';
 import { engineTypeOf, parseRoCrate, serviceTypeOf } from './ro-crate-parser.js';
+import { CRATE_SERVICES, WITH_SERVICES } from '../../../test/support/crate-services.js';
 
 const T = 'https://w3id.org/ro/terms/test#';
 
@@ -151,7 +152,7 @@ function entity(crate: Record<string, unknown>, id: string): Record<string, unkn
 describe('parseRoCrate', () => {
   it('reads a crate written with the compact terms of the test context', () => {
     const crate = compactCrate();
-    expect(parseRoCrate(crate)).toEqual({
+    expect(parseRoCrate(crate, WITH_SERVICES)).toEqual({
       name: 'sort-and-change-case-crate',
       mainWorkflow: {
         id: 'sort-and-change-case.ga',
@@ -190,7 +191,7 @@ describe('parseRoCrate', () => {
   });
 
   it('reads a crate written with full IRIs, single values and plain-string references', () => {
-    expect(parseRoCrate(fullIriCrate())).toMatchObject({
+    expect(parseRoCrate(fullIriCrate(), WITH_SERVICES)).toMatchObject({
       name: 'full-iri-crate',
       mainWorkflow: { id: 'main.cwl', name: 'main', types: ['ComputationalWorkflow'] },
       suites: [
@@ -238,7 +239,7 @@ describe('parseRoCrate', () => {
         },
       ],
     };
-    expect(parseRoCrate(crate)).toMatchObject({
+    expect(parseRoCrate(crate, WITH_SERVICES)).toMatchObject({
       name: 'prefixed',
       suites: [
         {
@@ -255,7 +256,7 @@ describe('parseRoCrate', () => {
   it('uses the built-in term table when the crate has no inline context at all', () => {
     const crate = compactCrate();
     crate['@context'] = 'https://w3id.org/ro/crate/1.1/context';
-    const parsed = parseRoCrate(crate);
+    const parsed = parseRoCrate(crate, WITH_SERVICES);
     expect(parsed.suites.map((suite) => suite.id)).toEqual(['#test1']);
     expect(parsed.suites[0].instances.map((instance) => instance.serviceType)).toEqual(['travis', 'jenkins']);
     expect(parsed.suites[0].definition?.engineType).toBe('planemo');
@@ -265,14 +266,14 @@ describe('parseRoCrate', () => {
     const crate = withGraph(compactCrate(), (graph) => {
       graph[0] = { ...DESCRIPTOR, '@id': 'ro-crate-metadata.jsonld' };
     });
-    expect(parseRoCrate(crate).name).toBe('sort-and-change-case-crate');
+    expect(parseRoCrate(crate, WITH_SERVICES).name).toBe('sort-and-change-case-crate');
   });
 
   it('finds a crate whose descriptor has an absolute identifier', () => {
     const crate = withGraph(compactCrate(), (graph) => {
       graph[0] = { ...DESCRIPTOR, '@id': 'https://example.org/crates/x/ro-crate-metadata.json' };
     });
-    expect(parseRoCrate(crate).name).toBe('sort-and-change-case-crate');
+    expect(parseRoCrate(crate, WITH_SERVICES).name).toBe('sort-and-change-case-crate');
   });
 
   it('finds TestSuites that the root dataset does not mention, after the mentioned ones', () => {
@@ -280,7 +281,11 @@ describe('parseRoCrate', () => {
       graph.push({ '@id': '#unmentioned', '@type': 'TestSuite', name: 'scan me' });
       graph.splice(1, 0, { '@id': '#early', '@type': 'TestSuite' });
     });
-    expect(parseRoCrate(crate).suites.map((suite) => suite.id)).toEqual(['#test1', '#early', '#unmentioned']);
+    expect(parseRoCrate(crate, WITH_SERVICES).suites.map((suite) => suite.id)).toEqual([
+      '#test1',
+      '#early',
+      '#unmentioned',
+    ]);
   });
 
   it('reads test instances and definitions embedded in the suite', () => {
@@ -297,7 +302,7 @@ describe('parseRoCrate', () => {
         suite.definition = { '@id': 'inline.yml', conformsTo: 'PlanemoEngine' };
       }
     });
-    const [suite] = parseRoCrate(crate).suites;
+    const [suite] = parseRoCrate(crate, WITH_SERVICES).suites;
     expect(suite.instances).toEqual([
       {
         id: '#inline',
@@ -313,7 +318,7 @@ describe('parseRoCrate', () => {
     const crate = withGraph(compactCrate(), (graph) => {
       graph.push({ '@id': '#bare', '@type': 'TestSuite', name: 'bare' });
     });
-    const suites = parseRoCrate(crate).suites;
+    const suites = parseRoCrate(crate, WITH_SERVICES).suites;
     expect(suites[1]).toEqual({ id: '#bare', name: 'bare', definition: null, instances: [] });
   });
 
@@ -321,7 +326,7 @@ describe('parseRoCrate', () => {
     const crate = withGraph(compactCrate(), (graph) => {
       graph.pop();
     });
-    expect(parseRoCrate(crate).suites[0].definition).toEqual({
+    expect(parseRoCrate(crate, WITH_SERVICES).suites[0].definition).toEqual({
       path: 'test/test1/sort-and-change-case-test.yml',
       engineType: null,
       engineVersion: null,
@@ -339,7 +344,7 @@ describe('parseRoCrate', () => {
         delete root.mentions;
       }
     });
-    expect(parseRoCrate(crate).suites).toEqual([]);
+    expect(parseRoCrate(crate, WITH_SERVICES).suites).toEqual([]);
   });
 
   it('leaves out the name and the main workflow when the crate has neither', () => {
@@ -347,7 +352,7 @@ describe('parseRoCrate', () => {
     const root = entity(crate, './');
     delete root.name;
     delete root.mainEntity;
-    const parsed = parseRoCrate(crate);
+    const parsed = parseRoCrate(crate, WITH_SERVICES);
     expect(parsed.name).toBeUndefined();
     expect(parsed.mainWorkflow).toBeUndefined();
   });
@@ -355,37 +360,37 @@ describe('parseRoCrate', () => {
   it('reads a main workflow that the graph does not describe as just its id', () => {
     const crate = compactCrate();
     entity(crate, './').mainEntity = 'elsewhere.cwl';
-    expect(parseRoCrate(crate).mainWorkflow).toEqual({ id: 'elsewhere.cwl', types: [] });
+    expect(parseRoCrate(crate, WITH_SERVICES).mainWorkflow).toEqual({ id: 'elsewhere.cwl', types: [] });
   });
 
   it('accepts a top-level array of entities', () => {
     const graph = compactCrate()['@graph'];
-    expect(parseRoCrate(graph).suites).toHaveLength(1);
+    expect(parseRoCrate(graph, WITH_SERVICES).suites).toHaveLength(1);
   });
 
   it('refuses metadata that is not a JSON object', () => {
-    expectInvalid(() => parseRoCrate('ro-crate'), /not a JSON object/);
-    expectInvalid(() => parseRoCrate(null), /not a JSON object/);
+    expectInvalid(() => parseRoCrate('ro-crate', WITH_SERVICES), /not a JSON object/);
+    expectInvalid(() => parseRoCrate(null, WITH_SERVICES), /not a JSON object/);
   });
 
   it('refuses a crate without a metadata descriptor', () => {
     const crate = withGraph(compactCrate(), (graph) => {
       graph.shift();
     });
-    expectInvalid(() => parseRoCrate(crate), /^the crate metadata has no root dataset/);
+    expectInvalid(() => parseRoCrate(crate, WITH_SERVICES), /^the crate metadata has no root dataset/);
   });
 
   it('refuses a descriptor that is about nothing in the crate', () => {
     const crate = compactCrate();
     entity(crate, 'ro-crate-metadata.json').about = { '@id': './missing/' };
-    expectInvalid(() => parseRoCrate(crate), /^the crate metadata has no root dataset/);
+    expectInvalid(() => parseRoCrate(crate, WITH_SERVICES), /^the crate metadata has no root dataset/);
   });
 
   it('reports an unknown service type', () => {
     const crate = compactCrate();
     entity(crate, '#test1_1').runsOn = { '@id': `${T}GitlabService` };
     expectInvalid(
-      () => parseRoCrate(crate),
+      () => parseRoCrate(crate, WITH_SERVICES),
       /^a test instance uses an unknown service type: https:\/\/w3id.org\/ro\/terms\/test#GitlabService/,
     );
   });
@@ -393,22 +398,23 @@ describe('parseRoCrate', () => {
   it('checks service types against the list the caller passes', () => {
     const crate = compactCrate();
     expectInvalid(
-      () => parseRoCrate(crate, { knownServiceTypes: ['github'] }),
+      () => parseRoCrate(crate, { services: CRATE_SERVICES.filter((service) => service.type === 'github') }),
       /unknown service type.*TravisService/,
     );
     entity(crate, '#test1_1').runsOn = { '@id': `${T}GitlabService` };
     entity(crate, '#test1_2').runsOn = { '@id': `${T}GitlabService` };
-    expect(parseRoCrate(crate, { knownServiceTypes: ['gitlab'] }).suites[0].instances[0].serviceType).toBe(
-      'gitlab',
-    );
+    expect(
+      parseRoCrate(crate, { services: [{ type: 'gitlab', crateTerm: 'GitlabService' }] }).suites[0]
+        .instances[0].serviceType,
+    ).toBe('gitlab');
   });
 
   it('refuses an instance url that is not http(s)', () => {
     const crate = compactCrate();
     entity(crate, '#test1_1').url = 'file:///etc/passwd';
-    expectInvalid(() => parseRoCrate(crate), /#test1_1 has a url that is not http\(s\)/);
+    expectInvalid(() => parseRoCrate(crate, WITH_SERVICES), /#test1_1 has a url that is not http\(s\)/);
     entity(crate, '#test1_1').url = 'not a url';
-    expectInvalid(() => parseRoCrate(crate), /#test1_1 has a url that is not http\(s\)/);
+    expectInvalid(() => parseRoCrate(crate, WITH_SERVICES), /#test1_1 has a url that is not http\(s\)/);
   });
 
   it('refuses an instance without runsOn, url or resource', () => {
@@ -416,7 +422,7 @@ describe('parseRoCrate', () => {
       const crate = compactCrate();
       delete entity(crate, '#test1_2')[key];
       expectInvalid(
-        () => parseRoCrate(crate),
+        () => parseRoCrate(crate, WITH_SERVICES),
         new RegExp(`#test1_2 (does not say which service|has no ${key})`),
       );
     }
@@ -425,13 +431,13 @@ describe('parseRoCrate', () => {
   it('refuses an instance reference that the crate does not describe', () => {
     const crate = compactCrate();
     entity(crate, '#test1').instance = [{ '@id': '#ghost' }];
-    expectInvalid(() => parseRoCrate(crate), /refers to the test instance #ghost/);
+    expectInvalid(() => parseRoCrate(crate, WITH_SERVICES), /refers to the test instance #ghost/);
   });
 
   it('refuses a TestSuite without an @id', () => {
     const crate = compactCrate();
     entity(crate, './').mentions = { '@type': 'TestSuite', name: 'anonymous' };
-    expectInvalid(() => parseRoCrate(crate), /TestSuite of the crate has no @id/);
+    expectInvalid(() => parseRoCrate(crate, WITH_SERVICES), /TestSuite of the crate has no @id/);
   });
 });
 

@@ -1,4 +1,5 @@
 import { DomainError } from '../../common/errors/domain-error.js';
+import type { CrateServiceType } from '../testing-service-catalog.js';
 
 /** What the registry needs from a Workflow Testing RO-Crate's metadata. */
 export interface ParsedCrate {
@@ -40,7 +41,7 @@ export interface ParsedInstance {
   /** The instance's `@id` in the crate, e.g. `#test1_1`. */
   id: string;
   name?: string;
-  /** `…#GithubService` → `github`; always one of the known service types. */
+  /** The type of the service it runs on (`…#<Name>Service` → `<name>`); always one of the known service types. */
   serviceType: string;
   /** The API base URL of the service, http(s), without trailing slashes. */
   serviceUrl: string;
@@ -49,11 +50,12 @@ export interface ParsedInstance {
 }
 
 export interface ParseOptions {
-  /** Service types an instance may use; the registry of testing services passes its own list. */
-  knownServiceTypes?: readonly string[];
+  /**
+   * The CI services an instance may run on, with the terms that name them (the registered
+   * testing services); none when absent, so a crate with test instances is refused.
+   */
+  services?: readonly CrateServiceType[];
 }
-
-export const DEFAULT_SERVICE_TYPES: readonly string[] = ['github', 'travis', 'jenkins'];
 
 const SCHEMA = 'http://schema.org/';
 const TEST = 'https://w3id.org/ro/terms/test#';
@@ -101,9 +103,6 @@ const BUILT_IN_TERMS = new Map<string, string>([
   ['TestService', `${TEST}TestService`],
   ['TestDefinition', `${TEST}TestDefinition`],
   ['PlanemoEngine', `${TEST}PlanemoEngine`],
-  ['JenkinsService', `${TEST}JenkinsService`],
-  ['TravisService', `${TEST}TravisService`],
-  ['GithubService', `${TEST}GithubService`],
   ['instance', INSTANCE],
   ['runsOn', RUNS_ON],
   ['resource', RESOURCE],
@@ -134,6 +133,8 @@ interface Entity {
 
 interface Context {
   terms: Map<string, string>;
+  /** BUILT_IN_TERMS and the terms of the known services. */
+  builtIns: ReadonlyMap<string, string>;
   vocab?: string;
 }
 
@@ -146,7 +147,13 @@ export function parseRoCrate(metadata: unknown, options: ParseOptions = {}): Par
   if (typeof metadata !== 'object' || metadata === null) {
     throw invalid('the crate metadata is not a JSON object');
   }
-  const graph = new Graph(metadata);
+  const services = options.services ?? [];
+  // The terms naming CI services come from the registered services, beside the built-in ones.
+  const builtIns = new Map([
+    ...BUILT_IN_TERMS,
+    ...services.map((service): [string, string] => [service.crateTerm, `${TEST}${service.crateTerm}`]),
+  ]);
+  const graph = new Graph(metadata, builtIns);
   const descriptor = findDescriptor(graph);
   if (!descriptor) {
     throw invalid(
@@ -160,7 +167,7 @@ export function parseRoCrate(metadata: unknown, options: ParseOptions = {}): Par
       'the crate metadata has no root dataset (the descriptor is not about an entity of the crate)',
     );
   }
-  const known = options.knownServiceTypes ?? DEFAULT_SERVICE_TYPES;
+  const known = services.map((service) => service.type);
   return {
     name: textOf(root.props.get(NAME)),
     mainWorkflow: parseMainWorkflow(graph, root),
@@ -174,7 +181,7 @@ export function engineTypeOf(iri: string): string | null {
   return lastSegment(iri).replace(/engine$/, '') || null;
 }
 
-/** `…#GithubService` → `github`: the last segment of the IRI, lower-cased, without a trailing `Service`. */
+/** `…#ExampleService` → `example`: the last segment of the IRI, lower-cased, without a trailing `Service`. */
 export function serviceTypeOf(iri: string): string | null {
   return lastSegment(iri).replace(/service$/, '') || null;
 }
@@ -334,8 +341,11 @@ class Graph {
   private readonly embedded = new WeakMap<object, Entity>();
   private readonly context: Context;
 
-  constructor(document: object) {
-    this.context = readContext(Array.isArray(document) ? undefined : property(document, '@context'));
+  constructor(document: object, builtIns: ReadonlyMap<string, string>) {
+    this.context = readContext(
+      Array.isArray(document) ? undefined : property(document, '@context'),
+      builtIns,
+    );
     const graph = Array.isArray(document) ? document : property(document, '@graph');
     const top: unknown[] = graph === undefined ? [document] : Array.isArray(graph) ? graph : [graph];
     for (const node of top) {
@@ -363,7 +373,7 @@ class Graph {
 
   /**
    * The IRIs a property points to, written as `{"@id": …}` or as plain strings. A compact
-   * term (`PlanemoEngine`, `test:GithubService`) is expanded; a relative id (`#travis`) is kept.
+   * term (`PlanemoEngine`, `test:TestSuite`) is expanded; a relative id (`#ci`) is kept.
    */
   refs(values: unknown[] | undefined): string[] {
     const ids: string[] = [];
@@ -373,7 +383,7 @@ class Graph {
         continue;
       }
       const isTerm =
-        this.context.terms.has(id) || BUILT_IN_TERMS.has(id) || /^[A-Za-z][\w.-]*:(?!\/\/)/.test(id);
+        this.context.terms.has(id) || this.context.builtIns.has(id) || /^[A-Za-z][\w.-]*:(?!\/\/)/.test(id);
       ids.push(isTerm ? expand(id, this.context) : id.trim());
     }
     return ids;
@@ -413,8 +423,8 @@ class Graph {
   }
 }
 
-function readContext(context: unknown): Context {
-  const result: Context = { terms: new Map() };
+function readContext(context: unknown, builtIns: ReadonlyMap<string, string>): Context {
+  const result: Context = { terms: new Map(), builtIns };
   for (const part of asArray(context)) {
     // Remote contexts (strings) are stood in for by the built-in table.
     if (!isRecord(part)) {
@@ -452,7 +462,7 @@ function expand(term: string, context: Context, depth = 0): string {
     }
     return canonical(term);
   }
-  const builtIn = BUILT_IN_TERMS.get(term);
+  const builtIn = context.builtIns.get(term);
   if (builtIn !== undefined) {
     return builtIn;
   }

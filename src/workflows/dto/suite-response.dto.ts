@@ -7,10 +7,14 @@ import { loaded } from './loaded.js';
 export const BUILD_STATUSES = ['passed', 'failed', 'error', 'aborted', 'running', 'waiting'] as const;
 
 export class TestServiceDto {
-  @ApiProperty({ enum: ['github', 'travis', 'jenkins'], example: 'travis' })
+  // The enum (the registered CI services) is filled in by ServiceTypeSchema.
+  @ApiProperty({
+    type: String,
+    description: 'The CI service type, one of the services this deployment knows',
+  })
   type!: string;
 
-  @ApiProperty({ format: 'uri', example: 'https://api.travis-ci.org', description: 'The API base URL' })
+  @ApiProperty({ format: 'uri', example: 'https://ci.example.org', description: 'The API base URL' })
   url!: string;
 
   @ApiProperty({ format: 'uuid', example: '0b3c3a2e-8f6d-4e0f-a0a1-6c3f3f6b2d11' })
@@ -81,7 +85,7 @@ export class TestInstanceListDto {
 }
 
 export class BuildLinksDto {
-  @ApiProperty({ format: 'uri', example: 'https://app.travis-ci.com/github/crs4/life_monitor/builds/8765' })
+  @ApiProperty({ format: 'uri', example: 'https://ci.example.org/job/life_monitor/8765/' })
   origin!: string;
 }
 
