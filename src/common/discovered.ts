@@ -1,4 +1,5 @@
-import type { DiscoveryService } from '@nestjs/core';
+import type { Provider } from '@nestjs/common';
+import { DiscoveryService } from '@nestjs/core';
 
 /**
  * The instances of every provider whose class carries `decorator` (made by
@@ -19,4 +20,13 @@ export function discovered<T>(discovery: DiscoveryService, decorator: { readonly
     }
   }
   return [...instances];
+}
+
+/** Provides `token` as a function listing the instances registered with `decorator` (see discovered). */
+export function registrationsProvider(token: symbol, decorator: { readonly KEY: string }): Provider {
+  return {
+    provide: token,
+    useFactory: (discovery: DiscoveryService) => () => discovered(discovery, decorator),
+    inject: [DiscoveryService],
+  };
 }

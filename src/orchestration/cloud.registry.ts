@@ -1,7 +1,6 @@
 import { Inject, Injectable, type OnModuleInit, type Provider } from '@nestjs/common';
-import { DiscoveryService } from '@nestjs/core';
 import { DomainError } from '../common/errors/domain-error.js';
-import { discovered } from '../common/discovered.js';
+import { registrationsProvider } from '../common/discovered.js';
 import { AppConfig } from '../config/app-config.js';
 import type { CloudSettings } from '../config/clouds-file.js';
 import { ConfigError } from '../config/config-error.js';
@@ -19,14 +18,10 @@ import { MeteredCloudProvider } from './providers/metered.provider.js';
 export const DEFAULT_CLOUD = 'default';
 
 /** CLOUD_PROVIDER_FACTORIES as the app provides it: every class marked with RegisterCloudProvider. */
-export const CLOUD_PROVIDER_FACTORIES_PROVIDER: Provider = {
-  provide: CLOUD_PROVIDER_FACTORIES,
-  useFactory:
-    (discovery: DiscoveryService): CloudProviderFactories =>
-    () =>
-      discovered<CloudProviderFactory>(discovery, RegisterCloudProvider),
-  inject: [DiscoveryService],
-};
+export const CLOUD_PROVIDER_FACTORIES_PROVIDER: Provider = registrationsProvider(
+  CLOUD_PROVIDER_FACTORIES,
+  RegisterCloudProvider,
+);
 
 /**
  * The providers of the clouds of CLOUDS_FILE, each built once at start-up by the factory of its type.

@@ -35,7 +35,6 @@ const STATUSES: Readonly<Record<string, BuildStatus>> = {
 @Injectable()
 export class DroneService extends HttpTestingService {
   readonly type = 'drone';
-  readonly crateTerm = 'DroneService';
   readonly settings = ['token'] as const;
 
   /** `resource` is `repos/{owner}/{name}`; one request, `GET {url}/api/repos/{owner}/{name}/builds`. */

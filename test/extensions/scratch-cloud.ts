@@ -6,8 +6,7 @@ import {
   NodeState,
   nodeNotFound,
   pickNode,
-  powerConflict,
-  powerPlan,
+  planPower,
   RegisterCloudProvider,
   type CloudImage,
   type CloudNode,
@@ -83,17 +82,15 @@ export class ScratchProvider implements CloudProvider {
   }
 
   async power(id: string, action: PowerAction): Promise<CloudNode> {
-    const node = await this.findNode({ id });
-    const plan = powerPlan(action, node.state);
-    if (plan === 'refuse') {
-      throw powerConflict(id, action, node.state, this.name);
-    }
-    if (plan === 'skip') {
-      return node;
-    }
-    const powered = { ...node, state: action === 'poweroff' ? NodeState.Stopped : NodeState.Running };
-    this.nodes.set(id, powered);
-    return powered;
+    return planPower(await this.findNode({ id }), action, this.name, () => {
+      const node = this.nodes.get(id);
+      if (node === undefined) {
+        return Promise.reject(nodeNotFound({ id }, this.name));
+      }
+      const powered = { ...node, state: action === 'poweroff' ? NodeState.Stopped : NodeState.Running };
+      this.nodes.set(id, powered);
+      return Promise.resolve(powered);
+    });
   }
 
   findNode(query: NodeQuery): Promise<CloudNode> {

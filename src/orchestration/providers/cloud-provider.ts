@@ -192,3 +192,20 @@ export function powerPlan(action: PowerAction, state: NodeState): 'act' | 'skip'
       return state === NodeState.Stopped ? 'refuse' : 'act';
   }
 }
+
+/**
+ * A power action on `node` as every cloud decides it (powerPlan): 'conflict' where its state forbids
+ * the action, the node as it is where it is in the target state already, else what `act` answers.
+ */
+export async function planPower(
+  node: CloudNode,
+  action: PowerAction,
+  cloudName: string,
+  act: () => Promise<CloudNode>,
+): Promise<CloudNode> {
+  const plan = powerPlan(action, node.state);
+  if (plan === 'refuse') {
+    throw powerConflict(node.id, action, node.state, cloudName);
+  }
+  return plan === 'skip' ? node : act();
+}

@@ -5,8 +5,7 @@ import {
   NodeState,
   nodeNotFound,
   pickNode,
-  powerConflict,
-  powerPlan,
+  planPower,
   type CloudImage,
   type CloudNode,
   type CloudProvider,
@@ -173,18 +172,13 @@ export class DummyProvider implements CloudProvider {
    */
   async power(id: string, action: PowerAction): Promise<CloudNode> {
     const node = await this.findNode({ id });
-    const plan = powerPlan(action, node.state);
-    if (plan === 'refuse') {
-      throw powerConflict(id, action, node.state, this.name);
-    }
-    if (plan === 'skip') {
-      return node;
-    }
-    const state = action === 'poweroff' ? NodeState.Stopped : NodeState.Running;
-    if (!(await this.store.setState(this.name, id, state))) {
-      throw nodeNotFound({ id }, this.name);
-    }
-    return { ...node, state };
+    return planPower(node, action, this.name, async () => {
+      const state = action === 'poweroff' ? NodeState.Stopped : NodeState.Running;
+      if (!(await this.store.setState(this.name, id, state))) {
+        throw nodeNotFound({ id }, this.name);
+      }
+      return { ...node, state };
+    });
   }
 
   /** The node by id, or the first by id whose name or IP equals the hostname; else DomainError 'not_found'. */

@@ -10,8 +10,7 @@ import {
   NodeState,
   nodeNotFound,
   pickNode,
-  powerConflict,
-  powerPlan,
+  planPower,
   type CloudImage,
   type CloudNode,
   type CloudProvider,
@@ -399,14 +398,10 @@ export class OpenStackProvider implements CloudProvider {
    * deleted or Nova refuses the action in the server's state (409).
    */
   async power(id: string, action: PowerAction): Promise<CloudNode> {
-    const node = await this.getServer(id);
-    const plan = powerPlan(action, node.state);
-    if (plan === 'refuse') {
-      throw powerConflict(id, action, node.state, this.name);
-    }
-    if (plan === 'skip') {
-      return node;
-    }
+    return planPower(await this.getServer(id), action, this.name, () => this.serverAction(id, action));
+  }
+
+  private async serverAction(id: string, action: PowerAction): Promise<CloudNode> {
     const what = `${action} of server ${id}`;
     const reply = await this.call({
       what,

@@ -43,7 +43,6 @@ interface GithubRun {
 @Injectable()
 export class GithubActionsService extends HttpTestingService {
   readonly type = 'github';
-  readonly crateTerm = 'GithubService';
   readonly settings = ['token'] as const;
 
   /**

@@ -27,7 +27,6 @@ const TREE_FIELDS = 'number,url,result,building,timestamp,duration';
 @Injectable()
 export class JenkinsService extends HttpTestingService {
   readonly type = 'jenkins';
-  readonly crateTerm = 'JenkinsService';
   readonly settings = ['username', 'password', 'token'] as const;
 
   /**

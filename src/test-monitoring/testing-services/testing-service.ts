@@ -1,6 +1,6 @@
 import { Inject, Injectable, type OnModuleInit, type Provider } from '@nestjs/common';
 import { DiscoveryService } from '@nestjs/core';
-import { discovered } from '../../common/discovered.js';
+import { registrationsProvider } from '../../common/discovered.js';
 import { DomainError } from '../../common/errors/domain-error.js';
 import { AppConfig } from '../../config/app-config.js';
 import { ConfigError } from '../../config/config-error.js';
@@ -112,14 +112,10 @@ export const TESTING_SERVICES = Symbol('TESTING_SERVICES');
 export type TestingServices = () => readonly TestingService[];
 
 /** TESTING_SERVICES as the app provides it: every class marked with RegisterTestingService. */
-export const TESTING_SERVICES_PROVIDER: Provider = {
-  provide: TESTING_SERVICES,
-  useFactory:
-    (discovery: DiscoveryService): TestingServices =>
-    () =>
-      discovered<TestingService>(discovery, RegisterTestingService),
-  inject: [DiscoveryService],
-};
+export const TESTING_SERVICES_PROVIDER: Provider = registrationsProvider(
+  TESTING_SERVICES,
+  RegisterTestingService,
+);
 
 /**
  * Picks the client of a service type, and tells the registry which services crates may name.

@@ -44,7 +44,6 @@ export function travisWebBase(apiUrl: string): string {
 @Injectable()
 export class TravisService extends HttpTestingService {
   readonly type = 'travis';
-  readonly crateTerm = 'TravisService';
   readonly settings = ['token'] as const;
 
   /**

@@ -289,7 +289,6 @@ async function errorMessage(body: IncomingMessage): Promise<string> {
 @Injectable()
 export abstract class HttpTestingService implements TestingService {
   abstract readonly type: string;
-  abstract readonly crateTerm: string;
   abstract readonly settings: readonly CredentialKey[];
   protected readonly http: UpstreamHttp;
 
@@ -298,6 +297,14 @@ export abstract class HttpTestingService implements TestingService {
     @Optional() metrics?: RefreshMetrics,
   ) {
     this.http = new UpstreamHttp(config, this, metrics);
+  }
+
+  /**
+   * The crate term: by default the type capitalised plus `Service` (`drone` → `DroneService`); a
+   * class whose term is spelled otherwise overrides this getter.
+   */
+  get crateTerm(): string {
+    return `${this.type.charAt(0).toUpperCase()}${this.type.slice(1)}Service`;
   }
 
   abstract latestBuilds(request: BuildCheckRequest): Promise<BuildCheckResult>;
