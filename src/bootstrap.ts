@@ -29,7 +29,7 @@ export function configureApp(app: NestExpressApplication, config: AppConfig): vo
   });
   // Before the body parser, so a refused body (413, bad JSON) is logged like any request.
   if (root.isLevelEnabled('info')) {
-    app.use(httpLogger(root));
+    app.use(httpLogger(root, config.environment === 'development'));
   }
   app.use(bindRequestId);
   app.use(app.get(MetricsService).httpMiddleware());

@@ -1,7 +1,9 @@
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { Writable } from 'node:stream';
 import type { NextFunction, Request, Response } from 'express';
 import { pino } from 'pino';
-import { AppLogger, bindRequestId, redactUrl } from './logging.js';
+import { AppLogger, bindRequestId, httpLogger, redactUrl } from './logging.js';
 
 function capture(): { logger: AppLogger; lines: Record<string, unknown>[] } {
   const lines: Record<string, unknown>[] = [];
@@ -63,5 +65,53 @@ describe('redactUrl', () => {
   it('hides tokens and passwords in query strings', () => {
     expect(redactUrl('/api/v1/nodes?auth_token=abc.def&x=1')).toBe('/api/v1/nodes?auth_token=[Redacted]&x=1');
     expect(redactUrl('/a?x=1&password=p')).toBe('/a?x=1&password=[Redacted]');
+  });
+});
+
+describe('httpLogger', () => {
+  /** Serves one request through the request logger and returns the line it wrote. */
+  async function logged(readable: boolean): Promise<Record<string, unknown>> {
+    const lines: Record<string, unknown>[] = [];
+    const sink = new Writable({
+      write(chunk: Buffer, _encoding, done) {
+        lines.push(JSON.parse(chunk.toString('utf8')) as Record<string, unknown>);
+        done();
+      },
+    });
+    const log = httpLogger(pino({ level: 'info' }, sink), readable);
+    const server = createServer((request, response) => {
+      (request as { id?: string }).id = 'req-7';
+      log(request, response);
+      response.statusCode = 404;
+      response.end('{}');
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const { port } = server.address() as AddressInfo;
+    await fetch(`http://127.0.0.1:${port}/workflows/abc?auth_token=secret-token`, {
+      headers: { authorization: 'Bearer secret-token', 'user-agent': 'a-client/1.0' },
+    });
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+    expect(lines).toHaveLength(1);
+    return lines[0];
+  }
+
+  it('writes one short line in development: method, path, status, time, request id, no headers', async () => {
+    const line = await logged(true);
+    expect(line.msg).toMatch(/^GET \/workflows\/abc\?auth_token=\[Redacted\] 404 \d+ ms$/);
+    expect(line.reqId).toBe('req-7');
+    expect(line).not.toHaveProperty('req');
+    expect(line).not.toHaveProperty('res');
+    expect(JSON.stringify(line)).not.toContain('secret-token');
+    expect(JSON.stringify(line)).not.toContain('a-client');
+  });
+
+  it('keeps the structured JSON line, headers redacted by the root logger, otherwise', async () => {
+    const line = await logged(false);
+    expect(line).toMatchObject({
+      msg: 'request completed',
+      req: { id: 'req-7', method: 'GET', url: '/workflows/abc?auth_token=[Redacted]' },
+      res: { statusCode: 404 },
+    });
+    expect((line.req as { headers: Record<string, unknown> }).headers['user-agent']).toBe('a-client/1.0');
   });
 });

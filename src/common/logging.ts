@@ -34,7 +34,11 @@ export function createRootLogger(config: AppConfig): Logger {
     },
     transport:
       config.environment === 'development'
-        ? { target: 'pino-pretty', options: { singleLine: true, translateTime: 'SYS:HH:MM:ss.l' } }
+        ? {
+            target: 'pino-pretty',
+            // The request line says its time in its message already.
+            options: { singleLine: true, translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid,hostname,ms' },
+          }
         : undefined,
   });
 }
@@ -54,23 +58,37 @@ export function createStartupLogger(config: AppConfig, context: string): { warn(
 }
 
 /**
- * One line per request (method, redacted URL, status, time), with the request id. pino-http
- * prepares a serialized child logger for every request, so it is only mounted when `info`
- * lines are written at all (see configureApp).
+ * One line per request, with the request id. In production a JSON line with the method,
+ * redacted URL, headers (secrets redacted), status and time, for log tooling; in development
+ * one short readable line, `GET /users/current 200 3 ms`, the id beside it. pino-http prepares a
+ * serialized child logger for every request, so it is only mounted when `info` lines are written
+ * at all (see configureApp).
  */
-export function httpLogger(root: Logger): HttpLogger {
+export function httpLogger(root: Logger, readable = false): HttpLogger {
+  const line = (req: IncomingMessage, res: ServerResponse, responseTime: number): string =>
+    `${req.method ?? ''} ${redactUrl(req.url) ?? ''} ${res.statusCode} ${Math.round(responseTime)} ms`;
   return pinoHttp({
     logger: root,
     genReqId: (request: IncomingMessage, response: ServerResponse) =>
       typeof request.id === 'string' ? request.id : assignRequestId(request, response),
-    serializers: {
-      req: (req: { id: unknown; method: string; url: string; headers: Record<string, unknown> }) => ({
-        id: req.id,
-        method: req.method,
-        url: redactUrl(req.url),
-        headers: { ...req.headers },
-      }),
-    },
+    serializers: readable
+      ? { req: () => undefined, res: () => undefined, err: () => undefined }
+      : {
+          req: (req: { id: unknown; method: string; url: string; headers: Record<string, unknown> }) => ({
+            id: req.id,
+            method: req.method,
+            url: redactUrl(req.url),
+            headers: { ...req.headers },
+          }),
+        },
+    ...(readable
+      ? {
+          customSuccessMessage: line,
+          customErrorMessage: (req: IncomingMessage, res: ServerResponse, error: Error) =>
+            `${req.method ?? ''} ${redactUrl(req.url) ?? ''} ${res.statusCode} ${error.message}`,
+          customAttributeKeys: { responseTime: 'ms' },
+        }
+      : {}),
     customLogLevel: (_req, res, error) => (error || res.statusCode >= 500 ? 'error' : 'info'),
     quietReqLogger: true,
     autoLogging: { ignore: (req) => req.url === '/health/live' || req.url === '/health/ready' },

@@ -90,14 +90,28 @@ export class WorkflowsService {
    * the crate is unusable) or conflict (the uuid has this version or belongs to another user).
    */
   async register(user: AuthUser, input: Registration): Promise<Registered> {
-    const progress: { stage: RegistrationStage } = { stage: 'download' };
+    const progress: { stage: RegistrationStage; size?: number } = { stage: 'download' };
+    const started = performance.now();
+    const took = () => `${Math.round(performance.now() - started)} ms`;
     try {
       const registered = await this.registerCrate(user, input, progress);
       this.metrics.registrations.inc({ result: 'created' });
+      this.logger.log(
+        `registered workflow ${registered.uuid} version ${registered.version} (${progress.size ?? 0} bytes) in ${took()}`,
+      );
       return registered;
     } catch (error) {
       this.metrics.registrations.inc({ result: 'failed' });
       this.metrics.registrationFailures.inc({ cause: failureCause(error, progress.stage) });
+      // Refusals are outcomes, not faults (the filter logs the unexpected ones at error). The link is
+      // left out: it may carry a credential in its query.
+      if (error instanceof DomainError) {
+        const size = progress.size === undefined ? '' : ` (${progress.size} bytes)`;
+        this.logger.log(
+          `registration of ${input.uuid ? `workflow ${input.uuid} ` : ''}version ${input.version}${size} refused ` +
+            `at ${progress.stage} after ${took()}: ${error.message}`,
+        );
+      }
       throw error;
     }
   }
@@ -105,12 +119,13 @@ export class WorkflowsService {
   private async registerCrate(
     user: AuthUser,
     input: Registration,
-    progress: { stage: RegistrationStage },
+    progress: { stage: RegistrationStage; size?: number },
   ): Promise<Registered> {
     const uuid = input.uuid ?? randomUUID();
     // Answered before downloading anything; the transaction checks again, race-free.
     await this.refuseKnownConflicts(uuid, input.version, user);
     const crate = await this.downloader.download(input.rocLink, input.authorization);
+    progress.size = crate.size;
     try {
       progress.stage = 'archive';
       const { metadata } = await this.reader.read(crate.path, this.config.registry.maxUncompressedBytes);
