@@ -40,11 +40,12 @@ export function buildOpenApiDocument(app: INestApplication): OpenAPIObject {
       description: 'METRICS_TOKEN, for /metrics only, when that is set',
     })
     .build();
-  const document = finishDocument(SwaggerModule.createDocument(app, config));
+  const document = SwaggerModule.createDocument(app, config);
   for (const refinement of discovered<OpenApiRefinement>(app.get(DiscoveryService), RefinesOpenApi)) {
     refinement.refineOpenApi(document);
   }
-  return document;
+  // Last: its examples are built from the schemas as the refinements left them.
+  return finishDocument(document);
 }
 
 /** Swagger UI at /docs and the OpenAPI document at /docs-json, served from local assets. */
