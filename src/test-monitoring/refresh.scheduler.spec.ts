@@ -18,10 +18,12 @@ import {
 import { TestServiceEntity } from '../workflows/entities/test-service.entity.js';
 import { BuildEntity } from './entities/build.entity.js';
 import { CheckStateEntity } from './entities/check-state.entity.js';
+import { InstanceChecker } from './instance-checker.js';
 import { RefreshMetrics } from './refresh-metrics.js';
 import { DEFAULT_REFRESH_INTERVAL_MS, nextRegularCheck } from './refresh-schedule.js';
 import { RefreshScheduler } from './refresh.scheduler.js';
-import { MAX_CONCURRENCY_PER_HOST, RefreshService } from './refresh.service.js';
+import { MAX_CONCURRENCY_PER_HOST } from './refresh-run.js';
+import { RefreshService } from './refresh.service.js';
 import { GithubActionsService } from './testing-services/github-actions.service.js';
 import { JenkinsService } from './testing-services/jenkins.service.js';
 import { TestingServiceRegistry } from './testing-services/testing-service.js';
@@ -48,7 +50,7 @@ function subjects(config: AppConfig): void {
   ];
   const clients = new TestingServiceRegistry(() => services, config);
   clients.onModuleInit();
-  refresher = new RefreshService(builds, checkStates, clients, metrics, config);
+  refresher = new RefreshService(builds, checkStates, new InstanceChecker(clients, config), metrics, config);
   scheduler = new RefreshScheduler(new SchedulerRegistry(), checkStates, refresher, metrics, config);
 }
 

@@ -9,6 +9,7 @@ import {
 import { SchedulerRegistry } from '@nestjs/schedule';
 import { AppConfig } from '../config/app-config.js';
 import { CheckStateRepository } from './check-state.repository.js';
+import { leaseDeadline, leaseMs, tickMs } from './refresh-decisions.js';
 import { formatCycleReport, RefreshMetrics, type CycleReport } from './refresh-metrics.js';
 import { RefreshService } from './refresh.service.js';
 
@@ -19,20 +20,13 @@ import { RefreshService } from './refresh.service.js';
 export const BATCH_SIZE = 250;
 /** The next batch is claimed once fewer checks than this are queued or running. */
 const REFILL_BELOW = 100;
-/**
- * How long a claim holds its instances (longer with long upstream timeouts). A copy that dies
- * leaves its leases to run out, then any copy takes the instances; a live copy leaves the checks
- * it could not start in time to others.
- */
-export const LEASE_MS = 5 * 60_000;
-/** Upstream timeouts a check may take (a GitHub check can send several requests). */
-const CHECK_TIMEOUTS = 4;
 const TIMER_NAME = 'test-monitoring-refresh';
 
 /**
- * The refresh tick (STYLE.md 7): every second or so, claim the due instances with a database
- * lease (so several copies share the work, each instance checked by one of them), hand them to
- * RefreshService, and log the cycle's figures. The tick is short and independent of the refresh
+ * The refresh timer (STYLE.md 7): every second or so, claim the due instances with a database
+ * lease (so several copies share the work, each instance checked by one of them), add them to a
+ * RefreshRun (which checks and records them), and log the cycle's figures. The arithmetic of
+ * ticks and leases is in refresh-decisions.ts. The tick is short and independent of the refresh
  * interval; when instances are due is the business of their `next_check_at`.
  */
 @Injectable()
@@ -51,13 +45,13 @@ export class RefreshScheduler implements OnApplicationBootstrap, OnModuleDestroy
     private readonly config: AppConfig,
   ) {}
 
-  /** How often the tick runs: a twentieth of the interval, between 0.2 and 1 s. */
+  /** How often the tick runs (see refresh-decisions.ts). */
   get tickMs(): number {
-    return Math.min(1000, Math.max(200, Math.floor(this.refresher.intervalMs / 20)));
+    return tickMs(this.refresher.intervalMs);
   }
 
   get leaseMs(): number {
-    return Math.max(LEASE_MS, 2 * CHECK_TIMEOUTS * this.config.monitoring.upstreamTimeoutMs);
+    return leaseMs(this.config.monitoring.upstreamTimeoutMs);
   }
 
   onApplicationBootstrap(): void {
@@ -134,8 +128,7 @@ export class RefreshScheduler implements OnApplicationBootstrap, OnModuleDestroy
         await run.add({
           instances,
           now,
-          leaseDeadline:
-            Date.now() + this.leaseMs - CHECK_TIMEOUTS * this.config.monitoring.upstreamTimeoutMs,
+          leaseDeadline: leaseDeadline(Date.now(), this.leaseMs, this.config.monitoring.upstreamTimeoutMs),
         });
         if (instances.length < BATCH_SIZE) {
           break;

@@ -7,6 +7,7 @@ import { CheckStateRepository } from './check-state.repository.js';
 import { BuildEntity } from './entities/build.entity.js';
 import { CheckStateEntity } from './entities/check-state.entity.js';
 import { ServicePauseEntity } from './entities/service-pause.entity.js';
+import { InstanceChecker } from './instance-checker.js';
 import { RefreshMetrics } from './refresh-metrics.js';
 import { RefreshScheduler } from './refresh.scheduler.js';
 import { RefreshService } from './refresh.service.js';
@@ -40,6 +41,7 @@ import { TravisService } from './testing-services/travis.service.js';
     RefreshMetrics,
     BuildsRepository,
     CheckStateRepository,
+    InstanceChecker,
     RefreshService,
     RefreshScheduler,
     TestStatusService,
