@@ -9,9 +9,10 @@ import { serializeSqliteTransactions } from './sqlite-serializer.js';
 import type { StartupAttempts } from './startup.js';
 
 /**
- * TypeORM's options, and the deadline of one call on MariaDB (see boundDatabaseCalls), which
- * TypeORM ignores (its own `maxQueryExecutionTime` would also print every slower query), and how
- * long start-up keeps trying to reach it (see openWithRetries).
+ * TypeORM's options, and the deadline of one call (see boundDatabaseCalls on MariaDB; on SQLite,
+ * the longest wait for the connection's lock), which TypeORM ignores (its own
+ * `maxQueryExecutionTime` would also print every slower query), and how long start-up keeps
+ * trying to reach it (see openWithRetries).
  */
 export type AppDataSourceOptions = DataSourceOptions & { callDeadlineMs?: number; startup?: StartupAttempts };
 
@@ -35,7 +36,8 @@ export function dataSourceOptions(config: AppConfig): AppDataSourceOptions {
       database: database.path,
       enableWAL: true,
       // Waits for a writer in another connection instead of failing at once with SQLITE_BUSY.
-      timeout: 10_000,
+      timeout: config.databaseTimeoutMs,
+      callDeadlineMs: config.databaseTimeoutMs,
     };
   }
   return {
@@ -83,7 +85,7 @@ export async function openDataSource(options: AppDataSourceOptions): Promise<Dat
   const dataSource = new DataSource(options);
   await dataSource.initialize();
   if (options.type === 'better-sqlite3') {
-    serializeSqliteTransactions(dataSource);
+    serializeSqliteTransactions(dataSource, options.callDeadlineMs);
   }
   try {
     await runMigrations(dataSource);

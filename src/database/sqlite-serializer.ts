@@ -15,15 +15,17 @@ class ConnectionLock {
   private holder?: QueryRunner;
   private waiters: (() => void)[] = [];
 
+  constructor(private readonly waitMs: number) {}
+
   /** Waits until no other runner holds the lock; a holder passes straight through. */
   async waitTurn(runner: QueryRunner, take: boolean): Promise<void> {
-    const deadline = Date.now() + SQLITE_LOCK_WAIT_MS;
+    const deadline = Date.now() + this.waitMs;
     while (this.holder !== undefined && this.holder !== runner) {
       const remaining = deadline - Date.now();
       if (remaining <= 0) {
         // A transaction that waits on a query outside itself would otherwise hang for ever.
         throw Object.assign(
-          new Error(`SQLITE_BUSY: the database was locked by a transaction for ${SQLITE_LOCK_WAIT_MS} ms`),
+          new Error(`SQLITE_BUSY: the database was locked by a transaction for ${this.waitMs} ms`),
           { code: 'SQLITE_BUSY' },
         );
       }
@@ -77,11 +79,11 @@ interface SqliteConnection {
  * used to leave the lock held, so every later query waited for it and failed with
  * SQLITE_BUSY until the process restarted.
  */
-export function serializeSqliteTransactions(dataSource: DataSource): void {
+export function serializeSqliteTransactions(dataSource: DataSource, lockWaitMs = SQLITE_LOCK_WAIT_MS): void {
   const driver = dataSource.driver;
   const shared = driver.createQueryRunner('master') as SqliteRunner;
   const Runner = shared.constructor as new (driverInstance: unknown) => SqliteRunner;
-  const lock = new ConnectionLock();
+  const lock = new ConnectionLock(lockWaitMs);
   const connection = (): SqliteConnection =>
     (driver as typeof driver & { databaseConnection: SqliteConnection }).databaseConnection;
 
