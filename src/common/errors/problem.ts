@@ -1,7 +1,7 @@
 import { STATUS_CODES } from 'node:http';
 import { HttpException } from '@nestjs/common';
 import { DomainError, httpStatusOf, type FieldError } from './domain-error.js';
-import { infrastructureError, pathOf } from './infrastructure.js';
+import { causes, infrastructureError, pathOf } from './infrastructure.js';
 
 /** An error reduced to what every area's body is built from. */
 export interface Problem {
@@ -49,8 +49,14 @@ export function toProblem(exception: unknown): Problem {
     };
   }
   if (infrastructure) {
-    // Logged once per outage where it is detected (src/database), not once per request here.
-    return toProblem(infrastructure);
+    // A DatabaseUnavailableError is logged once per outage where it is detected (src/database),
+    // not once per request here; a lock that stayed taken (SQLITE_BUSY) or a failed read is logged.
+    const reported = causes(exception).some(
+      (cause) => (cause as { code?: unknown }).code === 'DATABASE_UNAVAILABLE',
+    );
+    return reported
+      ? toProblem(infrastructure)
+      : { ...toProblem(infrastructure), fault: `database unavailable: ${errorMessage(exception)}` };
   }
   const parserStatus = bodyParserStatus(exception);
   if (parserStatus !== undefined) {
