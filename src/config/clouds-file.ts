@@ -1,5 +1,6 @@
 import { ConfigError } from './config-error.js';
-import { isRecord, readYamlFile } from './yaml-file.js';
+import { isRecord } from '../common/is-record.js';
+import { readYamlFile } from './yaml-file.js';
 
 /** One cloud of CLOUDS_FILE: its name, its provider type and the provider's own settings. */
 export interface CloudSettings {

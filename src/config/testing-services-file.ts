@@ -1,5 +1,6 @@
 import { ConfigError } from './config-error.js';
-import { isRecord, readYamlFile } from './yaml-file.js';
+import { isRecord } from '../common/is-record.js';
+import { readYamlFile } from './yaml-file.js';
 
 /** The credential settings of TESTING_SERVICES_FILE; which of them a service takes, its class says. */
 export const CREDENTIAL_KEYS = ['token', 'username', 'password'] as const;

@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { parse } from 'yaml';
 import { ConfigError } from './config-error.js';
+import { isRecord } from '../common/is-record.js';
 
 /**
  * Reads an operator YAML file, replacing `${VAR}` with the environment's value
@@ -45,8 +46,4 @@ function expandStrings(value: unknown, expand: (text: string) => string): unknow
     );
   }
   return value;
-}
-
-export function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }

@@ -2,7 +2,7 @@ import { Injectable, type NestMiddleware } from '@nestjs/common';
 import type { NextFunction, Request, Response } from 'express';
 import { extractToken } from '../auth/token-carriers.js';
 import { areaOf } from '../common/filters/fallback.filter.js';
-import { isRecord } from '../config/yaml-file.js';
+import { isRecord } from '../common/is-record.js';
 
 const MEMBER = 'auth_token';
 

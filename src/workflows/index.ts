@@ -20,9 +20,11 @@ export {
   type CrateServiceType,
   type TestingServiceCatalog,
 } from './testing-service-catalog.js';
+export { BUILD_STATUSES, type BuildStatus } from './build-status.js';
+export { latestVersionOf, versionsOf } from './workflow-versions.js';
 export { RegistryReads } from './registry-reads.decorator.js';
 export { BuildDto, toBuildResponse } from './dto/suite-response.dto.js';
-export { latestVersionOf, WorkflowRefDto } from './dto/workflow-response.dto.js';
+export { WorkflowRefDto } from './dto/workflow-response.dto.js';
 export { InstanceUuidParam, SuiteUuidParam, WorkflowUuidParam } from './dto/workflow-requests.dto.js';
 export type { TestInstanceEntity } from './entities/test-instance.entity.js';
 export type { TestServiceEntity } from './entities/test-service.entity.js';

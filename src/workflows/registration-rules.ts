@@ -3,6 +3,7 @@ import { isIP } from 'node:net';
 import { isPublicAddress } from '../common/net/address-guard.js';
 import { DomainError } from '../common/errors/domain-error.js';
 import type { ParsedCrate, ParsedSuite } from './crate/ro-crate-parser.js';
+import { COLUMN_LENGTHS } from './columns.js';
 
 /** The body's name, else the root dataset's, else the main workflow's. */
 export function registrationName(bodyName: string | undefined, crate: ParsedCrate): string {
@@ -20,15 +21,7 @@ export function registrationName(bodyName: string | undefined, crate: ParsedCrat
   return name;
 }
 
-/** Column sizes of the registry's tables (see the registry migration). */
-const LIMITS = {
-  name: 512,
-  rocId: 512,
-  path: 1024,
-  engine: 64,
-  resource: 1024,
-  serviceUrl: 512,
-} as const;
+const LIMITS = COLUMN_LENGTHS;
 
 /**
  * Refuses crate values the database cannot hold, with the value named: MariaDB would fail

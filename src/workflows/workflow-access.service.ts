@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { hasRole, type AuthUser } from '../auth/auth-user.js';
 import { DomainError } from '../common/errors/domain-error.js';
-import { latestVersionOf, versionsOf } from './dto/workflow-response.dto.js';
+import { latestVersionOf, versionsOf } from './workflow-versions.js';
 import type { TestInstanceEntity } from './entities/test-instance.entity.js';
 import type { TestSuiteEntity } from './entities/test-suite.entity.js';
 import type { WorkflowVersionEntity } from './entities/workflow-version.entity.js';

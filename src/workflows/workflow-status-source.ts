@@ -1,3 +1,5 @@
+import type { BuildStatus } from './build-status.js';
+
 /**
  * How the registry learns the test status of versions without depending on test
  * monitoring: monitoring's (global) module exports this token (`useExisting` its status
@@ -11,7 +13,7 @@ export type AggregateTestStatus = 'all_passing' | 'some_passing' | 'all_failing'
 export interface LatestBuildSummary {
   instanceId: number;
   buildId: string;
-  status: 'passed' | 'failed' | 'error' | 'aborted' | 'running' | 'waiting';
+  status: BuildStatus;
   startedAt: Date;
   durationSeconds: number;
   url: string;

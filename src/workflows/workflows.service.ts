@@ -10,12 +10,7 @@ import { CrateReader } from './crate/crate-reader.js';
 import { ArchiveLock } from './crate/archive-lock.js';
 import { CrateStore, isNotFound } from './crate/crate-store.js';
 import { parseRoCrate } from './crate/ro-crate-parser.js';
-import {
-  latestVersionOf,
-  versionsOf,
-  type WorkflowSummaryView,
-  type WorkflowView,
-} from './dto/workflow-response.dto.js';
+import type { WorkflowSummaryView, WorkflowView } from './dto/workflow-response.dto.js';
 import type { TestInstanceEntity } from './entities/test-instance.entity.js';
 import type { TestSuiteEntity } from './entities/test-suite.entity.js';
 import type { WorkflowVersionEntity } from './entities/workflow-version.entity.js';
@@ -24,6 +19,7 @@ import { checkInstanceAddresses, checkStorable, registrationName } from './regis
 import { TESTING_SERVICE_CATALOG, type TestingServiceCatalog } from './testing-service-catalog.js';
 import { VersionStatusReader } from './version-status.reader.js';
 import { NOT_AVAILABLE } from './workflow-status-source.js';
+import { latestVersionOf, versionsOf } from './workflow-versions.js';
 import { WorkflowAccess } from './workflow-access.service.js';
 import { ownedByAnother, versionExists, WorkflowsRepository, type Page } from './workflows.repository.js';
 

@@ -1,6 +1,6 @@
 import { DomainError } from '../../common/errors/domain-error.js';
 import { OutboundError, readBody, sendRequest } from '../../common/net/http-client.js';
-import { isRecord } from '../../config/yaml-file.js';
+import { isRecord } from '../../common/is-record.js';
 import type {
   AssignRequest,
   Assignment,

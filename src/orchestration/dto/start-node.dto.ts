@@ -1,7 +1,7 @@
 import { ApiPropertyOptional } from '@nestjs/swagger';
 import { IsBoolean, IsOptional, ValidateBy, ValidateIf, type ValidationOptions } from 'class-validator';
 import { OptionalText, RequiredText } from '../../common/validation.js';
-import { isRecord } from '../../config/yaml-file.js';
+import { isRecord } from '../../common/is-record.js';
 
 // Nova's limits on server metadata, applied to every cloud so that a request valid on one is valid on all.
 const MAX_METADATA_ITEMS = 128;

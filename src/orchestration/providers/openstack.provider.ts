@@ -5,7 +5,7 @@ import { OutboundError, readBody, sendRequest } from '../../common/net/http-clie
 import { AppConfig } from '../../config/app-config.js';
 import type { CloudSettings } from '../../config/clouds-file.js';
 import { ConfigError } from '../../config/config-error.js';
-import { isRecord } from '../../config/yaml-file.js';
+import { isRecord } from '../../common/is-record.js';
 import {
   NodeState,
   nodeNotFound,

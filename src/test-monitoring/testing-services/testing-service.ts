@@ -9,19 +9,15 @@ import {
   type CredentialKey,
   type TestingServiceCredentials,
 } from '../../config/testing-services-file.js';
-import type { CrateServiceType, TestingServiceCatalog } from '../../workflows/index.js';
+import {
+  BUILD_STATUSES,
+  type BuildStatus,
+  type CrateServiceType,
+  type TestingServiceCatalog,
+} from '../../workflows/index.js';
 
-/** The normalised state of one build, whatever CI service ran it (API.md 2.6). */
-export type BuildStatus = 'passed' | 'failed' | 'error' | 'aborted' | 'running' | 'waiting';
-
-export const BUILD_STATUSES: readonly BuildStatus[] = [
-  'passed',
-  'failed',
-  'error',
-  'aborted',
-  'running',
-  'waiting',
-];
+// The registry's vocabulary, re-exported for the clients.
+export { BUILD_STATUSES, type BuildStatus };
 
 /** Finished builds have a final outcome; only those count in the aggregate status. */
 export function isFinishedStatus(status: BuildStatus): boolean {

@@ -13,6 +13,7 @@ import {
   type BuildCheckResult,
   type TestingService,
 } from './testing-service.js';
+import { isRecord } from '../../common/is-record.js';
 
 /** Largest answer read from a CI service: a page of 100 builds is well under 1 MiB. */
 export const MAX_ANSWER_BYTES = 5 * 1024 * 1024;
@@ -139,9 +140,8 @@ export function joinUrl(base: string, segments: readonly string[], query = ''): 
   return `${base.trim().replace(/\/+$/, '')}/${path}${query === '' ? '' : `?${query}`}`;
 }
 
-export function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
+/** Re-exported for the clients, which read JSON answers with it. */
+export { isRecord };
 
 /** A date from an ISO 8601 string or epoch milliseconds; undefined for anything else. */
 export function toDate(value: unknown): Date | undefined {

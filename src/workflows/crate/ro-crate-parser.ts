@@ -1,5 +1,6 @@
 import { DomainError } from '../../common/errors/domain-error.js';
 import type { CrateServiceType } from '../testing-service-catalog.js';
+import { isRecord } from '../../common/is-record.js';
 
 /** What the registry needs from a Workflow Testing RO-Crate's metadata. */
 export interface ParsedCrate {
@@ -534,10 +535,6 @@ function property(object: object, key: string): unknown {
   return Object.prototype.hasOwnProperty.call(object, key)
     ? (object as Record<string, unknown>)[key]
     : undefined;
-}
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
 function asArray(value: unknown): unknown[] {

@@ -1,9 +1,10 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { IsDefined, IsOptional, IsUUID, MaxLength, ValidateBy } from 'class-validator';
 import { IsHttpUrl, OptionalText } from '../../common/validation.js';
+import { COLUMN_LENGTHS } from '../columns.js';
 
 /** Versions appear as one path segment of the API's URLs, so they cannot hold what a path would split or drop. */
-export const VERSION_MAX_LENGTH = 64;
+export const VERSION_MAX_LENGTH = COLUMN_LENGTHS.version;
 
 /** Why a value is not a usable version, or null when it is; one reason, the first that applies. */
 export function versionProblem(value: unknown): string | null {
@@ -41,7 +42,9 @@ function IsVersionLabel(): PropertyDecorator {
 
 export class RegisterWorkflowDto {
   @IsDefined({ message: 'roc_link is required' })
-  @MaxLength(2048, { message: 'roc_link must be at most 2048 characters long' })
+  @MaxLength(COLUMN_LENGTHS.rocLink, {
+    message: `roc_link must be at most ${COLUMN_LENGTHS.rocLink} characters long`,
+  })
   @IsHttpUrl(
     'https://github.com/crs4/life_monitor/raw/master/tests/config/data/crates/ro-crate-galaxy-sortchangecase.crate.zip',
     'Where to download the Workflow Testing RO-Crate (a zip archive)',
@@ -73,7 +76,7 @@ export class RegisterWorkflowDto {
 
   @OptionalText(
     1,
-    512,
+    COLUMN_LENGTHS.name,
     'sort-and-change-case',
     "Else the crate's root dataset name, else its main workflow's",
   )

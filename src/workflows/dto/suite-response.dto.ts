@@ -3,8 +3,7 @@ import type { TestInstanceEntity } from '../entities/test-instance.entity.js';
 import type { TestServiceEntity } from '../entities/test-service.entity.js';
 import type { TestSuiteEntity } from '../entities/test-suite.entity.js';
 import { loaded } from './loaded.js';
-
-export const BUILD_STATUSES = ['passed', 'failed', 'error', 'aborted', 'running', 'waiting'] as const;
+import { BUILD_STATUSES } from '../build-status.js';
 
 export class TestServiceDto {
   // The enum (the registered CI services) is filled in by ServiceTypeSchema.

@@ -5,6 +5,7 @@ import type { WorkflowVersionEntity } from '../entities/workflow-version.entity.
 import type { WorkflowEntity } from '../entities/workflow.entity.js';
 import { loaded } from './loaded.js';
 import { BuildDto, toBuildResponse, type BuildFields } from './suite-response.dto.js';
+import { latestVersionOf, versionsOf } from '../workflow-versions.js';
 
 const UUID_EXAMPLE = '1d8a9c84-8b1c-4bfa-a9c5-52b6b1b9cd67';
 
@@ -161,20 +162,6 @@ export interface WorkflowView {
   previous?: WorkflowVersionEntity[];
   /** The crate's JSON-LD; only when asked for. */
   metadata?: object;
-}
-
-/** The workflow's versions, older first (ids grow with registration). */
-export function versionsOf(workflow: WorkflowEntity): WorkflowVersionEntity[] {
-  return [...loaded(workflow.versions, 'workflow.versions')].sort((a, b) => a.id - b.id);
-}
-
-export function latestVersionOf(workflow: WorkflowEntity): WorkflowVersionEntity {
-  const versions = versionsOf(workflow);
-  const latest = versions[versions.length - 1];
-  if (latest === undefined) {
-    throw new Error(`workflow ${workflow.uuid} has no version`);
-  }
-  return latest;
 }
 
 export function toVersionResponse(

@@ -9,6 +9,7 @@ import {
 } from 'typeorm';
 import { TestServiceEntity } from './test-service.entity.js';
 import { TestSuiteEntity } from './test-suite.entity.js';
+import { COLUMN_LENGTHS } from '../columns.js';
 
 /**
  * A TestInstance of a suite, as the crate declared it. How it is checked (due time, lease,
@@ -20,7 +21,7 @@ export class TestInstanceEntity {
   @PrimaryGeneratedColumn({ type: 'integer' })
   id!: number;
 
-  @Column({ type: 'varchar', length: 36 })
+  @Column({ type: 'varchar', length: COLUMN_LENGTHS.uuid })
   uuid!: string;
 
   @Column({ name: 'suite_id', type: 'integer' })
@@ -40,13 +41,13 @@ export class TestInstanceEntity {
   @JoinColumn({ name: 'service_id', foreignKeyConstraintName: 'FK_test_instances_service' })
   service?: Relation<TestServiceEntity>;
 
-  @Column({ name: 'roc_instance', type: 'varchar', length: 512 })
+  @Column({ name: 'roc_instance', type: 'varchar', length: COLUMN_LENGTHS.rocId })
   rocInstance!: string;
 
-  @Column({ type: 'varchar', length: 512, nullable: true })
+  @Column({ type: 'varchar', length: COLUMN_LENGTHS.name, nullable: true })
   name!: string | null;
 
-  @Column({ type: 'varchar', length: 1024 })
+  @Column({ type: 'varchar', length: COLUMN_LENGTHS.resource })
   resource!: string;
 
   @Column({ type: 'boolean', default: 0 })

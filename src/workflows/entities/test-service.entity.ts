@@ -1,4 +1,5 @@
 import { Column, Entity, PrimaryGeneratedColumn, Unique } from 'typeorm';
+import { COLUMN_LENGTHS } from '../columns.js';
 
 /**
  * One CI service endpoint, shared by every instance that uses the same (type, url). A pause
@@ -11,13 +12,13 @@ export class TestServiceEntity {
   @PrimaryGeneratedColumn({ type: 'integer' })
   id!: number;
 
-  @Column({ type: 'varchar', length: 36 })
+  @Column({ type: 'varchar', length: COLUMN_LENGTHS.uuid })
   uuid!: string;
 
-  @Column({ type: 'varchar', length: 16 })
+  @Column({ type: 'varchar', length: COLUMN_LENGTHS.serviceType })
   type!: string;
 
   /** The API base URL as the crate gives it; 512 characters keep the unique index within MySQL's key limit. */
-  @Column({ type: 'varchar', length: 512 })
+  @Column({ type: 'varchar', length: COLUMN_LENGTHS.serviceUrl })
   url!: string;
 }

@@ -10,6 +10,7 @@ import {
 } from 'typeorm';
 import { TestInstanceEntity } from './test-instance.entity.js';
 import { WorkflowVersionEntity } from './workflow-version.entity.js';
+import { COLUMN_LENGTHS } from '../columns.js';
 
 /** A TestSuite of a version's crate, with its TestDefinition flattened in (null members when it has none). */
 @Entity('test_suites')
@@ -18,7 +19,7 @@ export class TestSuiteEntity {
   @PrimaryGeneratedColumn({ type: 'integer' })
   id!: number;
 
-  @Column({ type: 'varchar', length: 36 })
+  @Column({ type: 'varchar', length: COLUMN_LENGTHS.uuid })
   uuid!: string;
 
   @Column({ name: 'version_id', type: 'integer' })
@@ -31,19 +32,19 @@ export class TestSuiteEntity {
   @JoinColumn({ name: 'version_id', foreignKeyConstraintName: 'FK_test_suites_version' })
   version?: Relation<WorkflowVersionEntity>;
 
-  @Column({ name: 'roc_suite', type: 'varchar', length: 512 })
+  @Column({ name: 'roc_suite', type: 'varchar', length: COLUMN_LENGTHS.rocId })
   rocSuite!: string;
 
-  @Column({ type: 'varchar', length: 512, nullable: true })
+  @Column({ type: 'varchar', length: COLUMN_LENGTHS.name, nullable: true })
   name!: string | null;
 
-  @Column({ name: 'definition_path', type: 'varchar', length: 1024, nullable: true })
+  @Column({ name: 'definition_path', type: 'varchar', length: COLUMN_LENGTHS.path, nullable: true })
   definitionPath!: string | null;
 
-  @Column({ name: 'engine_type', type: 'varchar', length: 64, nullable: true })
+  @Column({ name: 'engine_type', type: 'varchar', length: COLUMN_LENGTHS.engine, nullable: true })
   engineType!: string | null;
 
-  @Column({ name: 'engine_version', type: 'varchar', length: 64, nullable: true })
+  @Column({ name: 'engine_version', type: 'varchar', length: COLUMN_LENGTHS.engine, nullable: true })
   engineVersion!: string | null;
 
   @OneToMany(() => TestInstanceEntity, (instance) => instance.suite)

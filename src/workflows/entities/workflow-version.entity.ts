@@ -12,6 +12,7 @@ import {
 import { UserEntity } from '../../auth/entities/user.entity.js';
 import { TestSuiteEntity } from './test-suite.entity.js';
 import { WorkflowEntity } from './workflow.entity.js';
+import { COLUMN_LENGTHS } from '../columns.js';
 
 /** One registered version of a workflow. Its crate's metadata is read from the stored archive on demand. */
 @Entity('workflow_versions')
@@ -21,7 +22,7 @@ export class WorkflowVersionEntity {
   @PrimaryGeneratedColumn({ type: 'integer' })
   id!: number;
 
-  @Column({ type: 'varchar', length: 36 })
+  @Column({ type: 'varchar', length: COLUMN_LENGTHS.uuid })
   uuid!: string;
 
   @Column({ name: 'workflow_id', type: 'integer' })
@@ -34,17 +35,17 @@ export class WorkflowVersionEntity {
   @JoinColumn({ name: 'workflow_id', foreignKeyConstraintName: 'FK_workflow_versions_workflow' })
   workflow?: Relation<WorkflowEntity>;
 
-  @Column({ type: 'varchar', length: 64 })
+  @Column({ type: 'varchar', length: COLUMN_LENGTHS.version })
   version!: string;
 
-  @Column({ type: 'varchar', length: 512 })
+  @Column({ type: 'varchar', length: COLUMN_LENGTHS.name })
   name!: string;
 
-  @Column({ name: 'roc_link', type: 'varchar', length: 2048 })
+  @Column({ name: 'roc_link', type: 'varchar', length: COLUMN_LENGTHS.rocLink })
   rocLink!: string;
 
   @Index('IDX_workflow_versions_archive')
-  @Column({ name: 'archive_sha256', type: 'varchar', length: 64 })
+  @Column({ name: 'archive_sha256', type: 'varchar', length: COLUMN_LENGTHS.sha256 })
   archiveSha256!: string;
 
   @Column({ name: 'archive_size', type: 'integer' })

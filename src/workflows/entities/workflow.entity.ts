@@ -10,6 +10,7 @@ import {
 } from 'typeorm';
 import { UserEntity } from '../../auth/entities/user.entity.js';
 import { WorkflowVersionEntity } from './workflow-version.entity.js';
+import { COLUMN_LENGTHS } from '../columns.js';
 
 /**
  * A workflow: a uuid owned by one user. Its latest version is not stored but derived
@@ -22,7 +23,7 @@ export class WorkflowEntity {
   @PrimaryGeneratedColumn({ type: 'integer' })
   id!: number;
 
-  @Column({ type: 'varchar', length: 36 })
+  @Column({ type: 'varchar', length: COLUMN_LENGTHS.uuid })
   uuid!: string;
 
   @Column({ name: 'owner_id', type: 'integer' })

@@ -1,0 +1,19 @@
+/**
+ * Sizes of the registry's text columns. The entities declare them, and the registration rules and
+ * the request DTOs refuse longer values with a 400 instead of a failed insert. The migrations keep
+ * their own literal numbers on purpose: a migration is the schema as it was when it ran, and must
+ * not change meaning if one of these grows later (that is a new migration).
+ */
+export const COLUMN_LENGTHS = {
+  uuid: 36,
+  version: 64,
+  name: 512,
+  rocLink: 2048,
+  sha256: 64,
+  rocId: 512,
+  path: 1024,
+  engine: 64,
+  resource: 1024,
+  serviceType: 16,
+  serviceUrl: 512,
+} as const;
