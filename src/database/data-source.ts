@@ -5,6 +5,7 @@ import type { AppConfig } from '../config/app-config.js';
 import { boundDatabaseCalls } from './database-deadlines.js';
 import { DatabaseOutage } from './database-unavailable.js';
 import { MIGRATIONS } from './migrations.js';
+import { underNamedLock } from './dialect.js';
 import { serializeSqliteTransactions } from './sqlite-serializer.js';
 import type { StartupAttempts } from './startup.js';
 
@@ -57,27 +58,9 @@ export function dataSourceOptions(config: AppConfig): AppDataSourceOptions {
  * named lock first: the first runs the migrations, the others then find nothing to do.
  */
 export async function runMigrations(dataSource: DataSource): Promise<void> {
-  if (dataSource.options.type !== 'mariadb') {
+  await underNamedLock(dataSource, 'app_migrations', 120, async () => {
     await dataSource.runMigrations({ transaction: 'each' });
-    return;
-  }
-  const runner = dataSource.createQueryRunner();
-  try {
-    await runner.connect();
-    const [row] = (await runner.query("SELECT GET_LOCK('app_migrations', 120) AS locked")) as {
-      locked: number;
-    }[];
-    if (Number(row?.locked) !== 1) {
-      throw new Error('could not take the migration lock within 120 s');
-    }
-    try {
-      await dataSource.runMigrations({ transaction: 'each' });
-    } finally {
-      await runner.query("SELECT RELEASE_LOCK('app_migrations')");
-    }
-  } finally {
-    await runner.release();
-  }
+  });
 }
 
 /** Opens the database and brings its schema up to date. */
