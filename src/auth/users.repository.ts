@@ -6,6 +6,7 @@ import { isForeignKeyViolation, isUniqueViolation } from '../common/errors/uniqu
 import { RevokedTokenEntity } from './entities/revoked-token.entity.js';
 import { UserEntity } from './entities/user.entity.js';
 import type { Role } from './roles.js';
+import { Clock } from '../common/clock.js';
 
 export interface NewUser {
   username: string;
@@ -18,6 +19,7 @@ export class UsersRepository {
   constructor(
     @InjectRepository(UserEntity) private readonly users: Repository<UserEntity>,
     @InjectRepository(RevokedTokenEntity) private readonly revoked: Repository<RevokedTokenEntity>,
+    private readonly clock: Clock,
   ) {}
 
   findById(id: number): Promise<UserEntity | null> {
@@ -46,7 +48,7 @@ export class UsersRepository {
   }
 
   async create(user: NewUser): Promise<UserEntity> {
-    const now = new Date();
+    const now = new Date(this.clock.nowMs());
     try {
       return await this.users.save(
         this.users.create({ ...user, active: true, createdAt: now, updatedAt: now }),
@@ -60,7 +62,7 @@ export class UsersRepository {
   }
 
   async update(user: UserEntity): Promise<UserEntity> {
-    user.updatedAt = new Date();
+    user.updatedAt = new Date(this.clock.nowMs());
     return this.users.save(user);
   }
 
@@ -82,7 +84,7 @@ export class UsersRepository {
   async revoke(jti: string, expiresAt: Date): Promise<void> {
     // Idempotent: logging out twice with one token is not an error.
     await this.revoked.upsert({ jti, expiresAt }, ['jti']);
-    await this.revoked.delete({ expiresAt: LessThan(new Date()) });
+    await this.revoked.delete({ expiresAt: LessThan(new Date(this.clock.nowMs())) });
   }
 
   async isRevoked(jti: string): Promise<boolean> {

@@ -17,6 +17,7 @@ import { GithubActionsService } from './testing-services/github-actions.service.
 import { JenkinsService } from './testing-services/jenkins.service.js';
 import { TESTING_SERVICES_PROVIDER, TestingServiceRegistry } from './testing-services/testing-service.js';
 import { TravisService } from './testing-services/travis.service.js';
+import { Clock } from '../common/clock.js';
 
 /**
  * Global so that the registry can inject WORKFLOW_STATUS_SOURCE without importing this module
@@ -45,6 +46,7 @@ import { TravisService } from './testing-services/travis.service.js';
     RefreshService,
     RefreshScheduler,
     TestStatusService,
+    Clock,
     // The registry injects this token (optionally) to fill the status of its workflow list.
     { provide: WORKFLOW_STATUS_SOURCE, useExisting: TestStatusService },
   ],

@@ -12,6 +12,7 @@ import { monitoringRepositories } from '../../test/support/monitoring-repositori
 import type { CheckStateRepository } from './check-state.repository.js';
 import { CheckStateEntity } from './entities/check-state.entity.js';
 import { TestStatusService } from './test-status.service.js';
+import { Clock } from '../common/clock.js';
 
 const T0 = new Date('2024-05-01T12:00:00.000Z');
 const at = (seconds: number): Date => new Date(T0.getTime() + seconds * 1000);
@@ -79,6 +80,7 @@ beforeEach(async () => {
     repositories.checkStates,
     repositories.registered,
     accessTo(dataSource),
+    new Clock(),
   );
 });
 

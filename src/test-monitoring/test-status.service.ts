@@ -15,6 +15,7 @@ import {
 import { aggregateStatus, type AggregateTestStatus } from './aggregate-status.js';
 import { BuildsRepository, type LatestOfInstance, type StoredBuild } from './builds.repository.js';
 import { CheckStateRepository } from './check-state.repository.js';
+import { Clock } from '../common/clock.js';
 
 /** A build with the instance it belongs to (its suite and service loaded), as replies show it. */
 export interface BuildView {
@@ -54,6 +55,7 @@ export class TestStatusService implements WorkflowStatusSource {
     private readonly registered: RegisteredInstances,
     @Inject(WorkflowAccess)
     private readonly access: Pick<WorkflowAccess, 'visibleVersion' | 'visibleSuite' | 'visibleInstance'>,
+    private readonly clock: Clock,
   ) {}
 
   /** The status of a version (the latest when `version` is undefined); not_found when not visible. */
@@ -61,14 +63,18 @@ export class TestStatusService implements WorkflowStatusSource {
     wfUuid: string,
     version: string | undefined,
     user: AuthUser,
-    now = new Date(),
+    now = new Date(this.clock.nowMs()),
   ): Promise<VersionStatus> {
     const visible = await this.access.visibleVersion(wfUuid, version, user);
     const instances = await this.registered.ofVersion(visible.version.id);
     return { ...visible, ...(await this.statusOf(instances, now)) };
   }
 
-  async suiteStatus(suiteUuid: string, user: AuthUser, now = new Date()): Promise<SuiteStatus> {
+  async suiteStatus(
+    suiteUuid: string,
+    user: AuthUser,
+    now = new Date(this.clock.nowMs()),
+  ): Promise<SuiteStatus> {
     const suite = await this.access.visibleSuite(suiteUuid, user);
     const instances = await this.registered.ofSuite(suite.id);
     return { suite, ...(await this.statusOf(instances, now)) };

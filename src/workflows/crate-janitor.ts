@@ -9,6 +9,7 @@ import { AppConfig } from '../config/app-config.js';
 import { ArchiveLock } from './crate/archive-lock.js';
 import { CrateStore } from './crate/crate-store.js';
 import { WorkflowsRepository } from './workflows.repository.js';
+import { Clock } from '../common/clock.js';
 
 const SWEEP_EVERY_MS = 10 * 60 * 1000;
 /**
@@ -40,6 +41,7 @@ export class CrateJanitor implements OnApplicationBootstrap, BeforeApplicationSh
     private readonly archiveLock: ArchiveLock,
     private readonly scheduler: SchedulerRegistry,
     private readonly config: AppConfig,
+    private readonly clock: Clock,
   ) {}
 
   async onApplicationBootstrap(): Promise<void> {
@@ -60,7 +62,7 @@ export class CrateJanitor implements OnApplicationBootstrap, BeforeApplicationSh
     await this.sweeping;
   }
 
-  async sweep(now: number = Date.now()): Promise<SweepResult> {
+  async sweep(now: number = this.clock.nowMs()): Promise<SweepResult> {
     const staleAfterMs = this.config.registry.downloadTimeoutMs + STORE_MARGIN_MS;
     const temporaryFiles = await this.store.sweepTemp(staleAfterMs, now);
     let orphanArchives = 0;

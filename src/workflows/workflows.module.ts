@@ -21,6 +21,7 @@ import { WorkflowAccess } from './workflow-access.service.js';
 import { WorkflowsController } from './workflows.controller.js';
 import { WorkflowsRepository } from './workflows.repository.js';
 import { WorkflowsService } from './workflows.service.js';
+import { Clock } from '../common/clock.js';
 
 const ENTITIES = [
   WorkflowEntity,
@@ -48,6 +49,7 @@ const ENTITIES = [
     WorkflowAccess,
     VersionStatusReader,
     WorkflowsService,
+    Clock,
     RegisteredInstances,
     RegistryEvents,
     ServiceTypeSchema,

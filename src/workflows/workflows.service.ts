@@ -22,6 +22,7 @@ import { NOT_AVAILABLE } from './workflow-status-source.js';
 import { latestVersionOf, versionsOf } from './workflow-versions.js';
 import { WorkflowAccess } from './workflow-access.service.js';
 import { ownedByAnother, versionExists, WorkflowsRepository, type Page } from './workflows.repository.js';
+import { Clock } from '../common/clock.js';
 
 export interface Registration {
   rocLink: string;
@@ -75,6 +76,7 @@ export class WorkflowsService {
     private readonly statuses: VersionStatusReader,
     private readonly config: AppConfig,
     private readonly metrics: MetricsService,
+    private readonly clock: Clock,
     @Optional()
     @Inject(TESTING_SERVICE_CATALOG)
     private readonly serviceCatalog: TestingServiceCatalog | null = null,
@@ -145,7 +147,7 @@ export class WorkflowsService {
             archiveSha256: crate.sha256,
             archiveSize: crate.size,
             suites: parsed.suites,
-            now: new Date(),
+            now: new Date(this.clock.nowMs()),
           });
         } catch (error) {
           await this.forgetArchiveIfUnused(crate.sha256);
