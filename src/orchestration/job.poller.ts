@@ -1,12 +1,6 @@
-import { randomUUID } from 'node:crypto';
-import {
-  Injectable,
-  Logger,
-  type BeforeApplicationShutdown,
-  type OnApplicationBootstrap,
-  type OnModuleDestroy,
-} from '@nestjs/common';
+import { Injectable, Logger } from '@nestjs/common';
 import { Clock } from '../common/clock.js';
+import { ClaimTicker } from './claim-ticker.js';
 import { JobsRepository } from './jobs.repository.js';
 import { JobsService } from './jobs.service.js';
 
@@ -17,50 +11,22 @@ export const JOB_CLAIM_MS = 2 * 60_000;
 const TICK_MS = 1_000;
 
 /**
- * Follows the asynchronous starts (STYLE.md 7): every second or so, claim the jobs due for a step with
- * a database claim (several copies share them, one at a time per job) and hand each to JobsService.step.
- * Tests call `tick(now)`.
+ * Follows the asynchronous starts: every second or so, claim the jobs due for a step with a database
+ * claim (several copies share them, one at a time per job) and hand each to JobsService.step.
  */
 @Injectable()
-export class JobPoller implements OnApplicationBootstrap, OnModuleDestroy, BeforeApplicationShutdown {
-  readonly owner = randomUUID();
-  private readonly logger = new Logger(JobPoller.name);
-  private current?: Promise<number>;
-  private timer?: NodeJS.Timeout;
-  private stopping = false;
+export class JobPoller extends ClaimTicker {
+  protected readonly logger = new Logger(JobPoller.name);
 
   constructor(
     private readonly jobs: JobsRepository,
     private readonly service: JobsService,
-    private readonly clock: Clock,
-  ) {}
-
-  onApplicationBootstrap(): void {
-    this.scheduleTick();
+    clock: Clock,
+  ) {
+    super(clock, TICK_MS);
   }
 
-  onModuleDestroy(): void {
-    this.stopping = true;
-    clearTimeout(this.timer);
-  }
-
-  async beforeApplicationShutdown(): Promise<void> {
-    this.stopping = true;
-    await this.current?.catch(() => undefined);
-  }
-
-  /** Steps every job due at `now`; resolves with how many were stepped. Does nothing while a tick runs. */
-  tick(now = new Date(this.clock.nowMs())): Promise<number> {
-    if (this.current || this.stopping) {
-      return Promise.resolve(0);
-    }
-    this.current = this.run(now).finally(() => {
-      this.current = undefined;
-    });
-    return this.current;
-  }
-
-  private async run(now: Date): Promise<number> {
+  protected async run(now: Date): Promise<number> {
     const claimed = await this.jobs.claimDue(now, this.owner, BATCH_SIZE, JOB_CLAIM_MS);
     const results = await Promise.allSettled(claimed.map((job) => this.service.step(job, now)));
     for (const result of results) {
@@ -71,19 +37,5 @@ export class JobPoller implements OnApplicationBootstrap, OnModuleDestroy, Befor
       }
     }
     return claimed.length;
-  }
-
-  private scheduleTick(): void {
-    if (this.stopping) {
-      return;
-    }
-    this.timer = setTimeout(
-      () => {
-        this.tick()
-          .catch((error: unknown) => this.logger.error({ err: error }, 'job tick failed'))
-          .finally(() => this.scheduleTick());
-      },
-      Math.round(TICK_MS * (0.75 + 0.5 * Math.random())),
-    );
   }
 }

@@ -5,7 +5,12 @@ import { DomainError } from '../common/errors/domain-error.js';
 import { CloudRegistry } from './cloud.registry.js';
 import type { CloudRef } from './dto/replies.dto.js';
 import { JobsRepository, type ClaimedJob, type Job } from './jobs.repository.js';
-import { NodeState, type CloudNode, type StartNodeRequest } from './providers/cloud-provider.js';
+import {
+  assertStartable,
+  NodeState,
+  type CloudNode,
+  type StartNodeRequest,
+} from './providers/cloud-provider.js';
 
 /** The first poll of a new node comes this soon; each next one twice as late, up to MAX_POLL_DELAY_MS. */
 export const FIRST_POLL_DELAY_MS = 1_000;
@@ -45,19 +50,7 @@ export class JobsService {
    */
   async startAsync(cloudName: string, request: StartNodeRequest, caller: JobCaller): Promise<Job> {
     const cloud = this.registry.get(cloudName);
-    const [images, sizes] = await Promise.all([cloud.listImages(), cloud.listSizes()]);
-    if (!images.some((image) => image.id === request.image)) {
-      throw new DomainError(
-        'invalid_input',
-        `Image '${request.image}' does not exist in cloud '${cloud.name}'`,
-      );
-    }
-    if (!sizes.some((size) => size.id === request.size)) {
-      throw new DomainError(
-        'invalid_input',
-        `Size '${request.size}' does not exist in cloud '${cloud.name}'`,
-      );
-    }
+    await assertStartable(cloud, request);
     return this.jobs.create({
       id: randomUUID(),
       cloud: cloud.name,

@@ -1,12 +1,6 @@
-import { randomUUID } from 'node:crypto';
-import {
-  Injectable,
-  Logger,
-  type BeforeApplicationShutdown,
-  type OnApplicationBootstrap,
-  type OnModuleDestroy,
-} from '@nestjs/common';
+import { Injectable, Logger } from '@nestjs/common';
 import { Clock } from '../common/clock.js';
+import { ClaimTicker } from './claim-ticker.js';
 import { LeasesRepository } from './leases.repository.js';
 import { OrchestrationService } from './orchestration.service.js';
 
@@ -23,57 +17,25 @@ export const RETRY_MS = 30_000;
 export const TICK_MS = 5_000;
 
 /**
- * Carries out the leases that ran out (STYLE.md 7): every few seconds, claim the expired leases with a
- * database claim (several copies share the work; each expiry is claimed by one), hand each to
- * OrchestrationService.expire, and remove it once done. Tests call `tick(now)`.
+ * Carries out the leases that ran out: every few seconds, claim the expired leases with a database
+ * claim (several copies share the work; each expiry is claimed by one), hand each to
+ * OrchestrationService.expire, and remove it once done.
  */
 @Injectable()
-export class LeaseScheduler implements OnApplicationBootstrap, OnModuleDestroy, BeforeApplicationShutdown {
-  /** This copy's identity in `claim_owner`. */
-  readonly owner = randomUUID();
-  private readonly logger = new Logger(LeaseScheduler.name);
-  private current?: Promise<number>;
-  private timer?: NodeJS.Timeout;
-  private stopping = false;
+export class LeaseScheduler extends ClaimTicker {
+  protected readonly logger = new Logger(LeaseScheduler.name);
 
   constructor(
     private readonly leases: LeasesRepository,
     private readonly orchestration: OrchestrationService,
-    private readonly clock: Clock,
-  ) {}
-
-  onApplicationBootstrap(): void {
-    this.scheduleTick();
+    clock: Clock,
+  ) {
+    super(clock, TICK_MS);
   }
 
-  onModuleDestroy(): void {
-    this.stopping = true;
-    clearTimeout(this.timer);
-  }
-
-  /** Waits for the expiries in flight, before the database closes. */
-  async beforeApplicationShutdown(): Promise<void> {
-    this.stopping = true;
-    await this.current?.catch(() => undefined);
-  }
-
-  /**
-   * Claims the leases expired at `now` and carries them out; resolves with how many were done. A tick
-   * while another runs, or after shutdown began, does nothing.
-   */
-  tick(now = new Date(this.clock.nowMs())): Promise<number> {
-    if (this.current || this.stopping) {
-      return Promise.resolve(0);
-    }
-    this.current = this.run(now).finally(() => {
-      this.current = undefined;
-    });
-    return this.current;
-  }
-
-  private async run(now: Date): Promise<number> {
+  protected async run(now: Date): Promise<number> {
     let done = 0;
-    while (!this.stopping) {
+    while (!this.isStopping) {
       const claimed = await this.leases.claimExpired(now, this.owner, BATCH_SIZE, CLAIM_MS);
       for (const lease of claimed) {
         try {
@@ -93,20 +55,5 @@ export class LeaseScheduler implements OnApplicationBootstrap, OnModuleDestroy, 
       }
     }
     return done;
-  }
-
-  /** The next tick in 0.75–1.25 periods: the jitter keeps copies from ticking in one phase. */
-  private scheduleTick(): void {
-    if (this.stopping) {
-      return;
-    }
-    this.timer = setTimeout(
-      () => {
-        this.tick()
-          .catch((error: unknown) => this.logger.error({ err: error }, 'lease tick failed'))
-          .finally(() => this.scheduleTick());
-      },
-      Math.round(TICK_MS * (0.75 + 0.5 * Math.random())),
-    );
   }
 }

@@ -45,6 +45,7 @@ import {
   NodesReplyDto,
   jobHref,
   JobReplyDto,
+  NODE_EXAMPLE,
   OkReplyDto,
   PowerReplyDto,
   StartJobReplyDto,
@@ -282,17 +283,7 @@ export class OrchestrationController {
       job: {
         id: '0b6f2d4e-7c1a-4f7e-9d3b-2a5c8e1f4b60',
         state: 'done',
-        node: {
-          id: '3',
-          uuid: '4a5f9b3e0f2f4a0a5f3c1b6f2a9d7e8c1b2a3f4e',
-          name: 'cloud',
-          cloud_type: 'dummy',
-          provider: 'default',
-          extra: { foo: 'bar', image: '1', size: '1' },
-          private_ips: [],
-          public_ips: ['127.0.0.3'],
-          state: 0,
-        },
+        node: NODE_EXAMPLE,
       },
     },
   })

@@ -25,6 +25,7 @@ import { OrchestrationController } from './orchestration.controller.js';
 import { OrchestrationService } from './orchestration.service.js';
 import { DUMMY_CLOUD_STORE, DummyProviderFactory } from './providers/dummy.provider.js';
 import { OpenStackProviderFactory } from './providers/openstack.provider.js';
+import { Ec2ProviderFactory } from './providers/ec2.provider.js';
 
 @Module({
   imports: [
@@ -43,6 +44,7 @@ import { OpenStackProviderFactory } from './providers/openstack.provider.js';
     // Cloud providers: a class marked @RegisterCloudProvider() and one line here (docs/extending.md).
     DummyProviderFactory,
     OpenStackProviderFactory,
+    Ec2ProviderFactory,
     CLOUD_PROVIDER_FACTORIES_PROVIDER,
     CloudRegistry,
     DatabaseAssignmentFacility,

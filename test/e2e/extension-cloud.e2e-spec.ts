@@ -106,7 +106,7 @@ describe(`extension: a cloud provider registered by a test module (${testDatabas
       const starting = startApp(shared.env);
       await expect(starting).rejects.toBeInstanceOf(ConfigError);
       await expect(starting).rejects.toThrow(
-        "Invalid setting CLOUDS_FILE: cloud 'lab' has unknown type 'scratch' (known: dummy, openstack)",
+        "Invalid setting CLOUDS_FILE: cloud 'lab' has unknown type 'scratch' (known: dummy, openstack, ec2)",
       );
     } finally {
       await shared.drop();

@@ -1,7 +1,10 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { Ec2Fake } from '../fakes/ec2-fake.js';
 import { OpenStackFake } from '../fakes/openstack-fake.js';
+
+const WRONG_EC2_SECRET = 'wrong/Ec2+Secret/never/logged/0123456789';
 import { baseTestEnv, createTestDatabase, testDatabase } from '../support/create-test-app.js';
 import { writeCloudsFile } from '../support/orchestration.js';
 import { startServiceProcess } from '../support/service-process.js';
@@ -9,6 +12,7 @@ import { startServiceProcess } from '../support/service-process.js';
 /** Area C as the built service (`dist/`, built by `npm test` first): what reaches its log lines. */
 describe(`area C in the built service as a process (${testDatabase()})`, () => {
   let fake: OpenStackFake;
+  let ec2: Ec2Fake;
   let clouds: ReturnType<typeof writeCloudsFile>;
   let dataDir: string;
   let database: Awaited<ReturnType<typeof createTestDatabase>>;
@@ -16,6 +20,7 @@ describe(`area C in the built service as a process (${testDatabase()})`, () => {
 
   beforeAll(async () => {
     fake = await OpenStackFake.start();
+    ec2 = await Ec2Fake.start();
     clouds = writeCloudsFile(`
 clouds:
   default: {type: dummy}
@@ -26,6 +31,18 @@ clouds:
     password: \${OPENSTACK_PASSWORD}
     project_name: ${fake.projectName}
     region: RegionOne
+  aws:
+    type: ec2
+    region: us-east-1
+    access_key_id: ${ec2.accessKeyId}
+    secret_access_key: \${EC2_SECRET}
+    endpoint: ${ec2.url}
+  aws_wrong:
+    type: ec2
+    region: us-east-1
+    access_key_id: AKIAWRONG0EXAMPLE999
+    secret_access_key: \${EC2_WRONG_SECRET}
+    endpoint: ${ec2.url}
 `);
     dataDir = mkdtempSync(join(tmpdir(), 'orchestration-process-'));
     database = await createTestDatabase(dataDir);
@@ -36,12 +53,15 @@ clouds:
       LOG_LEVEL: 'trace',
       CLOUDS_FILE: clouds.path,
       OPENSTACK_PASSWORD: fake.password,
+      EC2_SECRET: ec2.secretAccessKey,
+      EC2_WRONG_SECRET: WRONG_EC2_SECRET,
       UPSTREAM_TIMEOUT_SECONDS: '1',
     };
   });
 
   afterAll(async () => {
     await fake.close();
+    await ec2.close();
     clouds.remove();
     await database.drop();
     rmSync(dataDir, { recursive: true, force: true });
@@ -92,6 +112,20 @@ clouds:
         expect(await response.text()).not.toContain(fake.password);
         fake.recover();
       }
+
+      // EC2: wrong credentials are a 502 naming neither secret; throttling beyond the SDK's retries a 503.
+      const auth = { 'x-auth-token': token };
+      expect((await fetch(`${service.url}/api/v1/nodes/aws`, { headers: auth })).status).toBe(200);
+      const refused = await fetch(`${service.url}/api/v1/nodes/aws_wrong`, { headers: auth });
+      expect(refused.status).toBe(502);
+      const refusedText = await refused.text();
+      expect(refusedText).toContain('AuthFailure');
+      expect(refusedText).not.toContain(WRONG_EC2_SECRET);
+      ec2.throttleNext = 1000;
+      const throttled = await fetch(`${service.url}/api/v1/sizes/aws`, { headers: auth });
+      ec2.throttleNext = 0;
+      expect(throttled.status).toBe(503);
+      expect(await throttled.text()).not.toContain(ec2.secretAccessKey);
     } finally {
       expect(await service.stop('SIGTERM')).toBe(0);
     }
@@ -103,6 +137,8 @@ clouds:
     expect(output).not.toContain(token);
     expect(output).not.toContain(token.split('.')[2]);
     expect(output).not.toContain(fake.password);
+    expect(output).not.toContain(ec2.secretAccessKey);
+    expect(output).not.toContain(WRONG_EC2_SECRET);
     // Keystone tokens of the fake start so; none may be logged either.
     expect(output).not.toContain('gAAAAA');
     // The requests were logged, with the query member redacted.
@@ -118,7 +154,7 @@ clouds:
       expect(await service.exited).toBe(1);
       // One line, no stack: the same as any other bad setting.
       expect(service.output()).toBe(
-        "Invalid setting CLOUDS_FILE: cloud 'default' has unknown type 'vsphere' (known: dummy, openstack)\n",
+        "Invalid setting CLOUDS_FILE: cloud 'default' has unknown type 'vsphere' (known: dummy, openstack, ec2)\n",
       );
     } finally {
       bad.remove();

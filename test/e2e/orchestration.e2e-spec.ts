@@ -725,7 +725,7 @@ describe('area C: CLOUDS_FILE problems stop the start-up with one clear line', (
     [
       'an unknown type',
       'clouds:\n  default: {type: vsphere}\n',
-      /^Invalid setting CLOUDS_FILE: cloud 'default' has unknown type 'vsphere' \(known: dummy, openstack\)$/,
+      /^Invalid setting CLOUDS_FILE: cloud 'default' has unknown type 'vsphere' \(known: dummy, openstack, ec2\)$/,
     ],
     [
       'an openstack cloud without a password',

@@ -97,21 +97,24 @@ export class StartReplyDto extends OkReplyDto {
   nodes!: NodeDto;
 }
 
+/** A dummy node as replies show it, for examples. */
+export const NODE_EXAMPLE = {
+  id: '3',
+  uuid: '4a5f9b3e0f2f4a0a5f3c1b6f2a9d7e8c1b2a3f4e',
+  name: 'cloud',
+  cloud_type: DUMMY_TYPE,
+  provider: 'default',
+  extra: { foo: 'bar', image: '1', size: '1' },
+  private_ips: [],
+  public_ips: ['127.0.0.3'],
+  state: 0,
+} as const;
+
 export class PowerReplyDto extends OkReplyDto {
   @ApiProperty({
     type: NodeDto,
     description: 'The node as the cloud reports it right after the action (one object, not a list)',
-    example: {
-      id: '3',
-      uuid: '4a5f9b3e0f2f4a0a5f3c1b6f2a9d7e8c1b2a3f4e',
-      name: 'cloud',
-      cloud_type: DUMMY_TYPE,
-      provider: 'default',
-      extra: { foo: 'bar', image: '1', size: '1' },
-      private_ips: [],
-      public_ips: ['127.0.0.3'],
-      state: 5,
-    },
+    example: { ...NODE_EXAMPLE, state: 5 },
   })
   nodes!: NodeDto;
 }

@@ -153,6 +153,19 @@ export function pickNode(nodes: readonly CloudNode[], query: NodeQuery, cloudNam
   return found;
 }
 
+/**
+ * `findNode` of a cloud that can read one node by id (`byId`, cheaper than a listing) and list them all:
+ * by id one read, by hostname the first listed match.
+ */
+export async function findNodeBy(
+  query: NodeQuery,
+  cloudName: string,
+  byId: (id: string) => Promise<CloudNode>,
+  list: () => Promise<CloudNode[]>,
+): Promise<CloudNode> {
+  return 'id' in query ? byId(query.id) : pickNode(await list(), query, cloudName);
+}
+
 /** The 'not_found' error of a NodeQuery that matched nothing. */
 export function nodeNotFound(query: NodeQuery, cloudName: string): DomainError {
   const message =
@@ -194,8 +207,8 @@ export function powerPlan(action: PowerAction, state: NodeState): 'act' | 'skip'
 }
 
 /**
- * A power action on `node` as every cloud decides it (powerPlan): 'conflict' where its state forbids
- * the action, the node as it is where it is in the target state already, else what `act` answers.
+ * A power action as every provider carries it out: decided by `powerPlan` from the node's state
+ * before, `act` (the cloud's call, answering the node after) only when there is something to do.
  */
 export async function planPower(
   node: CloudNode,
@@ -208,4 +221,36 @@ export async function planPower(
     throw powerConflict(node.id, action, node.state, cloudName);
   }
   return plan === 'skip' ? node : act();
+}
+
+/**
+ * Throws DomainError 'invalid_input' unless the cloud lists the request's image and size: every
+ * provider checks before it starts anything, so that an unknown id is a 400 and nothing is made.
+ */
+export async function assertStartable(
+  cloud: Pick<CloudProvider, 'name' | 'listImages' | 'listSizes'>,
+  request: Pick<StartNodeRequest, 'image' | 'size'>,
+): Promise<void> {
+  const [images, sizes] = await Promise.all([cloud.listImages(), cloud.listSizes()]);
+  if (!images.some((image) => image.id === request.image)) {
+    throw new DomainError(
+      'invalid_input',
+      `Image '${request.image}' does not exist in cloud '${cloud.name}'`,
+    );
+  }
+  if (!sizes.some((size) => size.id === request.size)) {
+    throw new DomainError('invalid_input', `Size '${request.size}' does not exist in cloud '${cloud.name}'`);
+  }
+}
+
+/** The message with every secret replaced by `***`, whatever a cloud echoed back. */
+export function redactSecrets(message: string, secrets: readonly string[]): string {
+  let safe = message;
+  for (const secret of secrets) {
+    // A very short secret would garble every message; such a secret is no secret anyway.
+    if (secret.length >= 4) {
+      safe = safe.split(secret).join('***');
+    }
+  }
+  return safe;
 }

@@ -2,10 +2,11 @@ import { Inject, Injectable } from '@nestjs/common';
 import { DomainError } from '../../common/errors/domain-error.js';
 import type { CloudSettings } from '../../config/clouds-file.js';
 import {
+  planPower,
+  assertStartable,
   NodeState,
   nodeNotFound,
   pickNode,
-  planPower,
   type CloudImage,
   type CloudNode,
   type CloudProvider,
@@ -129,15 +130,7 @@ export class DummyProvider implements CloudProvider {
    * Throws DomainError 'invalid_input' for an image or size id not in the lists.
    */
   async startNode(request: StartNodeRequest): Promise<CloudNode> {
-    if (!IMAGES.some((image) => image.id === request.image)) {
-      throw new DomainError(
-        'invalid_input',
-        `Image '${request.image}' does not exist in cloud '${this.name}'`,
-      );
-    }
-    if (!SIZES.some((size) => size.id === request.size)) {
-      throw new DomainError('invalid_input', `Size '${request.size}' does not exist in cloud '${this.name}'`);
-    }
+    await assertStartable(this, request);
     await this.ensureCloud();
     const id = await this.store.allocateId(this.name);
     const extra: Record<string, unknown> = { foo: 'bar', image: request.image, size: request.size };

@@ -4,13 +4,14 @@ import { DomainError } from '../../common/errors/domain-error.js';
 import { OutboundError, readBody, sendRequest } from '../../common/net/http-client.js';
 import { AppConfig } from '../../config/app-config.js';
 import type { CloudSettings } from '../../config/clouds-file.js';
-import { ConfigError } from '../../config/config-error.js';
 import { isRecord } from '../../common/is-record.js';
 import {
-  NodeState,
-  nodeNotFound,
-  pickNode,
   planPower,
+  assertStartable,
+  NodeState,
+  findNodeBy,
+  nodeNotFound,
+  redactSecrets,
   type CloudImage,
   type CloudNode,
   type CloudProvider,
@@ -21,6 +22,7 @@ import {
   type PowerAction,
   type StartNodeRequest,
 } from './cloud-provider.js';
+import { settingsReader } from './provider-settings.js';
 
 export const OPENSTACK_TYPE = 'openstack';
 
@@ -147,25 +149,7 @@ export function toOpenStackNode(server: Record<string, unknown>): CloudNode {
 
 /** Validates a cloud's settings; throws ConfigError (setting CLOUDS_FILE) naming the cloud and the key. */
 export function parseOpenStackSettings(cloud: CloudSettings): OpenStackSettings {
-  const problem = (detail: string): ConfigError =>
-    new ConfigError('CLOUDS_FILE', `cloud '${cloud.name}' (type ${OPENSTACK_TYPE}) ${detail}`);
-  const optional = (key: string): string | undefined => {
-    const value = cloud.options[key];
-    if (value === undefined || value === null || value === '') {
-      return undefined;
-    }
-    if (typeof value !== 'string' && typeof value !== 'number') {
-      throw problem(`needs '${key}' to be a string`);
-    }
-    return String(value);
-  };
-  const required = (key: string): string => {
-    const value = optional(key);
-    if (value === undefined) {
-      throw problem(`needs '${key}'`);
-    }
-    return value;
-  };
+  const { optional, required, problem } = settingsReader(cloud, OPENSTACK_TYPE);
   const authUrl = required('auth_url').replace(/\/+$/, '');
   if (!/^https?:\/\/[^/]/i.test(authUrl) || !URL.canParse(authUrl)) {
     throw problem(`needs 'auth_url' to be an http(s) URL`);
@@ -316,16 +300,7 @@ export class OpenStackProvider implements CloudProvider {
    * message when Nova rejects the request (400); a quota refusal is 'upstream_failed'.
    */
   async startNode(request: StartNodeRequest): Promise<CloudNode> {
-    const [images, sizes] = await Promise.all([this.listImages(), this.listSizes()]);
-    if (!images.some((image) => image.id === request.image)) {
-      throw new DomainError(
-        'invalid_input',
-        `Image '${request.image}' does not exist in cloud '${this.name}'`,
-      );
-    }
-    if (!sizes.some((size) => size.id === request.size)) {
-      throw new DomainError('invalid_input', `Size '${request.size}' does not exist in cloud '${this.name}'`);
-    }
+    await assertStartable(this, request);
     const server: Record<string, unknown> = {
       name: request.name,
       imageRef: request.image,
@@ -398,39 +373,39 @@ export class OpenStackProvider implements CloudProvider {
    * deleted or Nova refuses the action in the server's state (409).
    */
   async power(id: string, action: PowerAction): Promise<CloudNode> {
-    return planPower(await this.getServer(id), action, this.name, () => this.serverAction(id, action));
-  }
-
-  private async serverAction(id: string, action: PowerAction): Promise<CloudNode> {
-    const what = `${action} of server ${id}`;
-    const reply = await this.call({
-      what,
-      method: 'POST',
-      url: (s) => `${s.computeUrl}/servers/${encodeURIComponent(id)}/action`,
-      body: NOVA_ACTIONS[action],
+    return planPower(await this.getServer(id), action, this.name, async () => {
+      const what = `${action} of server ${id}`;
+      const reply = await this.call({
+        what,
+        method: 'POST',
+        url: (s) => `${s.computeUrl}/servers/${encodeURIComponent(id)}/action`,
+        body: NOVA_ACTIONS[action],
+      });
+      if (reply.status === 404) {
+        throw nodeNotFound({ id }, this.name);
+      }
+      if (reply.status === 409) {
+        const message = upstreamMessage(reply.body) ?? `Nova refused the ${action}`;
+        throw new DomainError('conflict', this.redact(`Cloud '${this.name}': ${message}`));
+      }
+      if (reply.status !== 202 && reply.status !== 200 && reply.status !== 204) {
+        throw this.failed(what, reply);
+      }
+      return this.getServer(id);
     });
-    if (reply.status === 404) {
-      throw nodeNotFound({ id }, this.name);
-    }
-    if (reply.status === 409) {
-      const message = upstreamMessage(reply.body) ?? `Nova refused the ${action}`;
-      throw new DomainError('conflict', this.redact(`Cloud '${this.name}': ${message}`));
-    }
-    if (reply.status !== 202 && reply.status !== 200 && reply.status !== 204) {
-      throw this.failed(what, reply);
-    }
-    return this.getServer(id);
   }
 
   /**
    * By id, one Nova `GET servers/{id}`; by hostname, the first listed server whose name or IP equals it.
    * Throws DomainError 'not_found' when none matches.
    */
-  async findNode(query: NodeQuery): Promise<CloudNode> {
-    if ('id' in query) {
-      return this.getServer(query.id);
-    }
-    return pickNode(await this.listNodes(), query, this.name);
+  findNode(query: NodeQuery): Promise<CloudNode> {
+    return findNodeBy(
+      query,
+      this.name,
+      (id) => this.getServer(id),
+      () => this.listNodes(),
+    );
   }
 
   private async getServer(id: string): Promise<CloudNode> {
@@ -649,14 +624,7 @@ export class OpenStackProvider implements CloudProvider {
 
   /** Whatever a cloud echoes back, neither the password nor a token may reach a message. */
   private redact(message: string): string {
-    let safe = message;
-    for (const secret of [this.settings.password, ...this.recentTokens]) {
-      // A very short password would garble every message; such a password is no secret anyway.
-      if (secret.length >= 4) {
-        safe = safe.split(secret).join('***');
-      }
-    }
-    return safe;
+    return redactSecrets(message, [this.settings.password, ...this.recentTokens]);
   }
 }
 

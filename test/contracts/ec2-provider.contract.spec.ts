@@ -1,0 +1,29 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { loadConfig, type AppConfig } from '../../src/config/app-config.js';
+import { Ec2ProviderFactory } from '../../src/orchestration/providers/ec2.provider.js';
+import { Ec2Fake } from '../fakes/ec2-fake.js';
+import { cloudProviderContract } from './cloud-provider.contract.js';
+
+let dataDir: string;
+let config: AppConfig;
+
+beforeAll(() => {
+  dataDir = mkdtempSync(join(tmpdir(), 'ec2-contract-'));
+  config = loadConfig({ DATA_DIR: dataDir, JWT_SECRET: 'x'.repeat(40), UPSTREAM_TIMEOUT_SECONDS: '2' });
+});
+
+afterAll(() => {
+  rmSync(dataDir, { recursive: true, force: true });
+});
+
+cloudProviderContract('ec2 (loopback EC2 Query API fake, paged lists)', async () => {
+  const fake = await Ec2Fake.start();
+  const provider = new Ec2ProviderFactory(config).create({
+    name: 'aws',
+    type: 'ec2',
+    options: fake.cloudOptions(),
+  });
+  return { provider, image: 'ami-0fedcba9876540003', size: 't3.micro', dispose: () => fake.close() };
+});
