@@ -43,7 +43,7 @@ export interface LatestOfInstance {
 export class BuildsRepository {
   constructor(@InjectRepository(BuildEntity) private readonly builds: Repository<BuildEntity>) {}
 
-  /** The build ids stored for each instance (GitHub fetches earlier re-run attempts only once). */
+  /** The build ids stored for each instance (a client fetches earlier re-run attempts only once). */
   async buildIdsOf(instanceIds: readonly number[]): Promise<Map<number, Set<string>>> {
     const known = new Map<number, Set<string>>(instanceIds.map((id) => [id, new Set<string>()]));
     if (instanceIds.length === 0) {

@@ -15,7 +15,7 @@ import type { BuildCheckResult } from './testing-services/testing-service.js';
  * to others.
  */
 export const LEASE_MS = 5 * 60_000;
-/** Upstream timeouts a check may take (a GitHub check can send several requests). */
+/** Upstream timeouts a check may take (a check can send several requests, e.g. for re-run attempts). */
 export const CHECK_TIMEOUTS = 4;
 
 /** How often the timer ticks: a twentieth of the interval, between 0.2 and 1 s. */

@@ -10,7 +10,7 @@ import { normalizeServiceUrl, type BuildCheckResult } from './testing-services/t
 /**
  * Requests in flight to one CI host from one copy of the service. At 20 ms per answer, 24 checks
  * 5,000 instances of one host in about 6 s (the goal is 10 s; 8 would be the bare minimum),
- * staying far below GitHub's secondary limit of 100 concurrent requests. A steady state spread
+ * staying far below the 100 concurrent requests that public CI APIs allow. A steady state spread
  * over the interval rarely needs more than one or two: the bound matters for catch-up bursts.
  */
 export const MAX_CONCURRENCY_PER_HOST = 24;
