@@ -1,11 +1,9 @@
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { GithubFake, type FakeGithubRun } from '../../../test/fakes/github-fake.js';
-import type { AppConfig } from '../../config/app-config.js';
 import { GithubActionsService, MAX_ATTEMPT_REQUESTS } from './github-actions.service.js';
-import type { Build, BuildCheckRequest, BuildCheckResult, BuildStatus } from './testing-service.js';
-import { buildsOf, clientConfig } from '../../../test/support/testing-service-spec.js';
+import type { BuildStatus } from './testing-service.js';
+import { clientSpec } from '../../../test/support/testing-service-spec.js';
 
 const RESOURCE = GithubFake.resource('octo-org', 'octo-repo', 'ci.yml');
 const RUNS_PATH = GithubFake.runsPath('octo-org', 'octo-repo', 'ci.yml');
@@ -15,38 +13,14 @@ const RUNS_PATH = GithubFake.runsPath('octo-org', 'octo-repo', 'ci.yml');
  */
 const TIMED_OUT = expect.stringMatching(/did not answer within 1 s|was cancelled/);
 
-let dataDir: string;
-let fake: GithubFake;
-let service: GithubActionsService;
-
-function configWith(env: Record<string, string> = {}): AppConfig {
-  return clientConfig(dataDir, env);
-}
-
-function check(overrides: Partial<BuildCheckRequest> = {}): Promise<BuildCheckResult> {
-  return service.latestBuilds({ serviceUrl: fake.url, resource: RESOURCE, ...overrides });
-}
-
-async function builds(overrides: Partial<BuildCheckRequest> = {}): Promise<Build[]> {
-  return buildsOf(await check(overrides));
-}
-
-beforeAll(async () => {
-  dataDir = mkdtempSync(join(tmpdir(), 'github-actions-spec-'));
-  fake = new GithubFake();
-  await fake.start();
-  service = new GithubActionsService(configWith());
-});
-
-afterAll(async () => {
-  await fake.stop();
-  rmSync(dataDir, { recursive: true, force: true });
+const { fake, dataDir, configWith, check, builds } = clientSpec({
+  name: 'github-actions',
+  fake: new GithubFake(),
+  service: (config) => new GithubActionsService(config),
+  resource: RESOURCE,
 });
 
 beforeEach(() => {
-  fake.heal();
-  fake.resetLog();
-  fake.requiredAuthorization = undefined;
   fake.setRuns('octo-org', 'octo-repo', 'ci.yml', []);
 });
 

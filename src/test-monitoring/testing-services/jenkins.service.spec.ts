@@ -1,48 +1,21 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { JenkinsFake, type FakeJenkinsBuild } from '../../../test/fakes/jenkins-fake.js';
-import type { AppConfig } from '../../config/app-config.js';
 import { JenkinsService } from './jenkins.service.js';
-import type { Build, BuildCheckRequest, BuildCheckResult, BuildStatus } from './testing-service.js';
-import { buildsOf, clientConfig } from '../../../test/support/testing-service-spec.js';
+import type { BuildStatus } from './testing-service.js';
+import { clientSpec } from '../../../test/support/testing-service-spec.js';
 
 const RESOURCE = JenkinsFake.resource('wf-tests');
 /** See github-actions.service.spec.ts: under jest a timeout may read "cancelled". */
 const TIMED_OUT = expect.stringMatching(/did not answer within 1 s|was cancelled/);
 
-let dataDir: string;
-let fake: JenkinsFake;
-let service: JenkinsService;
-
-function configWith(env: Record<string, string> = {}): AppConfig {
-  return clientConfig(dataDir, env);
-}
-
-function check(overrides: Partial<BuildCheckRequest> = {}): Promise<BuildCheckResult> {
-  return service.latestBuilds({ serviceUrl: `${fake.url}/`, resource: RESOURCE, ...overrides });
-}
-
-async function builds(overrides: Partial<BuildCheckRequest> = {}): Promise<Build[]> {
-  return buildsOf(await check(overrides));
-}
-
-beforeAll(async () => {
-  dataDir = mkdtempSync(join(tmpdir(), 'jenkins-spec-'));
-  fake = new JenkinsFake();
-  await fake.start();
-  service = new JenkinsService(configWith());
-});
-
-afterAll(async () => {
-  await fake.stop();
-  rmSync(dataDir, { recursive: true, force: true });
+const { fake, configWith, check, builds } = clientSpec({
+  name: 'jenkins',
+  fake: new JenkinsFake(),
+  service: (config) => new JenkinsService(config),
+  resource: RESOURCE,
+  serviceUrl: (jenkins) => `${jenkins.url}/`,
 });
 
 beforeEach(() => {
-  fake.heal();
-  fake.resetLog();
-  fake.requiredAuthorization = undefined;
   fake.setJob('wf-tests', []);
 });
 

@@ -1,50 +1,23 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { TravisFake } from '../../../test/fakes/travis-fake.js';
-import type { AppConfig } from '../../config/app-config.js';
-import type { Build, BuildCheckRequest, BuildCheckResult, BuildStatus } from './testing-service.js';
+import type { BuildStatus } from './testing-service.js';
 import { travisWebBase, TravisService } from './travis.service.js';
-import { buildsOf, clientConfig } from '../../../test/support/testing-service-spec.js';
+import { clientSpec } from '../../../test/support/testing-service-spec.js';
 
 const SLUG = 'octo-org/octo-repo';
 const RESOURCE = TravisFake.resource(SLUG);
 /** See github-actions.service.spec.ts: under jest a timeout may read "cancelled". */
 const TIMED_OUT = expect.stringMatching(/did not answer within 1 s|was cancelled/);
 
-let dataDir: string;
-let fake: TravisFake;
-let service: TravisService;
 let repoId: number;
 
-function configWith(env: Record<string, string> = {}): AppConfig {
-  return clientConfig(dataDir, env);
-}
-
-function check(overrides: Partial<BuildCheckRequest> = {}): Promise<BuildCheckResult> {
-  return service.latestBuilds({ serviceUrl: fake.url, resource: RESOURCE, ...overrides });
-}
-
-async function builds(overrides: Partial<BuildCheckRequest> = {}): Promise<Build[]> {
-  return buildsOf(await check(overrides));
-}
-
-beforeAll(async () => {
-  dataDir = mkdtempSync(join(tmpdir(), 'travis-spec-'));
-  fake = new TravisFake();
-  await fake.start();
-  service = new TravisService(configWith());
-});
-
-afterAll(async () => {
-  await fake.stop();
-  rmSync(dataDir, { recursive: true, force: true });
+const { fake, configWith, check, builds } = clientSpec({
+  name: 'travis',
+  fake: new TravisFake(),
+  service: (config) => new TravisService(config),
+  resource: RESOURCE,
 });
 
 beforeEach(() => {
-  fake.heal();
-  fake.resetLog();
-  fake.requiredAuthorization = undefined;
   repoId = fake.setRepo(SLUG, []);
 });
 
