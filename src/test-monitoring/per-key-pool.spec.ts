@@ -15,7 +15,6 @@ describe('KeyedPool', () => {
       running.set(key, (running.get(key) ?? 0) - 1);
       done.push(id);
     };
-    const started = Date.now();
     for (let i = 0; i < 12; i++) {
       pool.add('a', task('a', `a${i}`));
     }
@@ -30,7 +29,6 @@ describe('KeyedPool', () => {
     expect(peak.get('b')).toBe(3);
     // `b` finished in the first round, beside `a`, not after it.
     expect(done.indexOf('b2')).toBeLessThan(done.indexOf('a4'));
-    expect(Date.now() - started).toBeLessThan(300);
   });
 
   it('keeps the limit for tasks added while others run, and tells when the backlog is low', async () => {

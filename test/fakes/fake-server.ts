@@ -49,7 +49,11 @@ export interface RecordedRequest {
   headers: IncomingHttpHeaders;
   /** When it arrived (ms since the epoch). */
   at: number;
+  /** Arrival order across every fake of the process: orders requests to two fakes without a clock. */
+  seq: number;
 }
+
+let arrivals = 0;
 
 /** A route's view of a request: the decoded path segments and the query. */
 export interface FakeRequest {
@@ -78,6 +82,9 @@ export abstract class FakeServer {
   totalRequests = 0;
   /** Requests answered 304. */
   notModifiedCount = 0;
+  /** Requests being answered right now, and the most there ever were at once. */
+  inFlight = 0;
+  peakInFlight = 0;
   /** Paths of requests whose connection closed before the reply was complete (a client that gave up). */
   readonly unfinished: string[] = [];
   private unfinishedWaiters: (() => void)[] = [];
@@ -183,6 +190,7 @@ export abstract class FakeServer {
     this.counts.clear();
     this.totalRequests = 0;
     this.notModifiedCount = 0;
+    this.peakInFlight = this.inFlight;
   }
 
   /** The answer to a request that passed the failure, rate-limit and auth checks. */
@@ -204,9 +212,13 @@ export abstract class FakeServer {
         path,
         headers: req.headers,
         at: Date.now(),
+        seq: ++arrivals,
       });
     }
+    this.inFlight++;
+    this.peakInFlight = Math.max(this.peakInFlight, this.inFlight);
     res.once('close', () => {
+      this.inFlight--;
       if (!res.writableFinished) {
         this.unfinished.push(path);
         this.unfinishedWaiters.splice(0).forEach((wake) => wake());

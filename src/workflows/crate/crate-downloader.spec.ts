@@ -147,11 +147,10 @@ describe('CrateDownloader', () => {
       );
     });
 
-    it('gives up on a link that never answers within the timeout (plus at most 1 s)', async () => {
+    it('gives up on a link that never answers, once the timeout has passed, and closes the connection', async () => {
       const link = server.route('/hang', { kind: 'hang' });
-      const started = Date.now();
       await expectInvalid(downloader().download(link), /^the link did not answer within 1 s$/);
-      expect(Date.now() - started).toBeLessThan(2000);
+      await server.untilUnfinished(new URL(link).pathname);
     });
 
     it('bounds the body by the same timeout: a link that stops sending', async () => {
@@ -160,16 +159,14 @@ describe('CrateDownloader', () => {
         first: fixture.subarray(0, 100),
         contentLength: fixture.length,
       });
-      const started = Date.now();
       await expectInvalid(downloader().download(link), /^the link did not answer within 1 s$/);
-      expect(Date.now() - started).toBeLessThan(2000);
+      await server.untilUnfinished(new URL(link).pathname);
     });
 
     it('bounds the body by the same timeout: a link that trickles', async () => {
       const link = server.route('/trickle', { kind: 'trickle', chunk: 'PK', intervalMs: 100, count: 100 });
-      const started = Date.now();
       await expectInvalid(downloader().download(link), /^the link did not answer within 1 s$/);
-      expect(Date.now() - started).toBeLessThan(2000);
+      await server.untilUnfinished(new URL(link).pathname);
     });
 
     it('refuses a link on a private address unless the settings allow it', async () => {
