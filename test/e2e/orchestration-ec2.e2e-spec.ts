@@ -38,6 +38,12 @@ clouds:
     access_key_id: AKIAWRONG0EXAMPLE999
     secret_access_key: \${EC2_WRONG_SECRET}
     endpoint: ${ec2.url}
+  aws_wrong_secret:
+    type: ec2
+    region: us-east-1
+    access_key_id: ${ec2.accessKeyId}
+    secret_access_key: \${EC2_WRONG_SECRET}
+    endpoint: ${ec2.url}
 `);
     t = await createTestApp({
       CLOUDS_FILE: clouds.path,
@@ -197,6 +203,20 @@ clouds:
       "Cloud 'aws_wrong': listing instances failed: EC2 refused the credentials of access key AKIAWRONG0EXAMPLE999 (AuthFailure)",
     );
     expect(JSON.stringify(response.body)).not.toContain(wrongSecret);
+  });
+
+  it('answers 502 without the secret when the access key is right but the secret is not (bad signature)', async () => {
+    const signedBefore = ec2.actions('DescribeInstances').length;
+    const response = await get('/api/v1/nodes/aws_wrong_secret');
+    expectEnvelope(
+      response,
+      502,
+      `Cloud 'aws_wrong_secret': listing instances failed: EC2 refused the credentials of access key ${ec2.accessKeyId} (AuthFailure)`,
+    );
+    expect(JSON.stringify(response.body)).not.toContain(wrongSecret);
+    expect(JSON.stringify(response.body)).not.toContain(ec2.secretAccessKey);
+    // The request did reach EC2, signed: it was the signature that failed.
+    expect(ec2.actions('DescribeInstances').length).toBeGreaterThan(signedBefore);
   });
 
   it('rides out throttling with the SDK’s retries, and answers 503 when it lasts longer', async () => {

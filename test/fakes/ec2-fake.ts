@@ -1,11 +1,11 @@
-import { randomBytes } from 'node:crypto';
+import { createHash, createHmac, randomBytes } from 'node:crypto';
 import http, { type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
 /**
  * A loopback EC2 speaking the Query API as the AWS SDK uses it: form-encoded `POST /` with
- * `Action=…&Version=2016-11-15`, a SigV4 `Authorization` header (its presence, algorithm and access key
- * are checked), XML replies in EC2's namespace, `NextToken` pagination, and EC2's error codes in
+ * `Action=…&Version=2016-11-15`, a SigV4 `Authorization` header (verified: access key, scope and the
+ * signature recomputed with the secret, so a wrong secret is refused as EC2 refuses it), XML replies in EC2's namespace, `NextToken` pagination, and EC2's error codes in
  * `<Response><Errors>`. Instances change state at once (stop → stopped), so tests need not wait.
  */
 const NS = 'http://ec2.amazonaws.com/doc/2016-11-15/';
@@ -110,12 +110,56 @@ export class Ec2Fake {
     await new Promise<void>((resolve) => this.server.close(() => resolve()));
   }
 
+  /**
+   * Recomputes the SigV4 signature of the request (AWS's "Signature Version 4 signing process")
+   * with this fake's secret: canonical request, string to sign, derived key.
+   */
+  private signedByUs(req: IncomingMessage, body: Buffer, authorization: string): boolean {
+    const parts =
+      /^AWS4-HMAC-SHA256 Credential=([^/]+)\/(\d{8})\/([^/]+)\/ec2\/aws4_request, SignedHeaders=([^,]+), Signature=([0-9a-f]{64})$/.exec(
+        authorization,
+      );
+    const amzDate = req.headers['x-amz-date'];
+    if (!parts || typeof amzDate !== 'string' || parts[1] !== this.accessKeyId) {
+      return false;
+    }
+    const [, , date, region, signedHeaders, signature] = parts;
+    const sha256 = (data: string | Buffer): string => createHash('sha256').update(data).digest('hex');
+    const hmac = (key: string | Buffer, data: string): Buffer =>
+      createHmac('sha256', key).update(data).digest();
+    const url = new URL(req.url ?? '/', 'http://fake');
+    const query = [...url.searchParams]
+      .map(([k, v]) => [encodeURIComponent(k), encodeURIComponent(v)])
+      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+      .map(([k, v]) => `${k}=${v}`)
+      .join('&');
+    const headers = signedHeaders
+      .split(';')
+      .map(
+        (name) =>
+          `${name}:${String(req.headers[name] ?? '')
+            .trim()
+            .replace(/\s+/g, ' ')}\n`,
+      )
+      .join('');
+    const payloadHash = (req.headers['x-amz-content-sha256'] as string | undefined) ?? sha256(body);
+    const canonical = [req.method, url.pathname, query, headers, signedHeaders, payloadHash].join('\n');
+    const scope = `${date}/${region}/ec2/aws4_request`;
+    const toSign = ['AWS4-HMAC-SHA256', amzDate, scope, sha256(canonical)].join('\n');
+    let key: Buffer = hmac(`AWS4${this.secretAccessKey}`, date);
+    for (const step of [region, 'ec2', 'aws4_request']) {
+      key = hmac(key, step);
+    }
+    return createHmac('sha256', key).update(toSign).digest('hex') === signature;
+  }
+
   private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const chunks: Buffer[] = [];
     for await (const chunk of req) {
       chunks.push(chunk as Buffer);
     }
-    const params = new URLSearchParams(Buffer.concat(chunks).toString('utf8'));
+    const body = Buffer.concat(chunks);
+    const params = new URLSearchParams(body.toString('utf8'));
     const action = params.get('Action') ?? '';
     const authorization = req.headers.authorization;
     this.requests.push({ action, params, authorization });
@@ -126,15 +170,7 @@ export class Ec2Fake {
       this.error(res, 400, 'InvalidAction', 'The EC2 Query API takes form-encoded POST requests');
       return;
     }
-    const credential =
-      /^AWS4-HMAC-SHA256 Credential=([^/]+)\/\d{8}\/[^/]+\/ec2\/aws4_request, SignedHeaders=[^,]+, Signature=[0-9a-f]{64}$/.exec(
-        authorization ?? '',
-      );
-    if (!credential) {
-      this.error(res, 401, 'AuthFailure', 'AWS was not able to validate the provided access credentials');
-      return;
-    }
-    if (credential[1] !== this.accessKeyId) {
+    if (!this.signedByUs(req, body, authorization ?? '')) {
       this.error(res, 401, 'AuthFailure', 'AWS was not able to validate the provided access credentials');
       return;
     }
