@@ -12,6 +12,7 @@ import { CheckStateRepository } from './check-state.repository.js';
 import { leaseDeadline, leaseMs, tickMs } from './refresh-decisions.js';
 import { formatCycleReport, RefreshMetrics, type CycleReport } from './refresh-metrics.js';
 import { RefreshService } from './refresh.service.js';
+import { Clock } from '../common/clock.js';
 
 /**
  * Instances claimed at once; a tick claims again while batches come back full. Small batches
@@ -43,6 +44,7 @@ export class RefreshScheduler implements OnApplicationBootstrap, OnModuleDestroy
     private readonly refresher: RefreshService,
     private readonly metrics: RefreshMetrics,
     private readonly config: AppConfig,
+    private readonly clock: Clock = new Clock(),
   ) {}
 
   /** How often the tick runs (see refresh-decisions.ts). */
@@ -116,10 +118,10 @@ export class RefreshScheduler implements OnApplicationBootstrap, OnModuleDestroy
     const before = this.metrics.snapshot();
     const run = this.refresher.start({ stopping: () => this.stopping });
     let claimedAny = false;
-    let now = fixedNow ?? new Date();
+    let now = fixedNow ?? new Date(this.clock.nowMs());
     try {
       while (!this.stopping) {
-        now = fixedNow ?? new Date();
+        now = fixedNow ?? new Date(this.clock.nowMs());
         const instances = await this.checkStates.claimDue(now, this.owner, BATCH_SIZE, this.leaseMs);
         if (instances.length === 0) {
           break;
@@ -128,6 +130,7 @@ export class RefreshScheduler implements OnApplicationBootstrap, OnModuleDestroy
         await run.add({
           instances,
           now,
+          // Wall time on purpose: the run compares it with the time that really passes while it checks.
           leaseDeadline: leaseDeadline(Date.now(), this.leaseMs, this.config.monitoring.upstreamTimeoutMs),
         });
         if (instances.length < BATCH_SIZE) {
