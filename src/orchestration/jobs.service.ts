@@ -31,7 +31,7 @@ export interface JobCaller {
 
 /**
  * Asynchronous starts (API.md 8): a job row is made at once (202); the job poller then starts the node
- * and follows it (OpenStack BUILD → ACTIVE or ERROR) with a growing delay, until it runs (done) or
+ * and follows it (pending → running, or error) with a growing delay, until it runs (done) or
  * fails. Every step is a row update, so a job survives a restart and any copy carries it on.
  */
 @Injectable()

@@ -51,13 +51,20 @@ import { Ec2ProviderFactory } from './providers/ec2.provider.js';
     {
       // The external facility when ASSIGNMENT_FACILITY_URL is set, the built-in one otherwise.
       provide: ASSIGNMENT_FACILITY,
-      useFactory: (config: AppConfig, database: DatabaseAssignmentFacility): AssignmentFacility => {
+      useFactory: (
+        config: AppConfig,
+        database: DatabaseAssignmentFacility,
+        clock: Clock,
+      ): AssignmentFacility => {
         const url = config.orchestration.assignmentFacilityUrl;
         return url === undefined
           ? database
-          : new HttpAssignmentFacility(url, { timeoutMs: config.orchestration.upstreamTimeoutMs });
+          : new HttpAssignmentFacility(url, {
+              timeoutMs: config.orchestration.upstreamTimeoutMs,
+              now: () => new Date(clock.nowMs()),
+            });
       },
-      inject: [AppConfig, DatabaseAssignmentFacility],
+      inject: [AppConfig, DatabaseAssignmentFacility, Clock],
     },
     OrchestrationService,
     Clock,

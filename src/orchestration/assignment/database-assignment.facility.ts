@@ -3,6 +3,7 @@ import { InjectRepository } from '@nestjs/typeorm';
 import { IsNull, Not, Repository } from 'typeorm';
 import { DomainError } from '../../common/errors/domain-error.js';
 import { isUniqueViolation } from '../../common/errors/unique-violation.js';
+import { Clock } from '../../common/clock.js';
 import { VmAssignmentEntity } from '../entities/vm-assignment.entity.js';
 import type {
   AssignRequest,
@@ -18,7 +19,10 @@ import type {
  */
 @Injectable()
 export class DatabaseAssignmentFacility implements AssignmentFacility {
-  constructor(@InjectRepository(VmAssignmentEntity) private readonly rows: Repository<VmAssignmentEntity>) {}
+  constructor(
+    @InjectRepository(VmAssignmentEntity) private readonly rows: Repository<VmAssignmentEntity>,
+    private readonly clock: Clock,
+  ) {}
 
   async assign(request: AssignRequest): Promise<Assignment> {
     const row = this.rows.create({
@@ -28,7 +32,7 @@ export class DatabaseAssignmentFacility implements AssignmentFacility {
       hostname: request.hostname,
       username: request.user,
       vmType: request.vmType,
-      assignedAt: new Date(),
+      assignedAt: new Date(this.clock.nowMs()),
       releasedAt: null,
     });
     try {
@@ -53,7 +57,7 @@ export class DatabaseAssignmentFacility implements AssignmentFacility {
     const result = active
       ? await this.rows.update(
           { id: active.id, activeNodeId: Not(IsNull()) },
-          { activeNodeId: null, releasedAt: new Date() },
+          { activeNodeId: null, releasedAt: new Date(this.clock.nowMs()) },
         )
       : undefined;
     if (!active || (result?.affected ?? 0) === 0) {

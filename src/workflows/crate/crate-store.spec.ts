@@ -103,6 +103,6 @@ describe('CrateStore', () => {
 
   it('sweeps nothing when the temporary folder does not exist', async () => {
     await rm(join(dataDir, 'tmp'), { recursive: true });
-    await expect(store.sweepTemp(0)).resolves.toBe(0);
+    await expect(store.sweepTemp(0, Date.now())).resolves.toBe(0);
   });
 });

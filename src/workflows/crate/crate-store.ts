@@ -120,7 +120,7 @@ export class CrateStore {
    * `olderThanMs` ago (downloads in progress are younger than the download timeout).
    * Returns how many files it deleted.
    */
-  async sweepTemp(olderThanMs: number, now: number = Date.now()): Promise<number> {
+  async sweepTemp(olderThanMs: number, now: number): Promise<number> {
     let removed = 0;
     for (const name of await readdirOrEmpty(this.tmp)) {
       const path = join(this.tmp, name);
