@@ -1,8 +1,10 @@
-import { existsSync } from 'node:fs';
+import { existsSync, mkdirSync } from 'node:fs';
 import { chromium, type Browser } from 'playwright-core';
 import { ADMIN, createTestApp, type TestApp } from '../support/create-test-app.js';
 
 const CHROMIUM = '/usr/bin/chromium';
+/** Screenshots for a person to look at after the run (test-results/ is not committed). */
+const SCREENSHOTS = 'test-results/screenshots';
 
 describe('Swagger UI in a real browser', () => {
   let t: TestApp;
@@ -46,7 +48,11 @@ describe('Swagger UI in a real browser', () => {
         outsideRequests.push(request.url());
       }
     });
+    await page.setViewportSize({ width: 1280, height: 900 });
     await page.goto(`${t.baseUrl}/docs`);
+    await page.locator('.opblock-tag').first().waitFor();
+    mkdirSync(SCREENSHOTS, { recursive: true });
+    await page.screenshot({ path: `${SCREENSHOTS}/swagger-ui-overview.png` });
     await page.locator('button.authorize').first().click();
     const bearer = page.locator('.auth-container').filter({ hasText: 'bearer' }).first();
     await bearer.locator('input').fill(token);
@@ -63,6 +69,7 @@ describe('Swagger UI in a real browser', () => {
     expect((await live.locator('.response-col_status').first().innerText()).trim()).toBe('200');
     const body = await live.locator('.response-col_description pre.microlight').first().innerText();
     expect(JSON.parse(body)).toEqual({ id: expect.any(Number), username: ADMIN.username, roles: ['admin'] });
+    await operation.screenshot({ path: `${SCREENSHOTS}/swagger-ui-try-it-out.png` });
     expect(outsideRequests).toEqual([]);
     await page.close();
   });
