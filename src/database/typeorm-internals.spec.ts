@@ -92,3 +92,32 @@ describe('the TypeORM internals sqlite-serializer.ts relies on', () => {
     expect(typeof Object.getPrototypeOf(runner).query).toBe('function');
   });
 });
+
+/**
+ * database-deadlines.ts reaches into TypeORM's MySQL/MariaDB driver: it wraps
+ * `driver.obtainMasterConnection` (the pool acquisition, which mysql2 does not bound) and
+ * `driver.createQueryRunner`, and expects a runner's `connect()` to hand back the pooled
+ * connection (with `release` and `destroy`) that `obtainMasterConnection` gave. No server is
+ * needed to pin that: the driver is built when the DataSource is, and the pool is stubbed.
+ */
+describe('the TypeORM internals database-deadlines.ts relies on', () => {
+  const mariadb = (): DataSource =>
+    new DataSource({ type: 'mariadb', host: '127.0.0.1', port: 1, username: 'u', database: 'd' });
+
+  it('the MySQL driver has obtainMasterConnection and createQueryRunner of its own', () => {
+    const driver = mariadb().driver;
+    expect(Reflect.get(driver, 'obtainMasterConnection')).toEqual(expect.any(Function));
+    expect(Reflect.get(driver, 'createQueryRunner')).toEqual(expect.any(Function));
+  });
+
+  it("a master runner's connect() resolves with what obtainMasterConnection gave, once", async () => {
+    const dataSource = mariadb();
+    const pooled = { release: () => undefined, destroy: () => undefined };
+    const obtain = jest.fn(() => Promise.resolve(pooled));
+    Object.assign(dataSource.driver, { obtainMasterConnection: obtain });
+    const runner = dataSource.driver.createQueryRunner('master');
+    await expect(runner.connect()).resolves.toBe(pooled);
+    await expect(runner.connect()).resolves.toBe(pooled);
+    expect(obtain).toHaveBeenCalledTimes(1);
+  });
+});
