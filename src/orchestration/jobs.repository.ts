@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
-import { Brackets, In, Repository } from 'typeorm';
-import { retryOnDeadlock } from '../database/retry-on-deadlock.js';
+import { Repository } from 'typeorm';
+import { claimDueRows } from '../database/claim-due-rows.js';
 import { VmJobEntity, type JobState } from './entities/vm-job.entity.js';
 import type { CloudNode, StartNodeRequest } from './providers/cloud-provider.js';
 
@@ -76,32 +76,7 @@ export class JobsRepository {
   /** Claims up to `batch` unfinished jobs due at `now` that no live claim holds, for `claimMs`. */
   async claimDue(now: Date, owner: string, batch: number, claimMs: number): Promise<ClaimedJob[]> {
     const token = `${owner}#${++this.claims}`.slice(-64);
-    const unclaimed = new Brackets((where) =>
-      where.where('claim_until IS NULL').orWhere('claim_until < :now', { now }),
-    );
-    const candidates = await this.rows
-      .createQueryBuilder('j')
-      .select('j.id', 'id')
-      .where('j.next_poll_at <= :now', { now })
-      .andWhere(unclaimed)
-      .orderBy('j.next_poll_at', 'ASC')
-      .limit(batch)
-      .getRawMany<{ id: string }>();
-    if (candidates.length === 0) {
-      return [];
-    }
-    const ids = candidates.map((row) => row.id).sort();
-    await retryOnDeadlock(() =>
-      this.rows
-        .createQueryBuilder()
-        .update(VmJobEntity)
-        .set({ claimOwner: token, claimUntil: new Date(now.getTime() + claimMs) })
-        .where('id IN (:...ids)', { ids })
-        .andWhere('next_poll_at <= :now', { now })
-        .andWhere(unclaimed)
-        .execute(),
-    );
-    const claimed = await this.rows.findBy({ id: In(ids), claimOwner: token });
+    const claimed = await claimDueRows(this.rows, { dueColumn: 'next_poll_at', now, token, batch, claimMs });
     return claimed.map((row) => ({ ...toJob(row), token }));
   }
 

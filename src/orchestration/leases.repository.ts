@@ -1,8 +1,8 @@
 import { Injectable } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
-import { Brackets, In, Repository } from 'typeorm';
+import { In, Repository } from 'typeorm';
 import { isUniqueViolation } from '../common/errors/unique-violation.js';
-import { retryOnDeadlock } from '../database/retry-on-deadlock.js';
+import { claimDueRows } from '../database/claim-due-rows.js';
 import { VmLeaseEntity, type OnExpiry } from './entities/vm-lease.entity.js';
 
 /** A lease as the rules see it. */
@@ -83,36 +83,7 @@ export class LeasesRepository {
    */
   async claimExpired(now: Date, owner: string, batch: number, claimMs: number): Promise<ClaimedLease[]> {
     const token = `${owner}#${++this.claims}`.slice(-64);
-    const unclaimed = new Brackets((where) =>
-      where.where('claim_until IS NULL').orWhere('claim_until < :now', { now }),
-    );
-    const candidates = await this.rows
-      .createQueryBuilder('l')
-      .select('l.id', 'id')
-      .where('l.expires_at <= :now', { now })
-      .andWhere(unclaimed)
-      .orderBy('l.expires_at', 'ASC')
-      .limit(batch)
-      .getRawMany<{ id: number | string }>();
-    if (candidates.length === 0) {
-      return [];
-    }
-    // Ascending ids: every writer locks rows in one order, so MariaDB cannot deadlock on them.
-    const ids = candidates.map((row) => Number(row.id)).sort((a, b) => a - b);
-    await retryOnDeadlock(() =>
-      this.rows
-        .createQueryBuilder()
-        .update(VmLeaseEntity)
-        .set({ claimOwner: token, claimUntil: new Date(now.getTime() + claimMs) })
-        .where('id IN (:...ids)', { ids })
-        .andWhere('expires_at <= :now', { now })
-        .andWhere(unclaimed)
-        .execute(),
-    );
-    const claimed = await this.rows.find({
-      where: { id: In(ids), claimOwner: token },
-      order: { expiresAt: 'ASC' },
-    });
+    const claimed = await claimDueRows(this.rows, { dueColumn: 'expires_at', now, token, batch, claimMs });
     return claimed.map((row) => ({ ...toLease(row), token }));
   }
 
