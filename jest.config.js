@@ -18,6 +18,10 @@ const common = {
 
 export default {
   testTimeout: 30000,
+  // Test files run in a worker that is replaced once it holds more than this after a file: ESM
+  // test modules are never freed, and a whole run in one process outgrew Node's heap. (Without
+  // a limit, jest runs everything inside its own process on a 2-core machine.)
+  workerIdleMemoryLimit: '1GB',
   projects: [
     {
       ...common,
