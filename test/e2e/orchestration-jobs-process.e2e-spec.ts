@@ -22,13 +22,7 @@ describe(`asynchronous start across a restart of the service (${testDatabase()})
     nova = await OpenStackFake.start({ newServerStatus: 'BUILD' });
     clouds = writeCloudsFile(`
 clouds:
-  ostack:
-    type: openstack
-    auth_url: ${nova.authUrl}
-    username: ${nova.username}
-    password: \${OPENSTACK_PASSWORD}
-    project_name: ${nova.projectName}
-    region: RegionOne
+${nova.cloudsFileEntry()}
 `);
     dataDir = mkdtempSync(join(tmpdir(), 'jobs-restart-'));
     database = await createTestDatabase(dataDir);

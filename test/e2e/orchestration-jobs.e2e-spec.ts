@@ -18,13 +18,7 @@ describe(`area C: asynchronous start with jobs (${testDatabase()})`, () => {
     clouds = writeCloudsFile(`
 clouds:
   default: {type: dummy}
-  ostack:
-    type: openstack
-    auth_url: ${nova.authUrl}
-    username: ${nova.username}
-    password: \${OPENSTACK_PASSWORD}
-    project_name: ${nova.projectName}
-    region: RegionOne
+${nova.cloudsFileEntry()}
 `);
     t = await createTestApp({ CLOUDS_FILE: clouds.path, OPENSTACK_PASSWORD: nova.password });
     agent = await t.userToken(['agent']);

@@ -32,13 +32,7 @@ describe(`two copies of the service carry out each lease expiry once (${testData
     facility = await AssignmentFacilityFake.start();
     clouds = writeCloudsFile(`
 clouds:
-  ostack:
-    type: openstack
-    auth_url: ${nova.authUrl}
-    username: ${nova.username}
-    password: \${OPENSTACK_PASSWORD}
-    project_name: ${nova.projectName}
-    region: RegionOne
+${nova.cloudsFileEntry()}
 `);
     dataDir = mkdtempSync(join(tmpdir(), 'leases-scale-out-'));
     database = await createTestDatabase(dataDir);

@@ -14,14 +14,7 @@ describe(`area C: reboot, poweroff and poweron (${testDatabase()})`, () => {
 clouds:
   default: {type: dummy}
   power_dummy: {type: dummy}
-  ostack:
-    type: openstack
-    auth_url: ${fake.authUrl}
-    username: ${fake.username}
-    password: \${OPENSTACK_PASSWORD}
-    project_name: ${fake.projectName}
-    region: RegionOne
-    network: ${FAKE_NETWORK_ID}
+${fake.cloudsFileEntry('ostack', { network: FAKE_NETWORK_ID })}
 `);
     t = await createTestApp({ CLOUDS_FILE: clouds.path, OPENSTACK_PASSWORD: fake.password });
     agent = await t.userToken(['agent']);

@@ -24,13 +24,7 @@ describe(`area C in the built service as a process (${testDatabase()})`, () => {
     clouds = writeCloudsFile(`
 clouds:
   default: {type: dummy}
-  ostack:
-    type: openstack
-    auth_url: ${fake.authUrl}
-    username: ${fake.username}
-    password: \${OPENSTACK_PASSWORD}
-    project_name: ${fake.projectName}
-    region: RegionOne
+${fake.cloudsFileEntry()}
   aws:
     type: ec2
     region: us-east-1

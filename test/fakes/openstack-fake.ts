@@ -122,6 +122,25 @@ export class OpenStackFake {
     return `${this.url}/identity/v3`;
   }
 
+  /**
+   * A cloud pointing here as an entry of a CLOUDS_FILE (to go under `clouds:`), its password read from
+   * `${OPENSTACK_PASSWORD}` as operators write it; `extra` adds settings.
+   */
+  cloudsFileEntry(name = 'ostack', extra: Record<string, string> = {}): string {
+    const settings = {
+      type: 'openstack',
+      auth_url: this.authUrl,
+      username: this.username,
+      password: `\${OPENSTACK_PASSWORD}`,
+      project_name: this.projectName,
+      region: 'RegionOne',
+      ...extra,
+    };
+    return [`  ${name}:`, ...Object.entries(settings).map(([key, value]) => `    ${key}: ${value}`)].join(
+      '\n',
+    );
+  }
+
   /** A cloud of CLOUDS_FILE pointing here with the right credentials; `options` adds or overrides settings. */
   cloudSettings(name = 'ostack', options: Record<string, unknown> = {}): CloudSettings {
     return {
