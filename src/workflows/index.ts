@@ -16,8 +16,10 @@ export {
   type WorkflowStatusSource,
 } from './workflow-status-source.js';
 export {
+  canonicalTarget,
   TESTING_SERVICE_CATALOG,
   type CrateServiceType,
+  type InstanceTarget,
   type TestingServiceCatalog,
 } from './testing-service-catalog.js';
 export { BUILD_STATUSES, type BuildStatus } from './build-status.js';

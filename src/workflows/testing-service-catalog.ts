@@ -12,6 +12,32 @@ export interface CrateServiceType {
   readonly type: string;
   /** The term of the Workflow Testing RO-Crate vocabulary (`https://w3id.org/ro/terms/test#<term>`). */
   readonly crateTerm: string;
+  /**
+   * The form an instance's service URL and resource are stored in, when the service accepts
+   * other spellings of them (a web-site URL for its API, a full URL for a resource). Without
+   * it they are stored as the crate gives them.
+   */
+  canonicalTarget?(target: InstanceTarget): InstanceTarget;
+}
+
+/** Where a test instance runs: the service's API base URL and the resource on it. */
+export interface InstanceTarget {
+  url: string;
+  resource: string;
+}
+
+/**
+ * The stored form of an instance's URL and resource (see CrateServiceType.canonicalTarget): for
+ * crates and for instances added through the API alike.
+ */
+export function canonicalTarget(
+  services: readonly CrateServiceType[],
+  type: string,
+  target: InstanceTarget,
+): InstanceTarget {
+  const service = services.find((candidate) => candidate.type === type);
+  const canonical = service?.canonicalTarget?.(target) ?? target;
+  return { url: canonical.url.replace(/\/+$/, ''), resource: canonical.resource };
 }
 
 export interface TestingServiceCatalog {

@@ -9,6 +9,7 @@ import {
   normalizeServiceUrl,
   RegisterTestingService,
 } from './testing-service.js';
+import type { InstanceTarget } from '../../workflows/index.js';
 import { buildLimit, isRecord, joinUrl, resourceSegments, toDate, HttpTestingService } from './upstream.js';
 
 /**
@@ -18,6 +19,15 @@ import { buildLimit, isRecord, joinUrl, resourceSegments, toDate, HttpTestingSer
 export const MAX_ATTEMPT_REQUESTS = 10;
 
 const PUBLIC_API = 'https://api.github.com';
+
+/** `https://github.com` (or `www.`), with or without a path: the web site, not the API. */
+function isGithubWebSite(url: string): boolean {
+  try {
+    return /^(www\.)?github\.com$/i.test(new URL(url).hostname);
+  } catch {
+    return false;
+  }
+}
 
 const CONCLUSIONS: Readonly<Record<string, BuildStatus>> = {
   success: 'passed',
@@ -44,6 +54,38 @@ interface GithubRun {
 export class GithubActionsService extends HttpTestingService {
   readonly type = 'github';
   readonly settings = ['token'] as const;
+
+  /**
+   * API.md 7.1: the resource may be a full URL of the workflow, on the API
+   * (`https://api.github.com/repos/o/r/actions/workflows/ci.yml`, whose base then is the service
+   * URL) or on the web site (`https://github.com/o/r/actions/workflows/ci.yml`); and the web site
+   * `https://github.com` as the service URL means its API.
+   */
+  canonicalTarget(target: InstanceTarget): InstanceTarget {
+    const url = isGithubWebSite(target.url) ? PUBLIC_API : target.url;
+    const resource = target.resource.trim();
+    if (!/^https?:\/\//i.test(resource)) {
+      return { url, resource: target.resource };
+    }
+    let parsed: URL;
+    try {
+      parsed = new URL(resource);
+    } catch {
+      return { url, resource: target.resource };
+    }
+    const path = parsed.pathname.replace(/\/+$/, '');
+    if (isGithubWebSite(parsed.origin)) {
+      const web = /^\/([^/]+)\/([^/]+)\/actions\/workflows\/([^/]+)$/.exec(path);
+      return web
+        ? { url: PUBLIC_API, resource: `repos/${web[1]}/${web[2]}/actions/workflows/${web[3]}` }
+        : { url, resource };
+    }
+    const at = path.indexOf('/repos/');
+    if (at < 0) {
+      return { url, resource };
+    }
+    return { url: `${parsed.origin}${path.slice(0, at)}`, resource: path.slice(at + 1) };
+  }
 
   /**
    * GITHUB_TOKEN is the token of the public API when TESTING_SERVICES_FILE does not configure that

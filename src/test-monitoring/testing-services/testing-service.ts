@@ -156,7 +156,11 @@ export class TestingServiceRegistry implements TestingServiceCatalog, OnModuleIn
   }
 
   serviceTypes(): CrateServiceType[] {
-    return [...this.byType.values()].map(({ type, crateTerm }) => ({ type, crateTerm }));
+    return [...this.byType.values()].map((service) => ({
+      type: service.type,
+      crateTerm: service.crateTerm,
+      canonicalTarget: service.canonicalTarget?.bind(service),
+    }));
   }
 
   private checkConfigured(configured: TestingServiceCredentials, index: number): void {

@@ -7,6 +7,7 @@ import {
   type BuildStatus,
   RegisterTestingService,
 } from './testing-service.js';
+import type { InstanceTarget } from '../../workflows/index.js';
 import { buildLimit, isRecord, joinUrl, resourceSegments, toDate, HttpTestingService } from './upstream.js';
 
 const STATES: Readonly<Record<string, BuildStatus>> = {
@@ -36,6 +37,16 @@ export function travisWebBase(apiUrl: string): string {
   return host === undefined ? url.origin : `${url.protocol}//${host}`;
 }
 
+/** Travis's web sites, which crates name as the instance `url`: each means the API of travis-ci.com (API.md 7.1). */
+const WEB_SITES = new Set([
+  'travis-ci.com',
+  'www.travis-ci.com',
+  'app.travis-ci.com',
+  'travis-ci.org',
+  'www.travis-ci.org',
+]);
+const PUBLIC_API = 'https://api.travis-ci.com';
+
 /**
  * Travis CI, API v3 (API.md 2.8): `resource` is `repo/{id}` or `repo/{slug}` with the slug
  * URL-encoded (`repo/owner%2Fname`); an unencoded `repo/owner/name` is accepted too.
@@ -45,6 +56,26 @@ export function travisWebBase(apiUrl: string): string {
 export class TravisService extends HttpTestingService {
   readonly type = 'travis';
   readonly settings = ['token'] as const;
+
+  /**
+   * API.md 7.1: a web-site URL (`https://travis-ci.com`, `https://app.travis-ci.com`, the retired
+   * `https://travis-ci.org`, whose repositories moved to .com) means the API; a resource
+   * `github/{owner}/{repo}` (the path of the repository's web page) means the repository's slug.
+   */
+  canonicalTarget(target: InstanceTarget): InstanceTarget {
+    let url = target.url;
+    try {
+      const parsed = new URL(target.url);
+      if (WEB_SITES.has(parsed.hostname.toLowerCase()) && /^\/*$/.test(parsed.pathname)) {
+        url = PUBLIC_API;
+      }
+    } catch {
+      // Not a URL: the parser refuses it before this is asked.
+    }
+    const web = /^\/*github\/([^/]+)\/([^/]+?)\/*$/.exec(target.resource.trim());
+    const resource = web ? `repo/${encodeURIComponent(`${web[1]}/${web[2]}`)}` : target.resource;
+    return { url, resource };
+  }
 
   /**
    * One request: `GET {url}/repo/{id or slug}/builds?limit=N` (conditional on `etag`), newest

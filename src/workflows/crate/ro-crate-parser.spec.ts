@@ -352,6 +352,8 @@ describe('parseRoCrate', () => {
     const root = entity(crate, './');
     delete root.name;
     delete root.mainEntity;
+    // Nor a ComputationalWorkflow to stand in for the missing mainEntity.
+    entity(crate, 'sort-and-change-case.ga')['@type'] = ['File', 'SoftwareSourceCode'];
     const parsed = parseRoCrate(crate, WITH_SERVICES);
     expect(parsed.name).toBeUndefined();
     expect(parsed.mainWorkflow).toBeUndefined();

@@ -1,5 +1,5 @@
 import { DomainError } from '../../common/errors/domain-error.js';
-import type { CrateServiceType } from '../testing-service-catalog.js';
+import { canonicalTarget, type CrateServiceType } from '../testing-service-catalog.js';
 import { isRecord } from '../../common/is-record.js';
 
 /** What the registry needs from a Workflow Testing RO-Crate's metadata. */
@@ -61,7 +61,12 @@ export interface ParseOptions {
 const SCHEMA = 'http://schema.org/';
 const TEST = 'https://w3id.org/ro/terms/test#';
 const DCT = 'http://purl.org/dc/terms/';
-const BIOSCHEMAS = 'https://bioschemas.org/';
+/**
+ * Bioschemas terms in the spelling of the RO-Crate 1.3 context. The 1.1 and 1.2 contexts (and
+ * crates written against them) name the same terms otherwise; `canonical` folds those into this one.
+ */
+const BIOSCHEMAS = 'https://bioschemas.org/terms/';
+const COMPUTATIONAL_WORKFLOW = `${BIOSCHEMAS}ComputationalWorkflow`;
 
 const ABOUT = `${SCHEMA}about`;
 const NAME = `${SCHEMA}name`;
@@ -98,7 +103,10 @@ const BUILT_IN_TERMS = new Map<string, string>([
   ['SoftwareSourceCode', `${SCHEMA}SoftwareSourceCode`],
   ['SoftwareApplication', `${SCHEMA}SoftwareApplication`],
   ['ComputerLanguage', `${SCHEMA}ComputerLanguage`],
-  ['ComputationalWorkflow', `${BIOSCHEMAS}ComputationalWorkflow`],
+  ['ComputationalWorkflow', COMPUTATIONAL_WORKFLOW],
+  ['FormalParameter', `${BIOSCHEMAS}FormalParameter`],
+  ['input', `${BIOSCHEMAS}input`],
+  ['output', `${BIOSCHEMAS}output`],
   ['TestSuite', TEST_SUITE],
   ['TestInstance', TEST_INSTANCE],
   ['TestService', `${TEST}TestService`],
@@ -168,11 +176,10 @@ export function parseRoCrate(metadata: unknown, options: ParseOptions = {}): Par
       'the crate metadata has no root dataset (the descriptor is not about an entity of the crate)',
     );
   }
-  const known = services.map((service) => service.type);
   return {
     name: textOf(root.props.get(NAME)),
     mainWorkflow: parseMainWorkflow(graph, root),
-    suites: findSuites(graph, root).map((suite) => parseSuite(graph, suite, known)),
+    suites: findSuites(graph, root).map((suite) => parseSuite(graph, suite, services)),
     metadata,
   };
 }
@@ -212,8 +219,16 @@ function findDescriptor(graph: Graph): Entity | undefined {
   );
 }
 
+/**
+ * The root's `mainEntity`; without one, the crate's only ComputationalWorkflow (whichever
+ * Bioschemas spelling its type has), as crates that predate Workflow RO-Crate describe it.
+ */
 function parseMainWorkflow(graph: Graph, root: Entity): ParsedWorkflow | undefined {
-  const ref = root.props.get(MAIN_ENTITY)?.[0];
+  let ref = root.props.get(MAIN_ENTITY)?.[0];
+  if (ref === undefined) {
+    const workflows = graph.entities.filter((entity) => entity.types.has(COMPUTATIONAL_WORKFLOW));
+    ref = workflows.length === 1 ? workflows[0].id : undefined;
+  }
   const id = ref === undefined ? undefined : idOf(ref);
   if (id === undefined) {
     return undefined;
@@ -251,7 +266,7 @@ function findSuites(graph: Graph, root: Entity): Entity[] {
   return suites;
 }
 
-function parseSuite(graph: Graph, suite: Entity, known: readonly string[]): ParsedSuite {
+function parseSuite(graph: Graph, suite: Entity, services: readonly CrateServiceType[]): ParsedSuite {
   const suiteId = suite.id ?? '';
   const instances: ParsedInstance[] = [];
   for (const ref of suite.props.get(INSTANCE) ?? []) {
@@ -261,7 +276,7 @@ function parseSuite(graph: Graph, suite: Entity, known: readonly string[]): Pars
         `the test suite ${quote(suiteId)} refers to the test instance ${quote(idOf(ref) ?? '?')}, which the crate does not describe`,
       );
     }
-    const instance = parseInstance(graph, entity, suiteId, known);
+    const instance = parseInstance(graph, entity, suiteId, services);
     if (!instances.some((other) => other.id === instance.id)) {
       instances.push(instance);
     }
@@ -278,8 +293,9 @@ function parseInstance(
   graph: Graph,
   entity: Entity,
   suiteId: string,
-  known: readonly string[],
+  services: readonly CrateServiceType[],
 ): ParsedInstance {
+  const known = services.map((service) => service.type);
   if (entity.id === undefined) {
     throw invalid(`a test instance of the test suite ${quote(suiteId)} has no @id`);
   }
@@ -305,8 +321,15 @@ function parseInstance(
   if (resource === undefined) {
     throw invalid(`the test instance ${quote(id)} has no resource`);
   }
-  // One test service row per (type, url): `https://ci.example.org/` and `https://ci.example.org` are one service.
-  const instance: ParsedInstance = { id, serviceType, serviceUrl: url.replace(/\/+$/, ''), resource };
+  // One test service row per (type, url): `https://ci.example.org/` and `https://ci.example.org` are one
+  // service, and so are a service's web site and its API where the service says so.
+  const target = canonicalTarget(services, serviceType, { url, resource });
+  const instance: ParsedInstance = {
+    id,
+    serviceType,
+    serviceUrl: target.url,
+    resource: target.resource,
+  };
   const name = textOf(entity.props.get(NAME));
   if (name !== undefined) {
     instance.name = name;
@@ -470,12 +493,39 @@ function expand(term: string, context: Context, depth = 0): string {
   return context.vocab === undefined ? term : canonical(context.vocab + term);
 }
 
-/** schema.org and w3id.org IRIs are written with either scheme in the wild; one spelling each. */
+/**
+ * The IRIs the RO-Crate 1.1, 1.2 and 1.3 contexts give the Bioschemas terms, and the profile
+ * URLs crates put in `@type`, by the term they name (see the RO-Crate 1.3 release notes).
+ */
+const BIOSCHEMAS_SPELLINGS: readonly [RegExp, string][] = [
+  // 1.1: input/output as fragments of the type.
+  [/^https?:\/\/bioschemas\.org\/ComputationalWorkflow#(input|output)$/, `${BIOSCHEMAS}$1`],
+  // 1.2: properties under /properties/.
+  [/^https?:\/\/bioschemas\.org\/properties\/(\w+)$/, `${BIOSCHEMAS}$1`],
+  // Profile and type pages, e.g. /types/ComputationalWorkflow/1.0-RELEASE, /profiles/…/1.0-RELEASE.
+  [/^https?:\/\/bioschemas\.org\/(?:types|profiles)\/(\w+)(?:\/[\w.-]*)?$/, `${BIOSCHEMAS}$1`],
+  // 1.3: /terms/; 1.1 and 1.2: types at the root.
+  [/^https?:\/\/bioschemas\.org\/(?:terms\/)?(\w+)$/, `${BIOSCHEMAS}$1`],
+];
+
+/**
+ * schema.org and w3id.org IRIs are written with either scheme in the wild, and Bioschemas IRIs
+ * differ between RO-Crate contexts; one spelling each.
+ */
 function canonical(iri: string): string {
-  return iri
+  const folded = iri
     .replace(/^https?:\/\/schema\.org\//, SCHEMA)
     .replace(/^https?:\/\/w3id\.org\//, 'https://w3id.org/')
     .replace(/^https?:\/\/purl\.org\/dc\/terms\//, DCT);
+  if (!/^https?:\/\/bioschemas\.org\//.test(folded)) {
+    return folded;
+  }
+  for (const [spelling, replacement] of BIOSCHEMAS_SPELLINGS) {
+    if (spelling.test(folded)) {
+      return folded.replace(spelling, replacement);
+    }
+  }
+  return folded;
 }
 
 function flattenValues(value: unknown): unknown[] {
