@@ -8,6 +8,7 @@ import { MonitoringCheckState1763800000000 } from '../../migrations/176380000000
 import { DummyNodeState1763900000000 } from '../../migrations/1763900000000-dummy-node-state.js';
 import { CreateVmLeases1763910000000 } from '../../migrations/1763910000000-create-vm-leases.js';
 import { CreateVmJobs1763920000000 } from '../../migrations/1763920000000-create-vm-jobs.js';
+import { IndexForeignKeys1764200000000 } from '../../migrations/1764200000000-index-foreign-keys.js';
 
 /**
  * Every migration, oldest first. Listed here rather than found by a file glob, so the
@@ -23,4 +24,5 @@ export const MIGRATIONS: (new () => MigrationInterface)[] = [
   DummyNodeState1763900000000,
   CreateVmLeases1763910000000,
   CreateVmJobs1763920000000,
+  IndexForeignKeys1764200000000,
 ];

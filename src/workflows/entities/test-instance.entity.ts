@@ -1,6 +1,7 @@
 import {
   Column,
   Entity,
+  Index,
   JoinColumn,
   ManyToOne,
   PrimaryGeneratedColumn,
@@ -17,6 +18,8 @@ import { COLUMN_LENGTHS } from '../columns.js';
  */
 @Entity('test_instances')
 @Unique('UQ_test_instances_uuid', ['uuid'])
+@Index('IDX_test_instances_suite', ['suiteId'])
+@Index('IDX_test_instances_service', ['serviceId'])
 export class TestInstanceEntity {
   @PrimaryGeneratedColumn({ type: 'integer' })
   id!: number;

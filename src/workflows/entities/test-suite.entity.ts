@@ -1,6 +1,7 @@
 import {
   Column,
   Entity,
+  Index,
   JoinColumn,
   ManyToOne,
   OneToMany,
@@ -15,6 +16,7 @@ import { COLUMN_LENGTHS } from '../columns.js';
 /** A TestSuite of a version's crate, with its TestDefinition flattened in (null members when it has none). */
 @Entity('test_suites')
 @Unique('UQ_test_suites_uuid', ['uuid'])
+@Index('IDX_test_suites_version', ['versionId'])
 export class TestSuiteEntity {
   @PrimaryGeneratedColumn({ type: 'integer' })
   id!: number;

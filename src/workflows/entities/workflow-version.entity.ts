@@ -18,6 +18,7 @@ import { COLUMN_LENGTHS } from '../columns.js';
 @Entity('workflow_versions')
 @Unique('UQ_workflow_versions_uuid', ['uuid'])
 @Unique('UQ_workflow_versions_workflow_version', ['workflowId', 'version'])
+@Index('IDX_workflow_versions_submitter', ['submitterId'])
 export class WorkflowVersionEntity {
   @PrimaryGeneratedColumn({ type: 'integer' })
   id!: number;
