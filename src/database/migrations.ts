@@ -9,6 +9,7 @@ import { DummyNodeState1763900000000 } from '../../migrations/1763900000000-dumm
 import { CreateVmLeases1763910000000 } from '../../migrations/1763910000000-create-vm-leases.js';
 import { CreateVmJobs1763920000000 } from '../../migrations/1763920000000-create-vm-jobs.js';
 import { IndexForeignKeys1764200000000 } from '../../migrations/1764200000000-index-foreign-keys.js';
+import { WorkflowListOrder1764210000000 } from '../../migrations/1764210000000-workflow-list-order.js';
 
 /**
  * Every migration, oldest first. Listed here rather than found by a file glob, so the
@@ -25,4 +26,5 @@ export const MIGRATIONS: (new () => MigrationInterface)[] = [
   CreateVmLeases1763910000000,
   CreateVmJobs1763920000000,
   IndexForeignKeys1764200000000,
+  WorkflowListOrder1764210000000,
 ];

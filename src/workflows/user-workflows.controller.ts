@@ -15,7 +15,8 @@ import { ProblemDetailsFilter } from '../common/filters/problem-details.filter.j
 import { RegisteredWorkflowDto, RegisterWorkflowDto } from './dto/register-workflow.dto.js';
 import { ListWorkflowsQuery } from './dto/workflow-requests.dto.js';
 import { toWorkflowSummaryResponse, WorkflowListDto } from './dto/workflow-response.dto.js';
-import { WorkflowsService } from './workflows.service.js';
+import { jsonItemsStream } from './json-items-stream.js';
+import { LIST_BATCH, WorkflowsService } from './workflows.service.js';
 
 /** The caller's own workflows: register one, list them. */
 @ApiAuth()
@@ -63,12 +64,28 @@ export class UserWorkflowsController {
   })
   @ApiOkResponse({ type: WorkflowListDto })
   @ApiBadRequestResponse({ type: ProblemDto, description: 'A bad status, limit or offset' })
-  async list(@Query() query: ListWorkflowsQuery, @CurrentUser() user: AuthUser): Promise<WorkflowListDto> {
-    const views = await this.workflows.list(
-      user,
-      { limit: query.limit, offset: query.offset },
-      query.status ?? true,
-    );
-    return { items: views.map(toWorkflowSummaryResponse) };
+  async list(
+    @Query() query: ListWorkflowsQuery,
+    @CurrentUser() user: AuthUser,
+  ): Promise<WorkflowListDto | globalThis.Response> {
+    const withStatus = query.status ?? true;
+    if (query.limit !== undefined) {
+      const views = await this.workflows.list(user, { limit: query.limit, offset: query.offset }, withStatus);
+      return { items: views.map(toWorkflowSummaryResponse) };
+    }
+    // The whole list: answered at once when it fits in one batch, else streamed batch by batch.
+    const batches = this.workflows.listBatches(user, query.offset, withStatus);
+    const first = await batches.next();
+    const firstBatch = first.done ? [] : first.value;
+    if (firstBatch.length < LIST_BATCH) {
+      await batches.return(undefined);
+      return { items: firstBatch.map(toWorkflowSummaryResponse) };
+    }
+    return jsonItemsStream(prepend(firstBatch, batches), toWorkflowSummaryResponse);
   }
+}
+
+async function* prepend<T>(first: T, rest: AsyncIterable<T>): AsyncGenerator<T> {
+  yield first;
+  yield* rest;
 }

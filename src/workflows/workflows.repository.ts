@@ -33,6 +33,25 @@ export interface Page {
 }
 
 /**
+ * Which workflows a list shows. Each condition narrows the list; a list of public workflows
+ * (or of public and own) widens it here, on the same order and index.
+ */
+export interface WorkflowFilter {
+  ownerId: number;
+}
+
+/**
+ * A stretch of a list in its order (latest version registered last first): `limit` workflows
+ * from `offset`, or after the workflow whose latest version is `before` (a keyset: a streamed
+ * list reads batch after batch without counting the rows before it).
+ */
+export interface ListWindow {
+  limit: number;
+  offset?: number;
+  before?: number;
+}
+
+/**
  * All SQL of the registry. Writes that touch a stored archive run under ArchiveLock, which
  * keeps "is any version still using this archive?" and "store it / delete it" together.
  */
@@ -53,21 +72,24 @@ export class WorkflowsRepository {
   }
 
   /**
-   * The owner's workflows with their versions, the one whose latest version was registered
-   * last first. Version ids grow with registration, so the latest is the highest id.
+   * A window of the workflows the filter selects, with their versions, the one whose latest
+   * version was registered last first (version ids grow with registration). The order is the
+   * row's latest_version_id, so the window is read from the index (owner_id, latest_version_id)
+   * and costs the same whatever the number of workflows.
    */
-  async listOwned(ownerId: number, page: Page): Promise<WorkflowEntity[]> {
+  async listWorkflows(filter: WorkflowFilter, window: ListWindow): Promise<WorkflowEntity[]> {
     const query = this.workflows
       .createQueryBuilder('w')
-      .innerJoin('w.versions', 'v')
       .select('w.id', 'id')
-      .addSelect('MAX(v.id)', 'latest')
-      .where('w.owner_id = :ownerId', { ownerId })
-      .groupBy('w.id')
-      .orderBy('latest', 'DESC');
-    if (page.limit !== undefined || page.offset !== undefined) {
-      // MySQL has no OFFSET without LIMIT.
-      query.limit(page.limit ?? Number.MAX_SAFE_INTEGER).offset(page.offset ?? 0);
+      .where('w.ownerId = :ownerId', { ownerId: filter.ownerId })
+      .andWhere('w.latestVersionId IS NOT NULL')
+      .orderBy('w.latestVersionId', 'DESC')
+      .limit(window.limit);
+    if (window.before !== undefined) {
+      query.andWhere('w.latestVersionId < :before', { before: window.before });
+    }
+    if (window.offset) {
+      query.offset(window.offset);
     }
     const ids = (await query.getRawMany<{ id: number | string }>()).map((row) => Number(row.id));
     if (ids.length === 0) {
@@ -180,6 +202,8 @@ export class WorkflowsRepository {
       }
       throw error;
     }
+    // The workflow's row is this transaction's (created or locked above): lists see the new order with the version.
+    await tx.update(WorkflowEntity, { id: workflowId }, { latestVersionId: version.id });
     // Sorted, so that two copies creating the same services take their locks in one order.
     const serviceKeys = [
       ...new Set(
@@ -299,9 +323,15 @@ export class WorkflowsRepository {
       if ((deleted.affected ?? 0) === 0) {
         return false;
       }
-      const remaining = await tx.countBy(WorkflowVersionEntity, { workflowId: version.workflowId });
-      if (remaining === 0) {
+      const [{ latest }] = await tx
+        .createQueryBuilder(WorkflowVersionEntity, 'v')
+        .select('MAX(v.id)', 'latest')
+        .where('v.workflowId = :workflowId', { workflowId: version.workflowId })
+        .getRawMany<{ latest: number | string | null }>();
+      if (latest === null) {
         await tx.delete(WorkflowEntity, { id: version.workflowId });
+      } else {
+        await tx.update(WorkflowEntity, { id: version.workflowId }, { latestVersionId: Number(latest) });
       }
       return true;
     });

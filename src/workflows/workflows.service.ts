@@ -21,7 +21,13 @@ import { VersionStatusReader } from './version-status.reader.js';
 import { NOT_AVAILABLE } from './workflow-status-source.js';
 import { latestVersionOf, versionsOf } from './workflow-versions.js';
 import { WorkflowAccess } from './workflow-access.service.js';
-import { ownedByAnother, versionExists, WorkflowsRepository, type Page } from './workflows.repository.js';
+import {
+  ownedByAnother,
+  versionExists,
+  WorkflowsRepository,
+  type ListWindow,
+  type WorkflowFilter,
+} from './workflows.repository.js';
 import { Clock } from '../common/clock.js';
 
 export interface Registration {
@@ -50,6 +56,9 @@ export interface ArchiveDownload {
   filename: string;
   open(): Promise<Readable>;
 }
+
+/** Workflows per batch of a list read whole: each batch is one keyset read and one status read. */
+export const LIST_BATCH = 500;
 
 /** Where a registration was when it failed: the cause label of its failure metric. */
 type RegistrationStage = 'download' | 'archive' | 'crate' | 'store';
@@ -186,9 +195,38 @@ export class WorkflowsService {
     }
   }
 
-  /** The caller's own workflows, the one whose latest version was registered last first. */
-  async list(user: AuthUser, page: Page, withStatus: boolean): Promise<WorkflowSummaryView[]> {
-    const workflows = await this.repo.listOwned(user.id, page);
+  /** A page of the caller's own workflows, the one whose latest version was registered last first. */
+  async list(
+    user: AuthUser,
+    page: { limit: number; offset?: number },
+    withStatus: boolean,
+  ): Promise<WorkflowSummaryView[]> {
+    return this.summarize(await this.repo.listWorkflows(ownList(user), page), withStatus);
+  }
+
+  /**
+   * The caller's whole list (from `offset`), LIST_BATCH workflows at a time, each batch read
+   * after the last one's place in the order: memory and the cost of a batch stay the same
+   * however long the list is. A batch shorter than LIST_BATCH is the last.
+   */
+  async *listBatches(
+    user: AuthUser,
+    offset: number | undefined,
+    withStatus: boolean,
+  ): AsyncGenerator<WorkflowSummaryView[]> {
+    let window: ListWindow = { limit: LIST_BATCH, offset };
+    for (;;) {
+      const workflows = await this.repo.listWorkflows(ownList(user), window);
+      yield await this.summarize(workflows, withStatus);
+      const last = workflows.at(-1);
+      if (workflows.length < LIST_BATCH || !last?.latestVersionId) {
+        return;
+      }
+      window = { limit: LIST_BATCH, before: last.latestVersionId };
+    }
+  }
+
+  private async summarize(workflows: WorkflowEntity[], withStatus: boolean): Promise<WorkflowSummaryView[]> {
     if (!withStatus) {
       return workflows.map((workflow) => ({ workflow }));
     }
@@ -307,4 +345,8 @@ export class WorkflowsService {
   async instance(uuid: string, user: AuthUser): Promise<TestInstanceEntity> {
     return this.access.visibleInstance(uuid, user);
   }
+}
+
+function ownList(user: AuthUser): WorkflowFilter {
+  return { ownerId: user.id };
 }

@@ -513,6 +513,22 @@ describe('workflow registry (API.md 2.1–2.5, 2.7)', () => {
       const mine = await get(admin, '/users/current/workflows');
       expect(mine.body.items.map((item: { uuid: string }) => item.uuid)).not.toContain(order[0]);
     });
+
+    // Last of this block: it changes bob's list.
+    it('puts a workflow back where its remaining latest version belongs when its latest is deleted', async () => {
+      await t.http
+        .delete(`/workflows/${order[0]}/versions/1.1`)
+        .set('Authorization', `Bearer ${bob}`)
+        .expect(204);
+      const listed = await get(bob, '/users/current/workflows?status=false');
+      expect(listed.body.items).toEqual([
+        expect.objectContaining({ uuid: order[2] }),
+        expect.objectContaining({ uuid: order[1] }),
+        { uuid: order[0], name: 'bob 1', latest_version: '1', versions: ['1'] },
+      ]);
+      const page = await get(bob, '/users/current/workflows?limit=1&offset=2&status=false');
+      expect(page.body.items.map((item: { uuid: string }) => item.uuid)).toEqual([order[0]]);
+    });
   });
 
   describe('deletion', () => {

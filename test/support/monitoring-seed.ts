@@ -77,6 +77,7 @@ export async function seedVersion(dataSource: DataSource, options: SeedOptions):
         registeredAt: new Date(),
       }),
     );
+    await tx.update(WorkflowEntity, { id: workflow.id }, { latestVersionId: version.id });
     const services = new Map<string, number>();
     const seeded: SeededVersion = {
       ownerId,

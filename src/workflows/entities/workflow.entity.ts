@@ -1,6 +1,7 @@
 import {
   Column,
   Entity,
+  Index,
   JoinColumn,
   ManyToOne,
   OneToMany,
@@ -13,12 +14,13 @@ import { WorkflowVersionEntity } from './workflow-version.entity.js';
 import { COLUMN_LENGTHS } from '../columns.js';
 
 /**
- * A workflow: a uuid owned by one user. Its latest version is not stored but derived
- * (the most recently registered remaining version), so deleting a version cannot leave
- * a dangling or doubled "latest".
+ * A workflow: a uuid owned by one user. Its latest version is derived from its versions (the
+ * most recently registered remaining one); `latestVersionId` keeps that version's id on the
+ * row only as the order of lists, so that a page is read from an index.
  */
 @Entity('workflows')
 @Unique('UQ_workflows_uuid', ['uuid'])
+@Index('IDX_workflows_owner_latest', ['ownerId', 'latestVersionId'])
 export class WorkflowEntity {
   @PrimaryGeneratedColumn({ type: 'integer' })
   id!: number;
@@ -32,6 +34,14 @@ export class WorkflowEntity {
   @ManyToOne(() => UserEntity, { onDelete: 'RESTRICT', onUpdate: 'NO ACTION' })
   @JoinColumn({ name: 'owner_id', foreignKeyConstraintName: 'FK_workflows_owner' })
   owner?: Relation<UserEntity>;
+
+  /**
+   * The id of its most recently registered version (ids grow with registration): the order of
+   * lists, written with every registration and version deletion in their transaction. Null
+   * only inside the transaction that creates the workflow.
+   */
+  @Column({ name: 'latest_version_id', type: 'integer', nullable: true })
+  latestVersionId!: number | null;
 
   @Column({ name: 'created_at', type: 'datetime', default: () => 'CURRENT_TIMESTAMP' })
   createdAt!: Date;

@@ -1,0 +1,126 @@
+import { createHash } from 'node:crypto';
+import { copyFileSync, mkdirSync, readFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { DataSource } from 'typeorm';
+import { createTestApp, testDatabase, type TestApp } from '../support/create-test-app.js';
+import { HOT_READS } from '../support/hot-reads.js';
+import {
+  captureQueries,
+  fullScansOf,
+  GROWING_TABLES,
+  isPlannable,
+  unindexedForeignKeys,
+} from '../support/query-plans.js';
+import { FIXTURE_CRATES } from '../support/registry.js';
+import { seededUuid, seedWorkflows } from '../support/registry-seed.mjs';
+import { LIST_BATCH } from '../../src/workflows/workflows.service.js';
+
+/**
+ * Enough rows that MariaDB's optimizer prefers an index wherever one serves, and that the
+ * whole list takes more than two batches.
+ */
+const SEEDED = 2 * LIST_BATCH + 123;
+/** A workflow in the middle, neither first nor last by any order. */
+const READ = 217;
+
+describe(`the registry at scale: indexes, query plans, the whole list (${testDatabase()})`, () => {
+  let t: TestApp;
+  let dataSource: DataSource;
+  let token: string;
+
+  beforeAll(async () => {
+    t = await createTestApp();
+    dataSource = t.app.get(DataSource);
+    token = await t.login();
+    const [admin] = await dataSource.query<{ id: number | string }[]>(
+      'SELECT id FROM users WHERE username = ?',
+      ['admin'],
+    );
+    const bytes = readFileSync(FIXTURE_CRATES.lifemonitorExample);
+    const sha256 = createHash('sha256').update(bytes).digest('hex');
+    const stored = join(t.dataDir, 'crates', sha256.slice(0, 2), `${sha256}.zip`);
+    mkdirSync(dirname(stored), { recursive: true });
+    copyFileSync(FIXTURE_CRATES.lifemonitorExample, stored);
+    await dataSource.transaction((tx) =>
+      seedWorkflows((sql, params) => tx.query(sql, params), {
+        ownerId: Number(admin.id),
+        count: SEEDED,
+        archive: { sha256, size: bytes.length },
+        serviceUrl: 'http://127.0.0.1:9',
+      }),
+    );
+    if (testDatabase() === 'mariadb') {
+      // Statistics as a server that has seen the rows would have them.
+      await dataSource.query(`ANALYZE TABLE ${GROWING_TABLES.join(', ')}`);
+    }
+  });
+
+  afterAll(async () => {
+    await t?.close();
+  });
+
+  it('has an index led by every foreign key column', async () => {
+    expect(await unindexedForeignKeys(dataSource)).toEqual([]);
+  });
+
+  it.each(HOT_READS.map((read) => [read.name, read] as const))(
+    '%s scans no growing table',
+    async (_name, read) => {
+      const queries = await captureQueries(dataSource, async () => {
+        if (read.path) {
+          await t.http.get(read.path(READ)).set('Authorization', `Bearer ${token}`).expect(200);
+        }
+        await read.run?.(t);
+      });
+      const plannable = queries.filter((query) => isPlannable(query.sql));
+      expect(plannable.length).toBeGreaterThan(0);
+      const scans = [];
+      for (const query of plannable) {
+        for (const scan of await fullScansOf(dataSource, query)) {
+          scans.push({ ...scan, sql: query.sql });
+        }
+      }
+      expect(scans).toEqual([]);
+    },
+  );
+
+  describe('the whole list (no limit)', () => {
+    const list = (query: string) =>
+      t.http.get(`/users/current/workflows${query}`).set('Authorization', `Bearer ${token}`);
+    const uuids = (body: { items: { uuid: string }[] }): string[] => body.items.map((item) => item.uuid);
+
+    it('is streamed batch by batch as one JSON document, in the order and with the items of its pages', async () => {
+      const whole = await list('')
+        .expect(200)
+        .expect('Content-Type', /^application\/json/);
+      const pages = [];
+      for (let offset = 0; offset < SEEDED; offset += 1000) {
+        pages.push(...(await list(`?limit=1000&offset=${offset}`).expect(200)).body.items);
+      }
+      expect(whole.body.items).toHaveLength(SEEDED);
+      expect(whole.body.items).toEqual(pages);
+      // Seeded in one registration time: the order is that of the versions' ids.
+      expect(uuids(whole.body)).toEqual(
+        Array.from({ length: SEEDED }, (_, i) => seededUuid('workflow', SEEDED - 1 - i)),
+      );
+      expect(whole.body.items[0].status).toEqual({
+        aggregate_test_status: 'all_passing',
+        latest_build: expect.objectContaining({ build_id: `${SEEDED - 1}2`, status: 'passed' }),
+      });
+    });
+
+    it('starts at offset, across batches', async () => {
+      const rest = await list(`?offset=${LIST_BATCH - 7}&status=false`).expect(200);
+      expect(uuids(rest.body)).toEqual(
+        Array.from({ length: SEEDED - LIST_BATCH + 7 }, (_, i) =>
+          seededUuid('workflow', SEEDED - LIST_BATCH + 6 - i),
+        ),
+      );
+      expect(rest.body.items[0]).not.toHaveProperty('status');
+    });
+
+    it('is an empty list past its end', async () => {
+      expect((await list(`?offset=${SEEDED}`).expect(200)).body).toEqual({ items: [] });
+    });
+  });
+});

@@ -1,0 +1,15 @@
+export type SeededKind = 'workflow' | 'version' | 'suite' | 'instance' | 'service';
+export function seededUuid(kind: SeededKind, index: number): string;
+export const SEEDED_VERSION: string;
+export type Exec = (sql: string, params: unknown[]) => Promise<Record<string, unknown>[]>;
+export function seedWorkflows(
+  exec: Exec,
+  options: {
+    ownerId: number;
+    from?: number;
+    count: number;
+    archive: { sha256: string; size: number };
+    serviceUrl: string;
+    now?: Date;
+  },
+): Promise<void>;

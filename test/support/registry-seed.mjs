@@ -1,0 +1,191 @@
+// Plain JavaScript: the scale benchmark (plain node) and the e2e specs (ts-jest) share it.
+//
+// Bulk seed of the registry, straight into the database with multi-row INSERTs: N workflows of
+// one version each, with one suite, one GitHub instance (on one shared service), its check state
+// and three builds, as registration and a first check would leave them. The uuids are derived
+// from the workflow's index, so a caller can address any seeded workflow without reading back.
+
+/** Rows per INSERT: the widest row has 10 values, well under SQLite's 32,766 parameters. */
+const ROWS_PER_INSERT = 500;
+
+/** The uuid of the seeded thing of `kind` for workflow number `index`. */
+export function seededUuid(kind, index) {
+  const prefix = { workflow: 'a', version: 'b', suite: 'c', instance: 'd', service: 'e' }[kind];
+  if (!prefix) {
+    throw new Error(`no seeded ${kind}`);
+  }
+  return `${prefix}0000000-0000-4000-8000-${index.toString(16).padStart(12, '0')}`;
+}
+
+/** What the seeded version of every workflow is called. */
+export const SEEDED_VERSION = '1.0';
+
+function datetime(date) {
+  return date.toISOString().replace('T', ' ').replace('Z', '');
+}
+
+async function nextId(exec, table, column = 'id') {
+  const [row] = await exec(`SELECT MAX(${column}) AS n FROM ${table}`, []);
+  return Number(row?.n ?? 0) + 1;
+}
+
+async function insertRows(exec, table, columns, rows) {
+  for (let at = 0; at < rows.length; at += ROWS_PER_INSERT) {
+    const chunk = rows.slice(at, at + ROWS_PER_INSERT);
+    const tuple = `(${columns.map(() => '?').join(', ')})`;
+    await exec(
+      `INSERT INTO ${table} (${columns.join(', ')}) VALUES ${chunk.map(() => tuple).join(', ')}`,
+      chunk.flat(),
+    );
+  }
+}
+
+/**
+ * Seeds workflows number `from` to `from + count - 1` owned by `ownerId`. `exec(sql, params)`
+ * runs one statement and resolves to its rows (for a SELECT); run it inside a transaction.
+ * `archive` ({sha256, size}) is the stored archive every version points at (the caller puts
+ * the file in the store); `serviceUrl` the GitHub API base of the shared service.
+ */
+export async function seedWorkflows(
+  exec,
+  { ownerId, from = 0, count, archive, serviceUrl, now = new Date() },
+) {
+  const service = await exec('SELECT id FROM test_services WHERE type = ? AND url = ?', [
+    'github',
+    serviceUrl,
+  ]);
+  let serviceId = Number(service[0]?.id ?? 0);
+  if (!serviceId) {
+    serviceId = await nextId(exec, 'test_services');
+    await exec('INSERT INTO test_services (id, uuid, type, url) VALUES (?, ?, ?, ?)', [
+      serviceId,
+      seededUuid('service', serviceId),
+      'github',
+      serviceUrl,
+    ]);
+  }
+  const ids = {
+    workflow: await nextId(exec, 'workflows'),
+    version: await nextId(exec, 'workflow_versions'),
+    suite: await nextId(exec, 'test_suites'),
+    instance: await nextId(exec, 'test_instances'),
+  };
+  const registered = datetime(now);
+  const nextCheck = datetime(new Date(now.getTime() + 24 * 3600_000));
+  const batch = 5_000;
+  for (let start = 0; start < count; start += batch) {
+    const workflows = [];
+    const versions = [];
+    const suites = [];
+    const instances = [];
+    const states = [];
+    const builds = [];
+    for (let k = start; k < Math.min(count, start + batch); k++) {
+      const index = from + k;
+      const workflowId = ids.workflow + k;
+      const versionId = ids.version + k;
+      const suiteId = ids.suite + k;
+      const instanceId = ids.instance + k;
+      workflows.push([workflowId, seededUuid('workflow', index), ownerId, versionId, registered]);
+      versions.push([
+        versionId,
+        seededUuid('version', index),
+        workflowId,
+        SEEDED_VERSION,
+        `seeded workflow ${index}`,
+        `http://127.0.0.1:9/crates/${index}.crate.zip`,
+        archive.sha256,
+        archive.size,
+        ownerId,
+        registered,
+      ]);
+      suites.push([
+        suiteId,
+        seededUuid('suite', index),
+        versionId,
+        '#suite1',
+        'suite',
+        'test/planemo.yml',
+        'planemo',
+        '>=0.74',
+      ]);
+      instances.push([
+        instanceId,
+        seededUuid('instance', index),
+        suiteId,
+        serviceId,
+        '#instance1',
+        'GitHub Actions',
+        `repos/seeded/wf${index}/actions/workflows/ci.yml`,
+        0,
+      ]);
+      states.push([instanceId, serviceId, versionId, nextCheck, 0, registered, 0]);
+      for (let b = 0; b < 3; b++) {
+        const started = new Date(now.getTime() - (3 - b) * 3600_000);
+        builds.push([
+          instanceId,
+          `${index}${b}`,
+          b === 1 ? 'failed' : 'passed',
+          datetime(started),
+          60 + b,
+          `https://github.com/seeded/wf${index}/actions/runs/${index}${b}`,
+        ]);
+      }
+    }
+    await insertRows(
+      exec,
+      'workflows',
+      ['id', 'uuid', 'owner_id', 'latest_version_id', 'created_at'],
+      workflows,
+    );
+    await insertRows(
+      exec,
+      'workflow_versions',
+      [
+        'id',
+        'uuid',
+        'workflow_id',
+        'version',
+        'name',
+        'roc_link',
+        'archive_sha256',
+        'archive_size',
+        'submitter_id',
+        'registered_at',
+      ],
+      versions,
+    );
+    await insertRows(
+      exec,
+      'test_suites',
+      ['id', 'uuid', 'version_id', 'roc_suite', 'name', 'definition_path', 'engine_type', 'engine_version'],
+      suites,
+    );
+    await insertRows(
+      exec,
+      'test_instances',
+      ['id', 'uuid', 'suite_id', 'service_id', 'roc_instance', 'name', 'resource', 'managed'],
+      instances,
+    );
+    await insertRows(
+      exec,
+      'test_check_states',
+      [
+        'instance_id',
+        'service_id',
+        'version_id',
+        'next_check_at',
+        'failure_count',
+        'last_checked_at',
+        'last_check_failed',
+      ],
+      states,
+    );
+    await insertRows(
+      exec,
+      'builds',
+      ['instance_id', 'build_id', 'status', 'started_at', 'duration_seconds', 'url'],
+      builds,
+    );
+  }
+}
