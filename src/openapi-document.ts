@@ -205,10 +205,14 @@ function joined(lead: string, description: string | undefined): string {
 }
 
 function describe(operation: OperationObject): string {
+  const schemes = (operation.security ?? []).flatMap((requirement) => Object.keys(requirement));
+  const token = 'a token: `Authorization: Bearer <token>` (or `X-Auth-Token`, or the `session` cookie)';
   const who =
-    operation.security && operation.security.length > 0
-      ? 'Needs a token: `Authorization: Bearer <token>` (or `X-Auth-Token`, or the `session` cookie).'
-      : 'No token needed.';
+    schemes.length === 0
+      ? 'No token needed.'
+      : schemes.includes('apiKey')
+        ? `Needs ${token}, or an API key: \`Authorization: ApiKey <key>\` (or \`X-API-Key\`).`
+        : `Needs ${token}.`;
   return `${operation.summary ?? ''}. ${who}`.replace(/^\. /, '');
 }
 
@@ -263,7 +267,7 @@ function exampleMatches(area: ErrorArea, status: number, example: unknown): bool
 }
 
 const TOKEN_REQUIRED =
-  'A valid token is required (Authorization: Bearer, X-Auth-Token or the session cookie)';
+  'A valid token or API key is required (Authorization: Bearer, X-Auth-Token, the session cookie, Authorization: ApiKey or X-API-Key)';
 
 /** The message the service actually sends where it is always the same; else the documented cause. */
 function messageOf(status: number, description: string): string {

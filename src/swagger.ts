@@ -1,7 +1,7 @@
 import type { INestApplication } from '@nestjs/common';
 import { DiscoveryService } from '@nestjs/core';
 import { DocumentBuilder, SwaggerModule, type OpenAPIObject } from '@nestjs/swagger';
-import { BEARER_SCHEME, METRICS_SCHEME } from './auth/api-auth.decorator.js';
+import { API_KEY_SCHEME, BEARER_SCHEME, METRICS_SCHEME } from './auth/api-auth.decorator.js';
 import { discovered } from './common/discovered.js';
 import { RefinesOpenApi, type OpenApiRefinement } from './common/openapi-refinement.js';
 import { finishDocument } from './openapi-document.js';
@@ -34,6 +34,14 @@ export function buildOpenApiDocument(app: INestApplication): OpenAPIObject {
       },
       BEARER_SCHEME,
     )
+    .addSecurity(API_KEY_SCHEME, {
+      type: 'apiKey',
+      in: 'header',
+      name: 'Authorization',
+      description:
+        'An API key from `POST /users/current/apikeys`, as `ApiKey <key>` (type both words here). The key alone ' +
+        'in the `X-API-Key` header works all the same. A request with a key is decided by the key alone.',
+    })
     .addSecurity(METRICS_SCHEME, {
       type: 'http',
       scheme: 'bearer',

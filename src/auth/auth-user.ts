@@ -1,14 +1,16 @@
 import type { Role } from './roles.js';
 
-export type TokenCarrier = 'bearer' | 'header' | 'cookie';
+/** How the caller authenticated: a token from one of its three carriers, or an API key. */
+export type TokenCarrier = 'bearer' | 'header' | 'cookie' | 'apikey';
 
 /** The authenticated caller, as the guards put it on the request. */
 export interface AuthUser {
   id: number;
   username: string;
   roles: Role[];
+  /** The token's id; `apikey:<id>` for an API key. */
   jti: string;
-  /** Token expiry, seconds since the epoch. */
+  /** Token expiry, seconds since the epoch; an API key's expiry, or 0 when it has none. */
   exp: number;
   via: TokenCarrier;
 }

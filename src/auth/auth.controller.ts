@@ -63,7 +63,7 @@ export class AuthController {
     return this.login(body, request, response);
   }
 
-  @ApiAuth()
+  @ApiAuth({ apiKey: false })
   @Delete()
   @HttpCode(204)
   @ApiOperation({

@@ -5,9 +5,15 @@ import { PassportModule } from '@nestjs/passport';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { Clock } from '../common/clock.js';
 import { AppConfig } from '../config/app-config.js';
+import { ApiKeyHasher } from './api-key-secrets.js';
+import { ApiKeyStrategy } from './api-key.strategy.js';
+import { ApiKeysController } from './api-keys.controller.js';
+import { ApiKeysRepository } from './api-keys.repository.js';
+import { ApiKeysService } from './api-keys.service.js';
 import { AuthController } from './auth.controller.js';
 import { AuthService } from './auth.service.js';
 import { CurrentUserController } from './current-user.controller.js';
+import { ApiKeyEntity } from './entities/api-key.entity.js';
 import { RevokedTokenEntity } from './entities/revoked-token.entity.js';
 import { UserEntity } from './entities/user.entity.js';
 import { JwtAuthGuard } from './jwt-auth.guard.js';
@@ -29,9 +35,9 @@ import { UsersService } from './users.service.js';
         verifyOptions: { algorithms: ['HS256'] },
       }),
     }),
-    TypeOrmModule.forFeature([UserEntity, RevokedTokenEntity]),
+    TypeOrmModule.forFeature([UserEntity, RevokedTokenEntity, ApiKeyEntity]),
   ],
-  controllers: [AuthController, UsersController, CurrentUserController],
+  controllers: [AuthController, UsersController, CurrentUserController, ApiKeysController],
   providers: [
     Clock,
     PasswordHasher,
@@ -39,6 +45,14 @@ import { UsersService } from './users.service.js';
     AuthService,
     UsersService,
     JwtStrategy,
+    {
+      provide: ApiKeyHasher,
+      inject: [AppConfig],
+      useFactory: (config: AppConfig) => new ApiKeyHasher(config.auth.jwtSecret),
+    },
+    ApiKeysRepository,
+    ApiKeysService,
+    ApiKeyStrategy,
     { provide: APP_GUARD, useClass: JwtAuthGuard },
     { provide: APP_GUARD, useClass: RolesGuard },
   ],

@@ -3,6 +3,7 @@ import { Reflector } from '@nestjs/core';
 import { AuthGuard } from '@nestjs/passport';
 import type { Request, Response } from 'express';
 import { DomainError } from '../common/errors/domain-error.js';
+import { ApiKeyRefusal, ApiKeyStrategy, NO_API_KEY } from './api-key.strategy.js';
 import type { AuthUser } from './auth-user.js';
 import { AuthService } from './auth.service.js';
 import { JwtStrategy } from './jwt.strategy.js';
@@ -10,8 +11,9 @@ import { IS_PUBLIC } from './public.decorator.js';
 import { SESSION_COOKIE } from './token-carriers.js';
 
 /**
- * The global guard: every route needs a valid token unless it says @Public(). A caller
- * that came with the session cookie gets it renewed on the reply.
+ * The global guard: every route needs a valid token or API key unless it says @Public(). The
+ * API key strategy goes first and decides every request that carries a key; the others go on
+ * to the JWT strategy. A caller that came with the session cookie gets it renewed on the reply.
  */
 @Injectable()
 export class JwtAuthGuard extends AuthGuard() {
@@ -19,8 +21,9 @@ export class JwtAuthGuard extends AuthGuard() {
     private readonly reflector: Reflector,
     private readonly auth: AuthService,
     strategy: JwtStrategy,
+    apiKeys: ApiKeyStrategy,
   ) {
-    super({ defaultStrategy: strategy.passportName });
+    super({ defaultStrategy: [apiKeys.passportName, strategy.passportName] });
   }
 
   override async canActivate(context: ExecutionContext): Promise<boolean> {
@@ -29,7 +32,7 @@ export class JwtAuthGuard extends AuthGuard() {
     }
     const http = context.switchToHttp();
     const response = http.getResponse<Response>();
-    response.vary('Authorization').vary('X-Auth-Token').vary('Cookie');
+    response.vary('Authorization').vary('X-Auth-Token').vary('Cookie').vary('X-API-Key');
     await super.canActivate(context);
     const user = http.getRequest<Request>().user as AuthUser;
     if (user.via === 'cookie') {
@@ -39,9 +42,9 @@ export class JwtAuthGuard extends AuthGuard() {
   }
 
   override handleRequest<TUser = AuthUser>(error: unknown, user: TUser | false, info: unknown): TUser {
-    // Passport hands over an error only from the re-check of a verified token (the database,
-    // the token's revocation): that is ours to answer (503 when the database is away), not a
-    // bad token. Bad tokens come as `info`.
+    // Passport hands over an error only from the re-check of a verified token or a presented key
+    // (the database, a revocation, a key that is not valid): DomainErrors say which, anything else
+    // is ours to answer (503 when the database is away). Bad tokens come as `info`.
     if (error) {
       throw error instanceof Error ? error : new Error('the token re-check failed', { cause: error });
     }
@@ -52,13 +55,20 @@ export class JwtAuthGuard extends AuthGuard() {
   }
 }
 
+/** `info` is one failure per strategy of the chain: the API key's (when one was presented), then the token's. */
 function reasonOf(info: unknown): string {
-  const name = info instanceof Error ? info.name : undefined;
+  const failures: unknown[] = Array.isArray(info) ? info : [info];
+  const refusal = failures.find((failure) => failure instanceof ApiKeyRefusal);
+  if (refusal) {
+    return refusal.message;
+  }
+  const token = failures.find((failure) => failure !== NO_API_KEY);
+  const name = token instanceof Error ? token.name : undefined;
   if (name === 'TokenExpiredError') {
     return 'The token has expired';
   }
   if (name === 'JsonWebTokenError' || name === 'NotBeforeError') {
     return 'The token is not valid';
   }
-  return 'A valid token is required (Authorization: Bearer, X-Auth-Token or the session cookie)';
+  return 'A valid token or API key is required (Authorization: Bearer, X-Auth-Token, the session cookie, Authorization: ApiKey or X-API-Key)';
 }

@@ -7,7 +7,7 @@ import { Strategy } from 'passport-jwt';
 import { AppConfig } from '../config/app-config.js';
 import type { AuthUser, TokenCarrier } from './auth-user.js';
 import { AuthService, type TokenClaims } from './auth.service.js';
-import { extractToken } from './token-carriers.js';
+import { extractApiKey, extractToken } from './token-carriers.js';
 
 const carriers = new WeakMap<Request, TokenCarrier>();
 
@@ -21,7 +21,10 @@ function verificationKey(secret: string): string | Buffer {
   return key as never;
 }
 
-/** Verifies the HS256 token from any accepted carrier, then re-checks the user in the database. */
+/**
+ * Verifies the HS256 token from any accepted carrier, then re-checks the user in the database.
+ * Second in the global guard's chain, after ApiKeyStrategy.
+ */
 @Injectable()
 export class JwtStrategy extends PassportStrategy(Strategy) implements OnApplicationShutdown {
   /**
@@ -37,6 +40,10 @@ export class JwtStrategy extends PassportStrategy(Strategy) implements OnApplica
   ) {
     super({
       jwtFromRequest: (request: Request) => {
+        // A request with an API key is the API key strategy's alone, whatever token it carries too.
+        if (extractApiKey(request).kind !== 'none') {
+          return null;
+        }
         const found = extractToken(request);
         if (!found) {
           return null;

@@ -264,7 +264,7 @@ describe('area A: authentication', () => {
       for (const answer of answers) {
         expect(answer.status).toBe(200);
         expect(answer.body).toEqual({ id: expect.any(Number), username: 'admin', roles: ['admin'] });
-        expect(answer.headers.vary).toBe('Authorization, X-Auth-Token, Cookie');
+        expect(answer.headers.vary).toBe('Authorization, X-Auth-Token, Cookie, X-API-Key');
       }
     });
 

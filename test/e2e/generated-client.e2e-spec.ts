@@ -18,6 +18,7 @@ import {
   metricsGet,
   nodesGet,
   nodesGetByCloud,
+  userApikeysPost,
   usersGetCurrent,
   userWorkflowsPost,
   workflowsGetStatus,
@@ -62,6 +63,12 @@ const problem: ProblemDto | undefined = missing.error;
 // The metrics token is not a user token: it is passed to that one call, over the client's setting.
 const metricsWithUserToken = await metricsGet();
 const metrics = await metricsGet({ auth: metricsToken, parseAs: 'text' });
+// An API key goes in the scheme of its own (Authorization: ApiKey <key>); the token setting stays.
+const made = await userApikeysPost({ body: { name: 'script' } });
+const apiKey = made.data?.key ?? '';
+const meByKey = await usersGetCurrent({
+  auth: (scheme) => (scheme.type === 'apiKey' ? \`ApiKey \${apiKey}\` : undefined),
+});
 
 console.log(JSON.stringify({
   refused: { status: wrong.response.status, code: refused?.error.code },
@@ -74,6 +81,7 @@ console.log(JSON.stringify({
   },
   missing: { status: missing.response.status, problem: problem?.status, title: problem?.title },
   metrics: { withUserToken: metricsWithUserToken.response.status, withMetricsToken: metrics.response.status },
+  byKey: { made: made.response.status, me: meByKey.data?.username, prefix: apiKey.slice(0, 12) === made.data?.prefix },
   sent,
 }));
 `;
@@ -171,6 +179,7 @@ describe(`a client generated from /docs-json (${testDatabase()})`, () => {
       nodes: { default: string[]; lab: string[] };
       missing: unknown;
       metrics: unknown;
+      byKey: unknown;
       sent: { url: string; authorization: string | null; xAuthToken: string | null; cookie: string | null }[];
     };
     expect(result.refused).toEqual({ status: 403, code: 403 });
@@ -182,6 +191,7 @@ describe(`a client generated from /docs-json (${testDatabase()})`, () => {
     expect(new Set(result.nodes.lab)).toEqual(new Set(['lab']));
     expect(result.missing).toEqual({ status: 404, problem: 404, title: 'Not Found' });
     expect(result.metrics).toEqual({ withUserToken: 401, withMetricsToken: 200 });
+    expect(result.byKey).toEqual({ made: 201, me: ADMIN.username, prefix: true });
 
     // The token went once per call, as a Bearer header, on every call after the login.
     const afterLogin = result.sent.slice(2);
@@ -194,9 +204,17 @@ describe(`a client generated from /docs-json (${testDatabase()})`, () => {
       '/workflows/0b4ea8e5-9b0c-4a8e-8a51-7f0f6f5a1a01/status',
       '/metrics',
       '/metrics',
+      '/users/current/apikeys',
+      '/users/current',
     ]);
-    expect(afterLogin[afterLogin.length - 1].authorization).toBe(`Bearer ${METRICS_TOKEN}`);
-    for (const request of afterLogin.slice(0, -1)) {
+    expect(afterLogin[7].authorization).toBe(`Bearer ${METRICS_TOKEN}`);
+    expect(afterLogin[9]).toEqual({
+      url: '/users/current',
+      authorization: expect.stringMatching(/^ApiKey wfk_[\w-]{43}$/),
+      xAuthToken: null,
+      cookie: null,
+    });
+    for (const request of [...afterLogin.slice(0, 7), afterLogin[8]]) {
       expect(request).toEqual({
         url: request.url,
         authorization: expect.stringMatching(/^Bearer [\w-]+\.[\w-]+\.[\w-]+$/),

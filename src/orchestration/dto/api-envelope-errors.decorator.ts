@@ -17,7 +17,8 @@ const ERRORS: Record<EnvelopeStatus, { description: string; short: string; long:
       description: 'No valid token',
       short: 'Unauthorized',
       long: 'No permission -- see authorization schemes',
-      message: 'A valid token is required (Authorization: Bearer, X-Auth-Token or the session cookie)',
+      message:
+        'A valid token or API key is required (Authorization: Bearer, X-Auth-Token, the session cookie, Authorization: ApiKey or X-API-Key)',
     },
     403: {
       description: 'The token has neither role agent nor admin',
