@@ -37,6 +37,22 @@ export const HOT_READS: HotRead[] = [
   { name: 'instance builds', path: (i) => `/instances/${seededUuid('instance', i)}/latest-builds` },
   { name: 'instance build', path: (i) => `/instances/${seededUuid('instance', i)}/builds/${i}1` },
   { name: 'download', path: (i) => `/workflows/${workflow(i)}/rocrate/${SEEDED_VERSION}/download` },
+  { name: "the caller's API keys", path: () => '/users/current/apikeys' },
+  {
+    name: 'a request with an API key',
+    run: async (t) => {
+      const token = await t.login();
+      const made = await t.http
+        .post('/users/current/apikeys')
+        .set('Authorization', `Bearer ${token}`)
+        .send({ name: 'plan' })
+        .expect(201);
+      await t.http
+        .get('/users/current')
+        .set('Authorization', `ApiKey ${(made.body as { key: string }).key}`)
+        .expect(200);
+    },
+  },
   {
     name: 'monitoring claims of due instances',
     run: (t) =>

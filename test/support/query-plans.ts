@@ -12,6 +12,7 @@ export const GROWING_TABLES = [
   'test_instances',
   'test_check_states',
   'builds',
+  'api_keys',
 ] as const;
 
 export interface CapturedQuery {
