@@ -4,6 +4,7 @@ import type { AuthUser } from '../auth/auth-user.js';
 import { CurrentUser } from '../auth/current-user.decorator.js';
 import {
   BuildDto,
+  ConditionalRead,
   InstanceUuidParam,
   RegistryReads,
   SuiteUuidParam,
@@ -37,6 +38,7 @@ export class TestStatusController {
     summary: 'The test status of a workflow version: aggregate, latest builds, freshness',
   })
   @ApiOkResponse({ type: WorkflowStatusDto })
+  @ConditionalRead()
   async workflowStatus(
     @Param() { wf_uuid }: WorkflowUuidParam,
     @Query() { version }: WorkflowStatusQuery,
@@ -48,6 +50,7 @@ export class TestStatusController {
   @Get('suites/:suite_uuid/status')
   @ApiOperation({ operationId: 'suites-get-status', summary: 'The test status of a suite' })
   @ApiOkResponse({ type: SuiteStatusDto })
+  @ConditionalRead()
   async suiteStatus(
     @Param() { suite_uuid }: SuiteUuidParam,
     @CurrentUser() user: AuthUser,
@@ -61,6 +64,7 @@ export class TestStatusController {
     summary: 'The latest builds of a test instance',
   })
   @ApiOkResponse({ type: BuildListDto })
+  @ConditionalRead()
   async latestBuilds(
     @Param() { instance_uuid }: InstanceUuidParam,
     @Query() { limit }: LatestBuildsQuery,

@@ -1,4 +1,4 @@
-import { matchesIfNoneMatch } from './if-none-match.js';
+import { entityTagOf, matchesIfNoneMatch } from './if-none-match.js';
 
 describe('matchesIfNoneMatch', () => {
   const etag = '"abc123"';
@@ -19,5 +19,14 @@ describe('matchesIfNoneMatch', () => {
 
   it('is false without the header', () => {
     expect(matchesIfNoneMatch(undefined, etag)).toBe(false);
+  });
+});
+
+describe('entityTagOf', () => {
+  it('is a quoted strong tag that follows the bytes', () => {
+    const tag = entityTagOf('{"items":[]}');
+    expect(tag).toMatch(/^"[\w-]{27}"$/);
+    expect(entityTagOf(Buffer.from('{"items":[]}'))).toBe(tag);
+    expect(entityTagOf('{"items":[1]}')).not.toBe(tag);
   });
 });

@@ -25,6 +25,7 @@ export {
 export { BUILD_STATUSES, type BuildStatus } from './build-status.js';
 export { latestVersionOf, versionsOf } from './workflow-versions.js';
 export { RegistryReads } from './registry-reads.decorator.js';
+export { ConditionalRead } from './if-none-match.js';
 export { BuildDto, toBuildResponse } from './dto/suite-response.dto.js';
 export { WorkflowRefDto } from './dto/workflow-response.dto.js';
 export { InstanceUuidParam, SuiteUuidParam, WorkflowUuidParam } from './dto/workflow-requests.dto.js';

@@ -15,6 +15,7 @@ import { ProblemDetailsFilter } from '../common/filters/problem-details.filter.j
 import { RegisteredWorkflowDto, RegisterWorkflowDto } from './dto/register-workflow.dto.js';
 import { ListWorkflowsQuery } from './dto/workflow-requests.dto.js';
 import { toWorkflowSummaryResponse, WorkflowListDto } from './dto/workflow-response.dto.js';
+import { ConditionalRead } from './if-none-match.js';
 import { jsonItemsStream } from './json-items-stream.js';
 import { LIST_BATCH, WorkflowsService } from './workflows.service.js';
 
@@ -64,6 +65,7 @@ export class UserWorkflowsController {
   })
   @ApiOkResponse({ type: WorkflowListDto })
   @ApiBadRequestResponse({ type: ProblemDto, description: 'A bad status, limit or offset' })
+  @ConditionalRead()
   async list(
     @Query() query: ListWorkflowsQuery,
     @CurrentUser() user: AuthUser,

@@ -17,7 +17,7 @@ import {
   VersionListDto,
   WorkflowDto,
 } from './dto/workflow-response.dto.js';
-import { matchesIfNoneMatch } from './if-none-match.js';
+import { ConditionalRead, matchesIfNoneMatch, REVALIDATE } from './if-none-match.js';
 import { RegistryReads } from './registry-reads.decorator.js';
 import { WorkflowsService } from './workflows.service.js';
 
@@ -36,6 +36,7 @@ export class WorkflowsController {
     summary: 'A workflow at its latest version',
   })
   @ApiOkResponse({ type: WorkflowDto })
+  @ConditionalRead()
   async latest(
     @Param() { wf_uuid }: WorkflowUuidParam,
     @Query() query: ReadWorkflowQuery,
@@ -55,6 +56,7 @@ export class WorkflowsController {
     summary: 'All versions of a workflow, older first',
   })
   @ApiOkResponse({ type: VersionListDto })
+  @ConditionalRead()
   async versions(
     @Param() { wf_uuid }: WorkflowUuidParam,
     @CurrentUser() user: AuthUser,
@@ -66,6 +68,7 @@ export class WorkflowsController {
   @Get(':wf_uuid/versions/:wf_version')
   @ApiOperation({ operationId: 'workflows-get-version-by-id', summary: 'A workflow at one of its versions' })
   @ApiOkResponse({ type: WorkflowDto })
+  @ConditionalRead()
   async version(
     @Param() { wf_uuid, wf_version }: WorkflowVersionParams,
     @Query() query: ReadWorkflowQuery,
@@ -111,7 +114,7 @@ export class WorkflowsController {
     const archive = await this.workflows.archive(wf_uuid, wf_version, user);
     const etag = `"${archive.sha256}"`;
     // The bytes of a version never change, but they are the caller's: caches must ask every time.
-    const cacheHeaders = { ETag: etag, 'Cache-Control': 'private, no-cache' };
+    const cacheHeaders = { ETag: etag, 'Cache-Control': REVALIDATE };
     if (matchesIfNoneMatch(request.get('if-none-match'), etag)) {
       response.set(cacheHeaders);
       // A web Response is the one way to choose the status of a passthrough reply.

@@ -123,4 +123,75 @@ describe(`the registry at scale: indexes, query plans, the whole list (${testDat
       expect((await list(`?offset=${SEEDED}`).expect(200)).body).toEqual({ items: [] });
     });
   });
+
+  describe('conditional reads (ETag, If-None-Match)', () => {
+    const top = SEEDED - 1;
+    const read = (path: string, headers: Record<string, string> = {}) =>
+      t.http.get(path).set({ Authorization: `Bearer ${token}`, ...headers });
+    const finish = (index: number) =>
+      dataSource.query('UPDATE builds SET status = ? WHERE build_id = ?', ['failed', `${index}2`]);
+
+    it.each([
+      ['status', `/workflows/${seededUuid('workflow', top)}/status`],
+      ['suite status', `/suites/${seededUuid('suite', top)}/status`],
+      ['instance builds', `/instances/${seededUuid('instance', top)}/latest-builds`],
+      ['list page', '/users/current/workflows?limit=5'],
+    ])('%s: 304 while unchanged, a new ETag once a build changed', async (_name, path) => {
+      await dataSource.query('UPDATE builds SET status = ? WHERE build_id = ?', ['passed', `${top}2`]);
+      const first = await read(path).expect(200);
+      const etag = String(first.headers.etag);
+      expect(etag).toMatch(/^"[\w-]{27}"$/);
+      expect(first.headers['cache-control']).toBe('private, no-cache');
+      expect(first.headers['content-type']).toMatch(/^application\/json/);
+
+      // fetch() sends Cache-Control: no-cache with its own If-None-Match: still a 304.
+      const again = await read(path, { 'If-None-Match': `"other", ${etag}`, 'Cache-Control': 'no-cache' });
+      expect(again.status).toBe(304);
+      expect(again.text).toBe('');
+      expect(again.headers.etag).toBe(etag);
+
+      await finish(top);
+      const changed = await read(path, { 'If-None-Match': etag }).expect(200);
+      expect(changed.headers.etag).not.toBe(etag);
+      expect(JSON.stringify(changed.body)).toContain('failed');
+    });
+
+    it.each([
+      ['workflow', `/workflows/${seededUuid('workflow', READ)}`],
+      ['workflow version', `/workflows/${seededUuid('workflow', READ)}/versions/1.0`],
+      ['versions', `/workflows/${seededUuid('workflow', READ)}/versions`],
+    ])('%s: 304 to its ETag, 200 to another', async (_name, path) => {
+      const first = await read(path).expect(200);
+      const etag = String(first.headers.etag);
+      expect((await read(path, { 'If-None-Match': etag })).status).toBe(304);
+      expect((await read(path, { 'If-None-Match': `W/${etag}` })).status).toBe(304);
+      const other = await read(path, { 'If-None-Match': '"something-else"' }).expect(200);
+      expect(other.body).toEqual(first.body);
+      expect(other.headers.etag).toBe(etag);
+    });
+
+    it('tags a whole list answered at once, and not one streamed in batches', async () => {
+      const short = await read(`/users/current/workflows?offset=${SEEDED - 3}`).expect(200);
+      expect(short.body.items).toHaveLength(3);
+      expect(
+        (
+          await read(`/users/current/workflows?offset=${SEEDED - 3}`, {
+            'If-None-Match': String(short.headers.etag),
+          })
+        ).status,
+      ).toBe(304);
+      const streamed = await read('/users/current/workflows?status=false').expect(200);
+      expect(streamed.body.items).toHaveLength(SEEDED);
+      expect(streamed.headers).not.toHaveProperty('etag');
+    });
+
+    it('answers 404, not 304, for a workflow that is not visible, whatever the If-None-Match', async () => {
+      const other = await t.userToken();
+      const response = await t.http
+        .get(`/workflows/${seededUuid('workflow', READ)}/status`)
+        .set({ Authorization: `Bearer ${other}`, 'If-None-Match': '*' });
+      expect(response.status).toBe(404);
+      expect(response.headers).not.toHaveProperty('etag');
+    });
+  });
 });
