@@ -1,6 +1,10 @@
+import { createHash, randomBytes } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { buildZip } from '../support/zip-builder.js';
 import { FakeServer, type FakeAnswer, type FakeRequest } from './fake-server.js';
 
 /**
@@ -11,7 +15,17 @@ import { FakeServer, type FakeAnswer, type FakeRequest } from './fake-server.js'
  * - `GET /repos/{o}/{r}/actions/workflows/{file or id}/runs?per_page=&page=` → `{total_count, workflow_runs}`,
  *   each run at its latest attempt, newest run first
  * - `GET /repos/{o}/{r}/actions/workflows/{file or id}` → the workflow (`workflow.json`)
+ *   (query `branch` keeps the runs of that branch or tag, `created` — `A..B`, `>=A`, `<=B` — those
+ *   created in that window, as GitHub filters them)
  * - `GET /repos/{o}/{r}/actions/runs/{id}` and `…/runs/{id}/attempts/{n}` → one run attempt
+ * - repositories (`addRepository`, `push`): `GET /repos/{o}/{r}` (`repository.json`),
+ *   `GET /repos/{o}/{r}/commits/{ref}` (`commit.json`; ref a SHA, a branch, a tag, `heads/x` or
+ *   `tags/x`; an unknown ref → 422 "No commit found for SHA", as GitHub answers), and
+ *   `GET /repos/{o}/{r}/zipball/{ref}` → 302 to the archive host (`archiveHost`), as GitHub
+ *   redirects to codeload.github.com; there `/{o}/{r}/legacy.zip/{sha}` is the zip with the
+ *   top-level folder `{o}-{r}-{sha7}/`. A private repository answers 404 on every route
+ *   without its token (`Authorization: Bearer <token>`), and its archive URL carries a
+ *   short-lived token of its own, as GitHub's does.
  * - anything else → 404 `{"message": "Not Found"}`
  */
 
@@ -28,6 +42,41 @@ export interface FakeGithubRun {
   startedAt?: string | Date;
   /** Default: 60 s after the start for a completed run, the start otherwise. */
   updatedAt?: string | Date;
+  /** The branch or tag it ran on (`head_branch`); default `main`. */
+  branch?: string;
+  /** When it was created (`created_at`); default: its start. */
+  createdAt?: string | Date;
+}
+
+/** A repository of the fake (`addRepository`). */
+export interface FakeRepositoryOptions {
+  /** Default `main`. */
+  defaultBranch?: string;
+  /** A private repository: every route answers 404 unless the request carries this token. */
+  token?: string;
+}
+
+/** One push: a commit with these files, which the branch and/or tag then point at. */
+export interface FakePush {
+  branch?: string;
+  tag?: string;
+  /** Paths in the repository → contents. */
+  files?: Record<string, string | Buffer>;
+  /** Instead of files: an archive of this many bytes (zeros), streamed, for the size limit. */
+  archiveBytes?: number;
+}
+
+interface FakeRepository {
+  owner: string;
+  repo: string;
+  defaultBranch: string;
+  token?: string;
+  heads: Map<string, string>;
+  tags: Map<string, string>;
+  /** sha → archive (a zip) or its size for a streamed one. */
+  archives: Map<string, Buffer | number>;
+  /** Short-lived archive tokens, as codeload's URLs carry for private repositories. */
+  archiveTokens: Set<string>;
 }
 
 type Json = Record<string, unknown>;
@@ -44,18 +93,21 @@ interface WorkflowEntry {
 }
 
 const FIXTURES = 'test/fixtures/github';
-let templates: { run: Json; workflow: Json } | undefined;
+let templates: { run: Json; workflow: Json; repository: Json; commit: Json } | undefined;
 
 /** The fixtures next to this file, or under the working directory when run from a build. */
-function loadTemplates(): { run: Json; workflow: Json } {
+function loadTemplates(): { run: Json; workflow: Json; repository: Json; commit: Json } {
   if (!templates) {
     const nearby = fileURLToPath(new URL('../fixtures/github/', import.meta.url));
     const folder = existsSync(nearby) ? nearby : join(process.cwd(), FIXTURES);
-    const listing = JSON.parse(readFileSync(join(folder, 'workflow-run-paginated.json'), 'utf8')) as {
-      workflow_runs: Json[];
+    const read = (name: string) => JSON.parse(readFileSync(join(folder, name), 'utf8')) as Json;
+    const listing = read('workflow-run-paginated.json') as { workflow_runs: Json[] };
+    templates = {
+      run: listing.workflow_runs[0],
+      workflow: read('workflow.json'),
+      repository: read('repository.json'),
+      commit: read('commit.json'),
     };
-    const workflow = JSON.parse(readFileSync(join(folder, 'workflow.json'), 'utf8')) as Json;
-    templates = { run: listing.workflow_runs[0], workflow };
   }
   return templates;
 }
@@ -70,9 +122,80 @@ export class GithubFake extends FakeServer {
   /** `owner/repo/run id` → workflow: run ids are unique per repository here (globally on GitHub). */
   private readonly runIndex = new Map<string, WorkflowEntry>();
   private nextWorkflowId = 1_000_000;
+  private readonly repositories = new Map<string, FakeRepository>();
+  /** Requests the archive host got, with the Authorization header they carried (GitHub's token must not go there). */
+  readonly archiveRequests: { path: string; authorization?: string }[] = [];
+  private archiveServer?: http.Server;
+  private archiveBase = '';
 
   constructor() {
     super('GitHub');
+  }
+
+  /** Where zipball redirects point instead of the fake's own archive host (a test of the guard on that hop). */
+  archiveRedirectBase?: string;
+
+  /** The archive host's base URL (GitHub's is `https://codeload.github.com`). */
+  get archiveHost(): string {
+    return this.archiveBase;
+  }
+
+  override async start(): Promise<string> {
+    const url = await super.start();
+    const server = http.createServer((req, res) => this.serveArchive(req, res));
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    this.archiveServer = server;
+    this.archiveBase = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    return url;
+  }
+
+  override async stop(): Promise<void> {
+    const server = this.archiveServer;
+    if (server) {
+      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+      server.closeAllConnections();
+      await closed;
+    }
+    await super.stop();
+  }
+
+  /** Creates (or replaces) an empty repository. */
+  addRepository(owner: string, repo: string, options: FakeRepositoryOptions = {}): void {
+    this.repositories.set(key(owner, repo, ''), {
+      owner,
+      repo,
+      defaultBranch: options.defaultBranch ?? 'main',
+      token: options.token,
+      heads: new Map(),
+      tags: new Map(),
+      archives: new Map(),
+      archiveTokens: new Set(),
+    });
+  }
+
+  /** Makes a commit holding `files` and points the branch and/or tag at it; returns its SHA. */
+  push(owner: string, repo: string, push: FakePush): string {
+    const repository = this.repositories.get(key(owner, repo, ''));
+    if (!repository) {
+      throw new Error(`no repository ${owner}/${repo}`);
+    }
+    const sha = createHash('sha1').update(randomBytes(16)).digest('hex');
+    const folder = `${owner}-${repo}-${sha.slice(0, 7)}/`;
+    repository.archives.set(
+      sha,
+      push.archiveBytes ??
+        buildZip([
+          { name: folder },
+          ...Object.entries(push.files ?? {}).map(([path, data]) => ({ name: `${folder}${path}`, data })),
+        ]),
+    );
+    if (push.branch !== undefined) {
+      repository.heads.set(push.branch, sha);
+    }
+    if (push.tag !== undefined) {
+      repository.tags.set(push.tag, sha);
+    }
+    return sha;
   }
 
   /** Creates or replaces a workflow's runs. `workflow` is its file name or numeric id, as in resources. */
@@ -123,6 +246,9 @@ export class GithubFake extends FakeServer {
 
   protected route(request: FakeRequest): FakeAnswer {
     const s = request.segments;
+    if (request.method === 'GET' && s[0] === 'repos' && s.length >= 3 && s[3] !== 'actions') {
+      return this.repositoryRoute(request);
+    }
     if (request.method !== 'GET' || s[0] !== 'repos' || s[3] !== 'actions') {
       return notFound();
     }
@@ -148,13 +274,130 @@ export class GithubFake extends FakeServer {
     return notFound();
   }
 
+  private repositoryRoute(request: FakeRequest): FakeAnswer {
+    const [, owner, repo, kind, ...rest] = request.segments;
+    const repository = this.repositories.get(key(owner, repo, ''));
+    if (!repository || (repository.token && request.headers.authorization !== `Bearer ${repository.token}`)) {
+      return notFound();
+    }
+    if (kind === undefined) {
+      return { status: 200, body: this.repositoryJson(repository) };
+    }
+    const sha = rest.length > 0 ? resolveRef(repository, rest.join('/')) : undefined;
+    if (kind === 'commits' && rest.length > 0) {
+      return sha
+        ? { status: 200, body: this.commitJson(repository, sha) }
+        : {
+            status: 422,
+            body: {
+              message: `No commit found for SHA: ${rest.join('/')}`,
+              documentation_url: 'https://docs.github.com/rest/commits/commits#get-a-commit',
+              status: '422',
+            },
+          };
+    }
+    if (kind === 'zipball' && rest.length > 0) {
+      if (!sha) {
+        return notFound();
+      }
+      let location = `${this.archiveRedirectBase ?? this.archiveBase}/${owner}/${repo}/legacy.zip/${sha}`;
+      if (repository.token) {
+        const token = randomBytes(12).toString('hex');
+        repository.archiveTokens.add(token);
+        location += `?token=${token}`;
+      }
+      return { status: 302, text: '', headers: { location } };
+    }
+    return notFound();
+  }
+
+  private serveArchive(req: http.IncomingMessage, res: http.ServerResponse): void {
+    const url = new URL(req.url ?? '/', this.archiveBase);
+    this.archiveRequests.push({ path: url.pathname, authorization: req.headers.authorization });
+    const [owner, repo, format, sha] = url.pathname.split('/').filter((part) => part !== '');
+    const repository = this.repositories.get(key(owner ?? '', repo ?? '', ''));
+    const archive = format === 'legacy.zip' ? repository?.archives.get(sha ?? '') : undefined;
+    const token = url.searchParams.get('token');
+    if (
+      !repository ||
+      archive === undefined ||
+      (repository.token && (!token || !repository.archiveTokens.has(token)))
+    ) {
+      res.writeHead(404, { 'content-type': 'text/plain' }).end('404: Not Found');
+      return;
+    }
+    const name = `${owner}-${repo}-${(sha ?? '').slice(0, 7)}.zip`;
+    const headers = {
+      'content-type': 'application/zip',
+      'content-disposition': `attachment; filename=${name}`,
+    };
+    if (Buffer.isBuffer(archive)) {
+      res.writeHead(200, { ...headers, 'content-length': String(archive.length) }).end(archive);
+      return;
+    }
+    // A large archive, streamed in 1 MiB pieces as the client reads them.
+    res.writeHead(200, { ...headers, 'content-length': String(archive) });
+    const piece = Buffer.alloc(1024 * 1024);
+    let left = archive;
+    const pump = (): void => {
+      while (left > 0) {
+        const chunk = piece.subarray(0, Math.min(piece.length, left));
+        left -= chunk.length;
+        if (!res.write(chunk)) {
+          res.once('drain', pump);
+          return;
+        }
+      }
+      res.end();
+    };
+    res.once('close', () => res.removeAllListeners('drain'));
+    pump();
+  }
+
+  private repositoryJson(repository: FakeRepository): Json {
+    const { owner, repo } = repository;
+    return {
+      ...loadTemplates().repository,
+      name: repo,
+      full_name: `${owner}/${repo}`,
+      private: repository.token !== undefined,
+      visibility: repository.token !== undefined ? 'private' : 'public',
+      default_branch: repository.defaultBranch,
+      html_url: `https://github.com/${owner}/${repo}`,
+      url: `${this.url}/repos/${owner}/${repo}`,
+    };
+  }
+
+  private commitJson(repository: FakeRepository, sha: string): Json {
+    const { owner, repo } = repository;
+    return {
+      ...loadTemplates().commit,
+      sha,
+      url: `${this.url}/repos/${owner}/${repo}/commits/${sha}`,
+      html_url: `https://github.com/${owner}/${repo}/commit/${sha}`,
+    };
+  }
+
   private listing(entry: WorkflowEntry, query: URLSearchParams): FakeAnswer {
     const perPage = Math.min(100, Math.max(1, Number(query.get('per_page') ?? 30) || 30));
     const page = Math.max(1, Number(query.get('page') ?? 1) || 1);
-    const cacheKey = `${perPage}:${page}`;
+    const branch = query.get('branch');
+    const created = query.get('created');
+    const cacheKey = `${perPage}:${page}:${branch}:${created}`;
     let json = entry.pages.get(cacheKey);
     if (json === undefined) {
-      const ids = [...entry.runs.keys()].sort((a, b) => b - a);
+      const window = createdWindow(created);
+      const ids = [...entry.runs.keys()]
+        .filter((id) => {
+          const run = latest(entry.runs.get(id));
+          const createdAt = Date.parse(String(run?.created_at));
+          return (
+            (branch === null || run?.head_branch === branch) &&
+            createdAt >= window.from &&
+            createdAt <= window.until
+          );
+        })
+        .sort((a, b) => b - a);
       const runs = ids.slice((page - 1) * perPage, page * perPage).map((id) => latest(entry.runs.get(id)));
       json = JSON.stringify({ total_count: ids.length, workflow_runs: runs });
       entry.pages.set(cacheKey, json);
@@ -228,7 +471,8 @@ export class GithubFake extends FakeServer {
       conclusion,
       workflow_id: entry.id,
       path: entry.path,
-      created_at: iso(started),
+      head_branch: run.branch ?? 'main',
+      created_at: iso(run.createdAt ? new Date(run.createdAt) : started),
       run_started_at: iso(started),
       updated_at: iso(updated),
       url: `${api}/actions/runs/${run.id}`,
@@ -261,6 +505,49 @@ function latest(attempts: Map<number, Json> | undefined): Json | undefined {
 
 function iso(date: Date): string {
   return date.toISOString().replace(/\.\d{3}Z$/, 'Z');
+}
+
+/** What a commits/zipball `{ref}` names in the repository: a SHA (or a prefix of 7+), `heads/x`, `tags/x`, a branch, a tag. */
+function resolveRef(repository: FakeRepository, ref: string): string | undefined {
+  if (ref.startsWith('heads/')) {
+    return repository.heads.get(ref.slice('heads/'.length));
+  }
+  if (ref.startsWith('tags/')) {
+    return repository.tags.get(ref.slice('tags/'.length));
+  }
+  if (/^[0-9a-f]{7,40}$/.test(ref)) {
+    const sha = [...repository.archives.keys()].find((candidate) => candidate.startsWith(ref));
+    if (sha) {
+      return sha;
+    }
+  }
+  return repository.heads.get(ref) ?? repository.tags.get(ref);
+}
+
+/** GitHub's `created` filter: `A..B`, `>=A`, `<=B`, `>A`, `<B` (ISO 8601 dates or times); none: everything. */
+function createdWindow(created: string | null): { from: number; until: number } {
+  if (created === null) {
+    return { from: -Infinity, until: Infinity };
+  }
+  const range = /^(.+)\.\.(.+)$/.exec(created);
+  if (range) {
+    return { from: Date.parse(range[1]), until: Date.parse(range[2]) };
+  }
+  const bound = /^([<>]=?)(.+)$/.exec(created);
+  if (!bound) {
+    throw new Error(`the fake does not understand created=${created}`);
+  }
+  const at = Date.parse(bound[2]);
+  switch (bound[1]) {
+    case '>=':
+      return { from: at, until: Infinity };
+    case '>':
+      return { from: at + 1, until: Infinity };
+    case '<=':
+      return { from: -Infinity, until: at };
+    default:
+      return { from: -Infinity, until: at - 1 };
+  }
 }
 
 function notFound(): FakeAnswer {
