@@ -46,6 +46,8 @@ export class AppConfig {
     readonly maxUncompressedBytes: number;
     readonly downloadTimeoutMs: number;
     readonly allowPrivateNetworkLinks: boolean;
+    /** GITHUB_API_URL without trailing slashes, and GITHUB_TOKEN: for repository links (API.md 7.1). */
+    readonly github: { readonly apiUrl: string; readonly token?: string };
   };
   readonly monitoring!: {
     readonly refreshIntervalSeconds: number;
@@ -129,6 +131,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
       maxUncompressedBytes: schema.MAX_CRATE_UNCOMPRESSED_BYTES,
       downloadTimeoutMs: schema.DOWNLOAD_TIMEOUT_SECONDS * 1000,
       allowPrivateNetworkLinks: schema.ALLOW_PRIVATE_NETWORK_LINKS,
+      github: { apiUrl: schema.GITHUB_API_URL.replace(/\/+$/, ''), token: schema.GITHUB_TOKEN },
     },
     monitoring: {
       refreshIntervalSeconds: schema.REFRESH_INTERVAL_SECONDS,

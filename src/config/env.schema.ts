@@ -110,6 +110,10 @@ export class EnvSchema {
   @IsString()
   GITHUB_TOKEN?: string;
 
+  /** GitHub's API for `roc_link`s naming a repository (API.md 7.1); a GitHub Enterprise `…/api/v3` too. */
+  @IsUrl(HTTP_URL)
+  GITHUB_API_URL: string = 'https://api.github.com';
+
   @IntegerSetting(0, 7 * 24 * 3600, 'seconds')
   REFRESH_INTERVAL_SECONDS: number = 300;
 

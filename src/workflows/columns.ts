@@ -16,4 +16,6 @@ export const COLUMN_LENGTHS = {
   resource: 1024,
   serviceType: 16,
   serviceUrl: 512,
+  sourceRef: 255,
+  sourceCommit: 64,
 } as const;

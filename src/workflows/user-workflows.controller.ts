@@ -33,7 +33,15 @@ export class UserWorkflowsController {
     summary: 'Register a Workflow Testing RO-Crate by link, as a new workflow or a new version of one',
     description:
       'Downloads roc_link, reads its ro-crate-metadata.json, stores the archive and the workflow, version, ' +
-      'test suites, instances and services, atomically, and schedules a first test status check.',
+      'test suites, instances and services, atomically, and schedules a first test status check. ' +
+      'roc_link is a zip archive; or a GitHub repository (https://github.com/{owner}/{repo}[/tree/{ref}]), ' +
+      'whose archive of the ref (else the tag or branch named like version, else the default branch) is ' +
+      "fetched through GitHub's API (GITHUB_API_URL, GITHUB_TOKEN) and recorded as version.ro_crate.source; " +
+      'or a detached crate: a link answering the metadata JSON-LD itself (application/json, ' +
+      'application/ld+json, or a path ending ro-crate-metadata.json), stored as a zip holding only it. ' +
+      'RO-Crate 1.1/1.2/1.3 and Workflow Testing RO-Crate 0.1/0.2 are understood, with the Bioschemas IRIs ' +
+      'of each; Travis web-site URLs mean its API and github/{owner}/{repo} the repository slug; a GitHub ' +
+      'resource may be a full URL of the workflow.',
   })
   @ApiCreatedResponse({ type: RegisteredWorkflowDto })
   @ApiBadRequestResponse({

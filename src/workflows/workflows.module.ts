@@ -3,6 +3,8 @@ import { TypeOrmModule } from '@nestjs/typeorm';
 import { CrateJanitor } from './crate-janitor.js';
 import { ArchiveLock } from './crate/archive-lock.js';
 import { CrateDownloader } from './crate/crate-downloader.js';
+import { CrateFetcher } from './crate/crate-fetcher.js';
+import { GithubRepositories } from './crate/github-repository.js';
 import { CrateReader } from './crate/crate-reader.js';
 import { CrateStore } from './crate/crate-store.js';
 import { TestInstanceEntity } from './entities/test-instance.entity.js';
@@ -41,6 +43,8 @@ const ENTITIES = [
   controllers: [UserWorkflowsController, WorkflowsController, SuitesController, InstancesController],
   providers: [
     CrateDownloader,
+    CrateFetcher,
+    GithubRepositories,
     CrateReader,
     CrateStore,
     ArchiveLock,

@@ -23,6 +23,8 @@ export interface NewVersion {
   rocLink: string;
   archiveSha256: string;
   archiveSize: number;
+  /** The ref and commit of a GitHub repository link. */
+  source?: { ref: string; commit: string };
   suites: ParsedSuite[];
   now: Date;
 }
@@ -191,6 +193,8 @@ export class WorkflowsRepository {
       rocLink: input.rocLink,
       archiveSha256: input.archiveSha256,
       archiveSize: input.archiveSize,
+      sourceRef: input.source?.ref ?? null,
+      sourceCommit: input.source?.commit ?? null,
       submitterId: input.ownerId,
       registeredAt: input.now,
     });

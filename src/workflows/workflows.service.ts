@@ -5,8 +5,9 @@ import type { AuthUser } from '../auth/auth-user.js';
 import { DomainError } from '../common/errors/domain-error.js';
 import { AppConfig } from '../config/app-config.js';
 import { MetricsService } from '../metrics/metrics.service.js';
-import { CrateDownloader, removeQuietly } from './crate/crate-downloader.js';
-import { CrateReader } from './crate/crate-reader.js';
+import { removeQuietly } from './crate/crate-downloader.js';
+import { CrateFetcher } from './crate/crate-fetcher.js';
+import { CrateReader, METADATA_FILE, MissingMetadataError } from './crate/crate-reader.js';
 import { ArchiveLock } from './crate/archive-lock.js';
 import { CrateStore, isNotFound } from './crate/crate-store.js';
 import { parseRoCrate } from './crate/ro-crate-parser.js';
@@ -78,7 +79,7 @@ export class WorkflowsService {
   constructor(
     private readonly repo: WorkflowsRepository,
     private readonly access: WorkflowAccess,
-    private readonly downloader: CrateDownloader,
+    private readonly fetcher: CrateFetcher,
     private readonly reader: CrateReader,
     private readonly store: CrateStore,
     private readonly archiveLock: ArchiveLock,
@@ -131,11 +132,26 @@ export class WorkflowsService {
     const uuid = input.uuid ?? randomUUID();
     // Answered before downloading anything; the transaction checks again, race-free.
     await this.refuseKnownConflicts(uuid, input.version, user);
-    const crate = await this.downloader.download(input.rocLink, input.authorization);
+    const { crate, source, repository } = await this.fetcher.fetch(
+      input.rocLink,
+      input.version,
+      input.authorization,
+    );
     progress.size = crate.size;
     try {
       progress.stage = 'archive';
-      const { metadata } = await this.reader.read(crate.path, this.config.registry.maxUncompressedBytes);
+      const { metadata } = await this.reader
+        .read(crate.path, this.config.registry.maxUncompressedBytes)
+        .catch((error: unknown) => {
+          if (repository && source && error instanceof MissingMetadataError) {
+            throw new DomainError(
+              'invalid_input',
+              `the GitHub repository ${repository.owner}/${repository.repo} has no ${METADATA_FILE} at its root ` +
+                `(ref '${source.ref}', commit ${source.commit})`,
+            );
+          }
+          throw error;
+        });
       progress.stage = 'crate';
       const parsed = parseRoCrate(metadata, { services: this.serviceCatalog?.serviceTypes() ?? [] });
       const name = registrationName(input.name, parsed);
@@ -155,6 +171,7 @@ export class WorkflowsService {
             rocLink: input.rocLink,
             archiveSha256: crate.sha256,
             archiveSize: crate.size,
+            source,
             suites: parsed.suites,
             now: new Date(this.clock.nowMs()),
           });

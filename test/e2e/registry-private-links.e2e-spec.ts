@@ -4,9 +4,10 @@ import { randomUUID } from 'node:crypto';
 import { jest } from '@jest/globals';
 import { DataSource } from 'typeorm';
 import * as realGuard from '../../src/common/net/address-guard.js';
+import { GithubFake } from '../fakes/github-fake.js';
 import { LinkServer } from '../fakes/link-server.js';
 import type { TestApp } from '../support/create-test-app.js';
-import { crateZip, snapshot } from '../support/registry.js';
+import { crateMetadata, crateZip, snapshot } from '../support/registry.js';
 
 /**
  * With ALLOW_PRIVATE_NETWORK_LINKS=false (the production default). The tests can only reach
@@ -30,10 +31,14 @@ describe('links and CI urls on private addresses, when those are refused (API.md
   let internalUrl: string;
   let internalHits = 0;
   let served = 0;
+  let github: GithubFake;
 
   beforeAll(async () => {
     const { createTestApp } = await import('../support/create-test-app.js');
+    github = new GithubFake();
+    await github.start();
     t = await createTestApp({
+      GITHUB_API_URL: github.url,
       ALLOW_PRIVATE_NETWORK_LINKS: 'false',
       PUBLIC_BASE_URL: 'https://registry.example.org/',
     });
@@ -52,6 +57,7 @@ describe('links and CI urls on private addresses, when those are refused (API.md
     await new Promise<void>((resolve) => internal.close(() => resolve()));
     await links.close();
     await t.close();
+    await github.stop();
   });
 
   const serve = (body: Buffer): string => links.route(`/p${++served}.zip`, { kind: 'bytes', body });
@@ -138,6 +144,29 @@ describe('links and CI urls on private addresses, when those are refused (API.md
       .set('Authorization', `Bearer ${alice}`)
       .send({ roc_link: serve(crate), version: '1' });
     expect(response.status).toBe(201);
+  });
+
+  it('follows the GitHub archive redirect only to an address the guard allows (API.md 7.1)', async () => {
+    github.addRepository('o', 'r');
+    github.push('o', 'r', {
+      branch: 'main',
+      files: { 'ro-crate-metadata.json': JSON.stringify(crateMetadata()) },
+    });
+    const registered = await t.http
+      .post('/users/current/workflows')
+      .set('Authorization', `Bearer ${alice}`)
+      .send({ roc_link: 'https://github.com/o/r', version: 'from-github' });
+    expect(registered.status).toBe(201);
+    github.archiveRedirectBase = internalUrl;
+    try {
+      await expectRefused(
+        { roc_link: 'https://github.com/o/r', version: 'redirected' },
+        'the link resolves to a private or reserved address (127.0.0.2)',
+      );
+    } finally {
+      github.archiveRedirectBase = undefined;
+    }
+    expect(internalHits).toBe(0);
   });
 
   it('builds links on PUBLIC_BASE_URL when it is set', async () => {

@@ -172,6 +172,7 @@ describe('workflow registry (API.md 2.1–2.5, 2.7)', () => {
               download: `${base}/workflows/${uuid}/rocrate/1.0/download`,
               external: link,
             },
+            source: null,
           },
         },
       });

@@ -27,6 +27,8 @@ export interface DownloadedCrate {
   size: number;
   /** Hex SHA-256 of the bytes. */
   sha256: string;
+  /** The media type the link answered with (`application/json`, …), lower-case, without parameters. */
+  contentType?: string;
 }
 
 /** Deletes a file if it is there; a cleanup that must never hide the error that made it necessary. */
@@ -85,7 +87,8 @@ export class CrateDownloader {
         response.body.destroy();
         throw this.tooLarge();
       }
-      return { path, ...(await save(response.body, file, maxCrateBytes)) };
+      const contentType = response.headers['content-type']?.split(';')[0].trim().toLowerCase();
+      return { path, contentType, ...(await save(response.body, file, maxCrateBytes)) };
     } catch (error) {
       // Closing twice is harmless: the write stream of `save` may have closed it already.
       await file.close().catch(() => undefined);

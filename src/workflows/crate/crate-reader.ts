@@ -22,6 +22,13 @@ export interface CrateContents {
   declaredBytes: number;
 }
 
+/** The archive has no `ro-crate-metadata.json` at its top or under its one top-level folder. */
+export class MissingMetadataError extends DomainError {
+  constructor() {
+    super('invalid_input', `the crate has no ${METADATA_FILE}`);
+  }
+}
+
 /** Local file header, empty archive, and spanned-archive marker: what a zip file starts with. */
 const ZIP_MAGIC = ['504b0304', '504b0506', '504b0708'];
 const SUPPORTED_METHODS = new Set([0, 8]);
@@ -63,7 +70,7 @@ export class CrateReader {
       }
       const metadataEntry = findMetadata(entries);
       if (!metadataEntry) {
-        throw invalid(`the crate has no ${METADATA_FILE}`);
+        throw new MissingMetadataError();
       }
       const budget = {
         total: maxUncompressedBytes - (declaredBytes - metadataEntry.uncompressedSize),

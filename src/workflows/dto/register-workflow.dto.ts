@@ -47,7 +47,8 @@ export class RegisterWorkflowDto {
   })
   @IsHttpUrl(
     'https://github.com/crs4/life_monitor/raw/master/tests/config/data/crates/ro-crate-galaxy-sortchangecase.crate.zip',
-    'Where to download the Workflow Testing RO-Crate (a zip archive)',
+    'Where to download the Workflow Testing RO-Crate: a zip archive, a GitHub repository page ' +
+      '(https://github.com/{owner}/{repo}, optionally /tree/{ref}), or the ro-crate-metadata.json itself',
   )
   roc_link!: string;
 
@@ -61,7 +62,12 @@ export class RegisterWorkflowDto {
   })
   version!: string;
 
-  @OptionalText(1, 4096, 'Bearer ghp_…', 'Sent as the Authorization header to the origin of roc_link only')
+  @OptionalText(
+    1,
+    4096,
+    'Bearer ghp_…',
+    "Sent as the Authorization header to the origin of roc_link only (not used for a GitHub repository link: GitHub's API is called with GITHUB_TOKEN)",
+  )
   authorization?: string;
 
   @IsOptional()

@@ -28,9 +28,32 @@ export class RoCrateLinksDto {
   external!: string;
 }
 
+export class RoCrateSourceDto {
+  @ApiProperty({
+    example: '1.0',
+    description:
+      "The ref registered: the link's /tree/{ref}, else the tag or branch named like the version, else the default branch",
+  })
+  ref!: string;
+
+  @ApiProperty({
+    example: '4f1c2b0e9d8a7c6b5a4f3e2d1c0b9a8f7e6d5c4b',
+    description: 'The commit the ref named at registration',
+  })
+  commit!: string;
+}
+
 export class RoCrateDto {
   @ApiProperty({ type: RoCrateLinksDto })
   links!: RoCrateLinksDto;
+
+  @ApiProperty({
+    type: RoCrateSourceDto,
+    nullable: true,
+    description:
+      'For a roc_link naming a GitHub repository (API.md 7.1): the ref and commit registered; null for other links',
+  })
+  source!: RoCrateSourceDto | null;
 
   @ApiPropertyOptional({
     type: Object,
@@ -180,6 +203,10 @@ export function toVersionResponse(
         download: `${baseUrl}/workflows/${workflow.uuid}/rocrate/${encodeURIComponent(version.version)}/download`,
         external: version.rocLink,
       },
+      source:
+        version.sourceRef && version.sourceCommit
+          ? { ref: version.sourceRef, commit: version.sourceCommit }
+          : null,
     },
   };
 }

@@ -59,6 +59,13 @@ export class WorkflowVersionEntity {
   @JoinColumn({ name: 'submitter_id', foreignKeyConstraintName: 'FK_workflow_versions_submitter' })
   submitter?: Relation<UserEntity>;
 
+  /** For a link naming a GitHub repository: the ref registered and its commit then (API.md 7.1); null otherwise. */
+  @Column({ name: 'source_ref', type: 'varchar', length: COLUMN_LENGTHS.sourceRef, nullable: true })
+  sourceRef!: string | null;
+
+  @Column({ name: 'source_commit', type: 'varchar', length: COLUMN_LENGTHS.sourceCommit, nullable: true })
+  sourceCommit!: string | null;
+
   @Column({ name: 'registered_at', type: 'datetime', default: () => 'CURRENT_TIMESTAMP' })
   registeredAt!: Date;
 

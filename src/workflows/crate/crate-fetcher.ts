@@ -1,0 +1,127 @@
+import { createHash, randomUUID } from 'node:crypto';
+import { open, readFile, writeFile } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
+import { Injectable } from '@nestjs/common';
+import { DomainError } from '../../common/errors/domain-error.js';
+import { isRecord } from '../../common/is-record.js';
+import { formatBytes } from './byte-size.js';
+import { CrateDownloader, removeQuietly, type DownloadedCrate } from './crate-downloader.js';
+import { DEFAULT_MAX_METADATA_BYTES, METADATA_FILE } from './crate-reader.js';
+import {
+  GithubRepositories,
+  parseRepositoryLink,
+  type RepositoryLink,
+  type RepositorySource,
+} from './github-repository.js';
+import { singleFileZip } from './zip-writer.js';
+
+/** What a `roc_link` gave: a zip archive in `<DATA_DIR>/tmp/` (the caller stores or removes it). */
+export interface FetchedCrate {
+  crate: DownloadedCrate;
+  /** The ref and commit, when the link named a GitHub repository. */
+  source?: RepositorySource;
+  /** The repository, when the link named one. */
+  repository?: RepositoryLink;
+}
+
+const JSON_TYPES = new Set(['application/json', 'application/ld+json']);
+const ZIP_MAGIC = Buffer.from('504b', 'hex');
+
+/**
+ * Turns any kind of `roc_link` (API.md 2.1, 7.1) into a zip archive on disk: a link to an
+ * archive is downloaded as it is; a link naming a GitHub repository becomes the archive of its
+ * ref through GitHub's API; a link answering the metadata JSON itself (a detached crate) becomes
+ * a zip holding only that file, its bytes unchanged.
+ */
+@Injectable()
+export class CrateFetcher {
+  constructor(
+    private readonly downloader: CrateDownloader,
+    private readonly github: GithubRepositories,
+  ) {}
+
+  /** Throws DomainError('invalid_input') as the downloader does; never leaves a file behind on failure. */
+  async fetch(link: string, version: string, authorization?: string): Promise<FetchedCrate> {
+    const repository = parseRepositoryLink(link);
+    if (repository) {
+      const source = await this.github.resolve(repository, version);
+      const archive = await this.github.archive(repository, source.commit);
+      // The archive host is chosen by GitHub's answer: it passes the guard and limits of any link.
+      const crate = await this.downloader.download(archive.url, archive.authorization);
+      return { crate, source, repository };
+    }
+    const crate = await this.downloader.download(link, authorization);
+    try {
+      return { crate: await this.detachedToZip(crate, link) };
+    } catch (error) {
+      await removeQuietly(crate.path);
+      throw error;
+    }
+  }
+
+  /** A detached crate (API.md 7.1) as a zip holding only its metadata; anything else unchanged. */
+  private async detachedToZip(crate: DownloadedCrate, link: string): Promise<DownloadedCrate> {
+    if ((await startsWithZipMagic(crate.path)) || !isDetached(crate.contentType, link)) {
+      return crate;
+    }
+    if (crate.size > DEFAULT_MAX_METADATA_BYTES) {
+      throw invalid(
+        `the link answered a JSON document larger than ${formatBytes(DEFAULT_MAX_METADATA_BYTES)}`,
+      );
+    }
+    const bytes = await readFile(crate.path);
+    let document: unknown;
+    try {
+      document = JSON.parse(bytes.toString('utf8').replace(/^\uFEFF/, ''));
+    } catch {
+      throw invalid('the link answered a JSON document (a detached crate) that is not valid JSON');
+    }
+    if (!isRecord(document) || !('@context' in document || '@graph' in document)) {
+      throw invalid(
+        `the link answered JSON that is not JSON-LD (no @context or @graph): a detached crate is its ${METADATA_FILE}`,
+      );
+    }
+    const zip = singleFileZip(METADATA_FILE, bytes);
+    const path = join(dirname(crate.path), `detached-${randomUUID()}.zip.part`);
+    try {
+      await writeFile(path, zip, { flag: 'wx', mode: 0o600 });
+    } catch (error) {
+      await removeQuietly(path);
+      throw error;
+    }
+    await removeQuietly(crate.path);
+    return {
+      path,
+      size: zip.length,
+      sha256: createHash('sha256').update(zip).digest('hex'),
+      contentType: 'application/zip',
+    };
+  }
+}
+
+/** A JSON media type, or a link whose path ends in `ro-crate-metadata.json` (raw file hosts answer text/plain). */
+function isDetached(contentType: string | undefined, link: string): boolean {
+  if (contentType !== undefined && (JSON_TYPES.has(contentType) || contentType.endsWith('+json'))) {
+    return true;
+  }
+  try {
+    return new URL(link).pathname.endsWith(METADATA_FILE);
+  } catch {
+    return false;
+  }
+}
+
+async function startsWithZipMagic(path: string): Promise<boolean> {
+  const file = await open(path, 'r');
+  try {
+    const head = Buffer.alloc(2);
+    const { bytesRead } = await file.read(head, 0, 2, 0);
+    return bytesRead === 2 && head.equals(ZIP_MAGIC);
+  } finally {
+    await file.close();
+  }
+}
+
+function invalid(detail: string): DomainError {
+  return new DomainError('invalid_input', detail);
+}

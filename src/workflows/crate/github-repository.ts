@@ -1,0 +1,346 @@
+import { STATUS_CODES } from 'node:http';
+import { Injectable } from '@nestjs/common';
+import { DomainError } from '../../common/errors/domain-error.js';
+import { isRecord } from '../../common/is-record.js';
+import { OutboundError, readBody, sendRequest } from '../../common/net/http-client.js';
+import { AppConfig } from '../../config/app-config.js';
+
+/** A `roc_link` naming a GitHub repository: `https://github.com/{owner}/{repo}[/tree/{ref}]`. */
+export interface RepositoryLink {
+  owner: string;
+  repo: string;
+  /** The `/tree/{ref}` part: a branch, tag or commit. */
+  ref?: string;
+}
+
+/** The ref whose archive is registered, and the commit it named then (API.md 7.1 `source`). */
+export interface RepositorySource {
+  ref: string;
+  commit: string;
+}
+
+/** Where the archive of a resolved repository is downloaded from. */
+export interface RepositoryArchive {
+  url: string;
+  /** Sent with the download (to that URL's origin only); absent when the URL carries its own access. */
+  authorization?: string;
+}
+
+const WEB_HOSTS = /^(www\.)?github\.com$/i;
+const GIST_HOST = /^gist\.github\.com$/i;
+const OWNER = /^[A-Za-z0-9](?:[A-Za-z0-9-]{0,38})$/;
+const REPO = /^[A-Za-z0-9._-]{1,100}$/;
+/** First path segments of github.com that are GitHub's own pages, never an owner. */
+const RESERVED = new Set([
+  'about',
+  'apps',
+  'codespaces',
+  'collections',
+  'contact',
+  'dashboard',
+  'enterprise',
+  'events',
+  'explore',
+  'features',
+  'issues',
+  'join',
+  'login',
+  'logout',
+  'marketplace',
+  'new',
+  'notifications',
+  'orgs',
+  'organizations',
+  'pricing',
+  'pulls',
+  'search',
+  'security',
+  'settings',
+  'site',
+  'sponsors',
+  'stars',
+  'topics',
+  'trending',
+  'users',
+]);
+/** The longest ref stored (the `source_ref` column). */
+export const MAX_REF_LENGTH = 255;
+/** Repository and commit answers are a few KiB. */
+const MAX_ANSWER_BYTES = 1024 * 1024;
+const REDIRECTS = new Set([301, 302, 303, 307, 308]);
+
+/**
+ * Reads a `roc_link` on github.com: undefined for any other host (an ordinary link), the
+ * repository for a repository page, and a DomainError('invalid_input') for the pages of GitHub
+ * that hold no crate (a user page, an issue, a file, a gist) and for an unusable ref.
+ */
+export function parseRepositoryLink(link: string): RepositoryLink | undefined {
+  let url: URL;
+  try {
+    url = new URL(link);
+  } catch {
+    return undefined;
+  }
+  if (GIST_HOST.test(url.hostname)) {
+    throw notRepository('is a gist, not a repository');
+  }
+  if (!WEB_HOSTS.test(url.hostname)) {
+    return undefined;
+  }
+  // URL parsing resolves `..` segments away (`/tree/main/../../x` becomes `/x`): look at the link as given.
+  const path = link.replace(/^[^:]*:\/\/[^/]*/, '').replace(/[?#].*$/, '');
+  if (/(^|\/)(\.|%2e){2}(\/|$)/i.test(path)) {
+    if (/\/tree\//.test(path)) {
+      throw new DomainError(
+        'invalid_input',
+        "the ref in the GitHub link is not a valid ref name: it contains '..'",
+      );
+    }
+    throw notRepository("has '..' in its path");
+  }
+  let segments: string[];
+  try {
+    segments = url.pathname
+      .split('/')
+      .filter((segment) => segment !== '')
+      .map((segment) => decodeURIComponent(segment));
+  } catch {
+    throw notRepository('has a path that is not valid percent-encoding');
+  }
+  if (segments.length === 0) {
+    throw notRepository("is GitHub's home page");
+  }
+  if (RESERVED.has(segments[0].toLowerCase())) {
+    throw notRepository(`is one of GitHub's own pages (/${segments[0]})`);
+  }
+  if (segments.length === 1) {
+    throw notRepository(`is the page of the user or organisation '${segments[0]}'`);
+  }
+  const [owner, rawRepo, kind, ...rest] = segments;
+  const repo = rawRepo.replace(/\.git$/, '');
+  if (!OWNER.test(owner) || !REPO.test(repo) || repo === '.' || repo === '..') {
+    throw notRepository(`does not name a valid owner and repository ('${owner}/${rawRepo}')`);
+  }
+  if (kind === undefined) {
+    return { owner, repo };
+  }
+  if (kind === 'tree' && rest.length > 0) {
+    const ref = rest.join('/');
+    const problem = refProblem(ref);
+    if (problem) {
+      throw new DomainError(
+        'invalid_input',
+        `the ref in the GitHub link is not a valid ref name: ${problem}`,
+      );
+    }
+    return { owner, repo, ref };
+  }
+  const what =
+    kind === 'issues' || kind === 'pull' || kind === 'pulls'
+      ? 'an issue or pull request page'
+      : `a page of the repository (/${kind}), not the repository itself`;
+  throw notRepository(`is ${what}`);
+}
+
+/**
+ * Why `ref` cannot be a git ref name (the rules of `git check-ref-format` that matter here), or
+ * undefined when it can. `..` in particular is refused: in a URL path it would climb.
+ */
+export function refProblem(ref: string): string | undefined {
+  if (ref.length > MAX_REF_LENGTH) {
+    return `longer than ${MAX_REF_LENGTH} characters`;
+  }
+  if (ref.includes('..')) {
+    return "it contains '..'";
+  }
+  // Space, DEL and control characters, and the characters git gives a meaning in revisions.
+  // eslint-disable-next-line no-control-regex
+  if (/[\x00-\x20\x7f~^:?*[\\]/.test(ref) || ref.includes('@{') || ref === '@') {
+    return 'it contains a character git does not allow in ref names';
+  }
+  if (
+    ref.startsWith('/') ||
+    ref.endsWith('/') ||
+    ref.endsWith('.') ||
+    ref.includes('//') ||
+    ref.split('/').some((part) => part.startsWith('.') || part.endsWith('.lock'))
+  ) {
+    return 'it is not a well-formed ref name';
+  }
+  return undefined;
+}
+
+function notRepository(what: string): DomainError {
+  return new DomainError(
+    'invalid_input',
+    `the GitHub link ${what}: link a repository as https://github.com/{owner}/{repo}, optionally with /tree/{ref}`,
+  );
+}
+
+/**
+ * GitHub's API (GITHUB_API_URL, with GITHUB_TOKEN when set) for repository links: which commit a
+ * ref names, and where its archive is. The API is the operator's setting and so trusted (like a
+ * configured testing service); the archive host it redirects to is not, and goes through the
+ * registration's download with its guard and limits.
+ */
+@Injectable()
+export class GithubRepositories {
+  constructor(private readonly config: AppConfig) {}
+
+  /**
+   * The ref to register and its commit: the link's ref, else a tag or branch named like
+   * `version`, else the default branch. Throws DomainError('invalid_input') for a repository
+   * GitHub does not show us, a ref it does not have, and GitHub's own failures.
+   */
+  async resolve(link: RepositoryLink, version: string): Promise<RepositorySource> {
+    const name = `${link.owner}/${link.repo}`;
+    const repository = await this.getJson(
+      ['repos', link.owner, link.repo],
+      `the GitHub repository ${name} does not exist, or is private and GITHUB_TOKEN does not give access to it`,
+    );
+    if (link.ref !== undefined) {
+      const commit = await this.commitOf(link, link.ref);
+      if (commit === undefined) {
+        throw new DomainError(
+          'invalid_input',
+          `the GitHub repository ${name} has no branch, tag or commit '${link.ref}'`,
+        );
+      }
+      return { ref: link.ref, commit };
+    }
+    if (refProblem(version) === undefined) {
+      for (const kind of ['tags', 'heads']) {
+        const commit = await this.commitOf(link, `${kind}/${version}`);
+        if (commit !== undefined) {
+          return { ref: version, commit };
+        }
+      }
+    }
+    const defaultBranch = isRecord(repository) ? repository.default_branch : undefined;
+    if (typeof defaultBranch !== 'string' || defaultBranch === '') {
+      throw new DomainError(
+        'invalid_input',
+        `the GitHub repository ${name} has no default branch (is it empty?)`,
+      );
+    }
+    const commit = await this.commitOf(link, `heads/${defaultBranch}`);
+    if (commit === undefined) {
+      throw new DomainError(
+        'invalid_input',
+        `the GitHub repository ${name} has no commit on its default branch`,
+      );
+    }
+    return { ref: defaultBranch, commit };
+  }
+
+  /**
+   * Where the zip archive of `commit` is: GitHub answers its zipball endpoint with a redirect to
+   * a short-lived URL on its archive host (which carries its own access, so no token goes there);
+   * an API that serves the archive itself is downloaded from with the token.
+   */
+  async archive(link: RepositoryLink, commit: string): Promise<RepositoryArchive> {
+    const url = this.apiUrl(['repos', link.owner, link.repo, 'zipball', commit]);
+    const response = await this.send(url);
+    response.body.resume();
+    const location = response.headers.location;
+    if (REDIRECTS.has(response.status) && typeof location === 'string') {
+      try {
+        return { url: new URL(location, url).toString() };
+      } catch {
+        throw upstream(`GitHub redirected the archive to an invalid location`);
+      }
+    }
+    if (response.status >= 200 && response.status < 300) {
+      return { url, authorization: this.authorization() };
+    }
+    throw this.failure(response.status, `the archive of ${link.owner}/${link.repo} at ${commit}`);
+  }
+
+  /** The commit `ref` names (`tags/x`, `heads/x`, a branch, tag or SHA), or undefined when none. */
+  private async commitOf(link: RepositoryLink, ref: string): Promise<string | undefined> {
+    const url = this.apiUrl(['repos', link.owner, link.repo, 'commits', ...ref.split('/')]);
+    const response = await this.send(url);
+    // GitHub answers 422 "No commit found for SHA: …" for a ref it does not know, 404 for some forms.
+    if (response.status === 404 || response.status === 422) {
+      response.body.resume();
+      return undefined;
+    }
+    const body = await this.readJson(response, `the commit of '${ref}'`);
+    const sha = isRecord(body) ? body.sha : undefined;
+    if (typeof sha !== 'string' || !/^[0-9a-f]{40}(?:[0-9a-f]{24})?$/.test(sha)) {
+      throw upstream('GitHub answered a commit without a valid sha');
+    }
+    return sha;
+  }
+
+  private async getJson(segments: string[], notFound: string): Promise<unknown> {
+    const response = await this.send(this.apiUrl(segments));
+    if (response.status === 404) {
+      response.body.resume();
+      throw new DomainError('invalid_input', notFound);
+    }
+    return this.readJson(response, segments.join('/'));
+  }
+
+  private async readJson(response: Awaited<ReturnType<typeof sendRequest>>, what: string): Promise<unknown> {
+    if (response.status !== 200) {
+      response.body.resume();
+      throw this.failure(response.status, what);
+    }
+    try {
+      return JSON.parse((await readBody(response.body, MAX_ANSWER_BYTES)).toString('utf8')) as unknown;
+    } catch (error) {
+      throw error instanceof OutboundError
+        ? this.outbound(error)
+        : upstream(`GitHub answered ${what} with something that is not JSON`);
+    }
+  }
+
+  private async send(url: string): Promise<Awaited<ReturnType<typeof sendRequest>>> {
+    const authorization = this.authorization();
+    try {
+      return await sendRequest(url, {
+        headers: { accept: 'application/vnd.github+json', 'x-github-api-version': '2022-11-28' },
+        originOnlyHeaders: authorization ? { authorization } : undefined,
+        timeoutMs: this.config.registry.downloadTimeoutMs,
+        allowPrivate: true,
+      });
+    } catch (error) {
+      throw error instanceof OutboundError ? this.outbound(error) : error;
+    }
+  }
+
+  private failure(status: number, what: string): DomainError {
+    if (status === 401) {
+      return upstream('GitHub refused GITHUB_TOKEN (401 Unauthorized)');
+    }
+    if (status === 403 || status === 429) {
+      return upstream(
+        `GitHub refused to answer (${status}; a rate limit, or GITHUB_TOKEN may not read ${what})`,
+      );
+    }
+    const phrase = STATUS_CODES[status];
+    return upstream(`GitHub answered ${status}${phrase ? ` ${phrase}` : ''} for ${what}`);
+  }
+
+  private outbound(error: OutboundError): DomainError {
+    const seconds = Math.round(this.config.registry.downloadTimeoutMs / 1000);
+    return error.reason === 'timeout'
+      ? upstream(`GitHub's API did not answer within ${seconds} s`)
+      : upstream(`GitHub's API is unreachable (${error.message})`);
+  }
+
+  private authorization(): string | undefined {
+    const token = this.config.registry.github.token;
+    return token ? `Bearer ${token}` : undefined;
+  }
+
+  private apiUrl(segments: readonly string[]): string {
+    return `${this.config.registry.github.apiUrl}/${segments.map((segment) => encodeURIComponent(segment)).join('/')}`;
+  }
+}
+
+/** GitHub's failures refuse the registration like an unreachable link does (API.md 2.1: 400, the detail says which). */
+function upstream(detail: string): DomainError {
+  return new DomainError('invalid_input', detail);
+}
