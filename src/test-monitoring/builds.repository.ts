@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
 import { In, Repository, type EntityManager } from 'typeorm';
+import type { RecordedBuild } from './check-results.js';
 import { BuildEntity } from './entities/build.entity.js';
 import {
   BUILD_STATUSES,
@@ -33,6 +34,12 @@ export interface LatestOfInstance {
   instanceId: number;
   latest?: StoredBuild;
   latestFinished?: StoredBuild;
+}
+
+/** An instance's latest finished build and the finished one before it. */
+export interface RecordedBuildPair {
+  latest: RecordedBuild;
+  previous?: RecordedBuild;
 }
 
 /**
@@ -91,6 +98,50 @@ export class BuildsRepository {
   async findBuild(instanceId: number, buildId: string): Promise<StoredBuild | undefined> {
     const row = await this.builds.findOneBy({ instanceId, buildId });
     return row ? toStoredBuild(row) : undefined;
+  }
+
+  /**
+   * Each instance's two latest finished builds, read in `tx` (one query, on the
+   * (instance_id, started_at) index); instances without a finished build are absent.
+   */
+  async latestFinished(
+    tx: EntityManager,
+    instanceIds: readonly number[],
+  ): Promise<Map<number, RecordedBuildPair>> {
+    const pairs = new Map<number, RecordedBuildPair>();
+    if (instanceIds.length === 0) {
+      return pairs;
+    }
+    const finished = FINISHED_STATUSES.map(() => '?').join(', ');
+    const rows = await tx.query<RawFinishedRow[]>(
+      `SELECT r.instance_id AS instance_id, r.build_id AS build_id, r.status AS status,
+              r.started_at AS started_at, r.duration_seconds AS duration_seconds, r.url AS url, r.n AS n
+       FROM (
+         SELECT b.instance_id AS instance_id, b.build_id AS build_id, b.status AS status,
+           b.started_at AS started_at, b.duration_seconds AS duration_seconds, b.url AS url,
+           ROW_NUMBER() OVER (PARTITION BY b.instance_id ORDER BY b.started_at DESC, b.id DESC) AS n
+         FROM builds b
+         WHERE b.instance_id IN (${placeholders(instanceIds.length)}) AND b.status IN (${finished})
+       ) r WHERE r.n <= 2 ORDER BY r.instance_id, r.n`,
+      [...instanceIds, ...FINISHED_STATUSES],
+    );
+    for (const row of rows) {
+      const instanceId = Number(row.instance_id);
+      const build: RecordedBuild = {
+        buildId: String(row.build_id),
+        status: toStatus(String(row.status)),
+        startedAt: rawDate(row.started_at),
+        durationSeconds: Number(row.duration_seconds),
+        url: String(row.url),
+      };
+      const pair = pairs.get(instanceId);
+      if (pair) {
+        pair.previous = build;
+      } else {
+        pairs.set(instanceId, { latest: build });
+      }
+    }
+    return pairs;
   }
 
   /**
@@ -200,6 +251,16 @@ export class BuildsRepository {
     }
     return [...byInstance.values()];
   }
+}
+
+interface RawFinishedRow {
+  instance_id: number | string;
+  build_id: string;
+  status: string;
+  started_at: Date | string;
+  duration_seconds: number | string;
+  url: string;
+  n: number | string;
 }
 
 interface RawLatestRow {

@@ -5,9 +5,11 @@ import { insertMissing, lockRows } from '../database/dialect.js';
 import { retryOnDeadlock } from '../database/retry-on-deadlock.js';
 import { RegisteredInstances, RegistryEvents, type AddedInstance } from '../workflows/index.js';
 import { BuildsRepository } from './builds.repository.js';
+import { CheckResults, type RecordedCheck } from './check-results.js';
 import { CheckStateEntity } from './entities/check-state.entity.js';
 import { ServicePauseEntity } from './entities/service-pause.entity.js';
 import type { Build } from './testing-services/testing-service.js';
+import type { RecordedBuildPair } from './builds.repository.js';
 
 /** `last_error` column width. */
 const MAX_ERROR_LENGTH = 512;
@@ -38,6 +40,8 @@ export type CheckRecord =
       nextCheckAt: Date;
       etag: string | null;
       builds: readonly Build[];
+      /** The CI reported the workflow as disabled (a GitHub workflow's `disabled_*` state). */
+      workflowDisabled?: boolean;
     }
   /** 304: nothing but the check bookkeeping changes. */
   | { kind: 'not_modified'; instanceId: number; leaseToken: string; checkedAt: Date; nextCheckAt: Date }
@@ -75,6 +79,7 @@ export class CheckStateRepository implements OnModuleInit {
     private readonly builds: BuildsRepository,
     private readonly registered: RegisteredInstances,
     private readonly events: RegistryEvents,
+    private readonly results: CheckResults,
   ) {}
 
   onModuleInit(): void {
@@ -197,11 +202,76 @@ export class CheckStateRepository implements OnModuleInit {
               ? [{ instanceId: record.instanceId, builds: record.builds }]
               : [],
           );
+          const before = this.results.listened
+            ? await this.builds.latestFinished(
+                tx,
+                fresh.map((entry) => entry.instanceId),
+              )
+            : undefined;
           if (fresh.length > 0) {
             await this.builds.upsertBuilds(tx, fresh);
           }
+          if (before) {
+            await this.tellRecorded(
+              tx,
+              chunk,
+              owned,
+              new Set(fresh.map((entry) => entry.instanceId)),
+              before,
+            );
+          }
         }
       }),
+    );
+  }
+
+  /**
+   * Tells CheckResults' listeners (in this transaction) what each successful check of an owned
+   * instance left: its two latest finished builds now, and its latest finished one before.
+   */
+  private async tellRecorded(
+    tx: EntityManager,
+    chunk: readonly CheckRecord[],
+    owned: ReadonlySet<number>,
+    changed: ReadonlySet<number>,
+    before: ReadonlyMap<number, RecordedBuildPair>,
+  ): Promise<void> {
+    const checked = chunk.filter(
+      (record): record is Extract<CheckRecord, { checkedAt: Date }> =>
+        (record.kind === 'builds' || record.kind === 'not_modified') && owned.has(record.instanceId),
+    );
+    if (checked.length === 0) {
+      return;
+    }
+    const after = await this.builds.latestFinished(
+      tx,
+      checked.map((record) => record.instanceId),
+    );
+    const checks: RecordedCheck[] = checked.map((record) => {
+      const now = after.get(record.instanceId);
+      // A check that wrote no builds left the latest finished build as it was.
+      const earlier = changed.has(record.instanceId) ? before.get(record.instanceId) : now;
+      return {
+        instanceId: record.instanceId,
+        checkedAt: record.checkedAt,
+        latestFinished: now?.latest,
+        previousFinished: now?.previous,
+        latestFinishedBefore: earlier?.latest,
+        workflowDisabled: record.kind === 'builds' && record.workflowDisabled === true,
+      };
+    });
+    await this.results.recorded(tx, checks);
+  }
+
+  /** Makes instances due at `now` (a check in flight keeps its lease and writes its own next time). */
+  async makeDue(instanceIds: readonly number[], now: Date): Promise<void> {
+    await retryOnDeadlock(() =>
+      this.states
+        .createQueryBuilder()
+        .update(CheckStateEntity)
+        .set({ nextCheckAt: now })
+        .where('instance_id IN (:...ids)', { ids: [...instanceIds].sort((a, b) => a - b) })
+        .execute(),
     );
   }
 

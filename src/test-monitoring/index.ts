@@ -5,3 +5,10 @@
  */
 export { TestMonitoringModule } from './test-monitoring.module.js';
 export { RefreshMetrics } from './refresh-metrics.js';
+export {
+  CheckResults,
+  type CheckResultsListener,
+  type RecordedBuild,
+  type RecordedCheck,
+} from './check-results.js';
+export { Rechecks } from './rechecks.js';

@@ -3,6 +3,8 @@ import { DiscoveryModule } from '@nestjs/core';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { TESTING_SERVICE_CATALOG, WORKFLOW_STATUS_SOURCE, WorkflowsModule } from '../workflows/index.js';
 import { BuildsRepository } from './builds.repository.js';
+import { CheckResults } from './check-results.js';
+import { Rechecks } from './rechecks.js';
 import { CheckStateRepository } from './check-state.repository.js';
 import { BuildEntity } from './entities/build.entity.js';
 import { CheckStateEntity } from './entities/check-state.entity.js';
@@ -40,6 +42,8 @@ import { Clock } from '../common/clock.js';
     // The registry injects this token (optionally) to know the services a crate may name.
     { provide: TESTING_SERVICE_CATALOG, useExisting: TestingServiceRegistry },
     RefreshMetrics,
+    CheckResults,
+    Rechecks,
     BuildsRepository,
     CheckStateRepository,
     InstanceChecker,
@@ -51,6 +55,6 @@ import { Clock } from '../common/clock.js';
     { provide: WORKFLOW_STATUS_SOURCE, useExisting: TestStatusService },
   ],
   controllers: [TestStatusController],
-  exports: [RefreshMetrics, WORKFLOW_STATUS_SOURCE, TESTING_SERVICE_CATALOG],
+  exports: [RefreshMetrics, WORKFLOW_STATUS_SOURCE, TESTING_SERVICE_CATALOG, CheckResults, Rechecks],
 })
 export class TestMonitoringModule {}

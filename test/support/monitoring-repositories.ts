@@ -1,5 +1,6 @@
 import type { DataSource } from 'typeorm';
 import { BuildsRepository } from '../../src/test-monitoring/builds.repository.js';
+import { CheckResults } from '../../src/test-monitoring/check-results.js';
 import { CheckStateRepository } from '../../src/test-monitoring/check-state.repository.js';
 import { BuildEntity } from '../../src/test-monitoring/entities/build.entity.js';
 import { CheckStateEntity } from '../../src/test-monitoring/entities/check-state.entity.js';
@@ -38,6 +39,7 @@ export function monitoringRepositories(dataSource: DataSource): MonitoringReposi
     builds,
     registered,
     events,
+    new CheckResults(),
   );
   checkStates.onModuleInit();
   return { builds, checkStates, registered, events };
