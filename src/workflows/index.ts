@@ -5,8 +5,14 @@
  */
 export { WorkflowsModule } from './workflows.module.js';
 export { WorkflowAccess, type VisibleVersion } from './workflow-access.service.js';
-export { RegisteredInstances, type CheckTarget } from './registered-instances.js';
-export { RegistryEvents, type AddedInstance, type InstancesAddedListener } from './registry-events.js';
+export { RegisteredInstances, type CheckTarget, type InstanceFacts } from './registered-instances.js';
+export {
+  RegistryEvents,
+  type AddedInstance,
+  type AddedVersion,
+  type InstancesAddedListener,
+  type VersionAddedListener,
+} from './registry-events.js';
 export {
   NOT_AVAILABLE,
   WORKFLOW_STATUS_SOURCE,

@@ -1,4 +1,5 @@
 import { Injectable } from '@nestjs/common';
+import type { EntityManager } from 'typeorm';
 import type { TestInstanceEntity } from './entities/test-instance.entity.js';
 import { WorkflowsRepository } from './workflows.repository.js';
 
@@ -7,6 +8,19 @@ export interface CheckTarget {
   id: number;
   resource: string;
   service: { id: number; type: string; url: string };
+}
+
+/** What a notification says about an instance. */
+export interface InstanceFacts {
+  instanceId: number;
+  instanceUuid: string;
+  instanceName: string | null;
+  versionId: number;
+  version: string;
+  /** The version's name (the workflow's name as that version registered it). */
+  name: string;
+  workflowId: number;
+  workflowUuid: string;
 }
 
 /**
@@ -35,6 +49,31 @@ export class RegisteredInstances {
         },
       ]),
     );
+  }
+
+  /** By id, read in `tx` when given (inside a caller's transaction); ids of deleted instances are absent. */
+  async facts(tx: EntityManager | undefined, ids: readonly number[]): Promise<Map<number, InstanceFacts>> {
+    const rows = await this.repo.instanceFacts(tx, ids);
+    return new Map(
+      rows.map((row) => [
+        Number(row.instance_id),
+        {
+          instanceId: Number(row.instance_id),
+          instanceUuid: row.instance_uuid,
+          instanceName: row.instance_name,
+          versionId: Number(row.version_id),
+          version: row.version,
+          name: row.version_name,
+          workflowId: Number(row.workflow_id),
+          workflowUuid: row.workflow_uuid,
+        },
+      ]),
+    );
+  }
+
+  /** Ids of the instances on a service of `type` (e.g. `github`) whose resource is one of `resources`. */
+  idsByResource(type: string, resources: readonly string[]): Promise<number[]> {
+    return this.repo.instanceIdsByResource(type, resources);
   }
 
   /** A version's instances with their suite and service, suite by suite, in crate order. */

@@ -8,6 +8,19 @@ export interface AddedInstance {
   serviceId: number;
 }
 
+/** A version a registration added, with its workflow and the user who registered it. */
+export interface AddedVersion {
+  workflowId: number;
+  workflowUuid: string;
+  versionId: number;
+  submitterId: number;
+  /** The version is the workflow's first: the registration created the workflow. */
+  newWorkflow: boolean;
+}
+
+/** Told about a registered version inside the registration's transaction. */
+export type VersionAddedListener = (tx: EntityManager, added: AddedVersion, at: Date) => Promise<void>;
+
 /**
  * Told about the instances of a registration inside its transaction, with the registration's
  * time: what it writes commits or rolls back with the registration.
@@ -20,11 +33,24 @@ export type InstancesAddedListener = (
 
 /**
  * What happens in the registry that other features keep state about, without the registry
- * knowing them: test monitoring listens here to make new instances due for a first check.
+ * knowing them: test monitoring listens here to make new instances due for a first check,
+ * notifications to subscribe the submitter to a new workflow.
  */
 @Injectable()
 export class RegistryEvents {
   private readonly instancesAddedListeners: InstancesAddedListener[] = [];
+  private readonly versionAddedListeners: VersionAddedListener[] = [];
+
+  onVersionAdded(listener: VersionAddedListener): void {
+    this.versionAddedListeners.push(listener);
+  }
+
+  /** Called by the registry's repository in the registration's transaction. */
+  async versionAdded(tx: EntityManager, added: AddedVersion, at: Date): Promise<void> {
+    for (const listener of this.versionAddedListeners) {
+      await listener(tx, added, at);
+    }
+  }
 
   onInstancesAdded(listener: InstancesAddedListener): void {
     this.instancesAddedListeners.push(listener);

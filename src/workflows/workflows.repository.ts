@@ -34,6 +34,18 @@ export interface Page {
   offset?: number;
 }
 
+/** A raw row of instanceFacts. */
+export interface InstanceFactRow {
+  instance_id: number | string;
+  instance_uuid: string;
+  instance_name: string | null;
+  version_id: number | string;
+  version: string;
+  version_name: string;
+  workflow_id: number | string;
+  workflow_uuid: string;
+}
+
 /**
  * Which workflows a list shows. Each condition narrows the list; a list of public workflows
  * (or of public and own) widens it here, on the same order and index.
@@ -136,6 +148,49 @@ export class WorkflowsRepository {
     return this.instances.find({ where: { id: In([...ids]) }, relations: { service: true, suite: true } });
   }
 
+  /**
+   * For each instance: its uuid and name, its version and workflow (ids, uuid, version string,
+   * the version's name), read with `manager` (a transaction of the caller's, or the default).
+   */
+  async instanceFacts(
+    manager: EntityManager | undefined,
+    ids: readonly number[],
+  ): Promise<InstanceFactRow[]> {
+    if (ids.length === 0) {
+      return [];
+    }
+    return (manager ?? this.dataSource.manager)
+      .createQueryBuilder(TestInstanceEntity, 'i')
+      .innerJoin('i.suite', 's')
+      .innerJoin('s.version', 'v')
+      .innerJoin('v.workflow', 'w')
+      .select('i.id', 'instance_id')
+      .addSelect('i.uuid', 'instance_uuid')
+      .addSelect('i.name', 'instance_name')
+      .addSelect('v.id', 'version_id')
+      .addSelect('v.version', 'version')
+      .addSelect('v.name', 'version_name')
+      .addSelect('w.id', 'workflow_id')
+      .addSelect('w.uuid', 'workflow_uuid')
+      .where('i.id IN (:...ids)', { ids: [...ids] })
+      .getRawMany<InstanceFactRow>();
+  }
+
+  /** Ids of the instances on a service of `type` whose resource is one of `resources`. */
+  async instanceIdsByResource(type: string, resources: readonly string[]): Promise<number[]> {
+    if (resources.length === 0) {
+      return [];
+    }
+    const rows = await this.instances
+      .createQueryBuilder('i')
+      .innerJoin('i.service', 'service')
+      .select('i.id', 'id')
+      .where('i.resource IN (:...resources)', { resources: [...resources] })
+      .andWhere('service.type = :type', { type })
+      .getRawMany<{ id: number | string }>();
+    return rows.map((row) => Number(row.id));
+  }
+
   /** The instances of a version with their suite and service, suite by suite, in crate order. */
   instancesOfVersion(versionId: number): Promise<TestInstanceEntity[]> {
     return this.instances
@@ -184,7 +239,7 @@ export class WorkflowsRepository {
   }
 
   private async insertVersion(tx: EntityManager, input: NewVersion): Promise<WorkflowVersionEntity> {
-    const workflowId = await this.workflowFor(tx, input);
+    const { id: workflowId, created: newWorkflow } = await this.workflowFor(tx, input);
     const version = tx.create(WorkflowVersionEntity, {
       uuid: randomUUID(),
       workflowId,
@@ -249,11 +304,22 @@ export class WorkflowsRepository {
       }
     }
     await this.events.instancesAdded(tx, added, input.now);
+    await this.events.versionAdded(
+      tx,
+      {
+        workflowId,
+        workflowUuid: input.workflowUuid,
+        versionId: version.id,
+        submitterId: input.ownerId,
+        newWorkflow,
+      },
+      input.now,
+    );
     return version;
   }
 
   /** The id of the version's workflow, created when this is its first version. */
-  private async workflowFor(tx: EntityManager, input: NewVersion): Promise<number> {
+  private async workflowFor(tx: EntityManager, input: NewVersion): Promise<{ id: number; created: boolean }> {
     const query = tx
       .createQueryBuilder(WorkflowEntity, 'w')
       .where('w.uuid = :uuid', { uuid: input.workflowUuid });
@@ -263,16 +329,17 @@ export class WorkflowsRepository {
       if (existing.ownerId !== input.ownerId) {
         throw ownedByAnother(input.workflowUuid);
       }
-      return existing.id;
+      return { id: existing.id, created: false };
     }
     try {
-      return insertedId(
+      const id = insertedId(
         await tx.insert(WorkflowEntity, {
           uuid: input.workflowUuid,
           ownerId: input.ownerId,
           createdAt: input.now,
         }),
       );
+      return { id, created: true };
     } catch (error) {
       if (isUniqueViolation(error)) {
         throw new DomainError(
