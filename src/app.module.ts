@@ -7,6 +7,7 @@ import { ConfigModule } from './config/config.module.js';
 import { DatabaseModule } from './database/database.module.js';
 import { HealthModule } from './health/health.module.js';
 import { MetricsModule } from './metrics/metrics.module.js';
+import { NotificationsModule } from './notifications/index.js';
 import { OrchestrationModule } from './orchestration/index.js';
 import { TestMonitoringModule } from './test-monitoring/index.js';
 import { WorkflowsModule } from './workflows/index.js';
@@ -26,6 +27,7 @@ export class AppModule {
         WorkflowsModule,
         TestMonitoringModule,
         OrchestrationModule,
+        NotificationsModule,
       ],
       // Here, not in AuthModule: the CLI builds AuthModule and must not create an admin.
       providers: [AdminBootstrap],

@@ -15,7 +15,8 @@ export const BODY_LIMIT = '1mb';
 
 /**
  * Everything main.ts applies to the app, shared with the e2e harness so tests run the
- * same middleware, pipes and filters. The app must be created with `bodyParser: false`.
+ * same middleware, pipes and filters. The app must be created with `bodyParser: false` and
+ * `rawBody: true` (the bytes stay beside the parsed body: a signed webhook is checked over them).
  */
 export function configureApp(app: NestExpressApplication, config: AppConfig): void {
   const root = createRootLogger(config);

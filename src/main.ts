@@ -25,6 +25,7 @@ async function bootstrap(): Promise<void> {
   // cloud in CLOUDS_FILE) then stops start-up with one line, not a stack or half a route table.
   const app = await NestFactory.create<NestExpressApplication>(AppModule.register(config), {
     bodyParser: false,
+    rawBody: true,
     logger: false,
     abortOnError: false,
     bufferLogs: true,

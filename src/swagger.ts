@@ -1,7 +1,12 @@
 import type { INestApplication } from '@nestjs/common';
 import { DiscoveryService } from '@nestjs/core';
 import { DocumentBuilder, SwaggerModule, type OpenAPIObject } from '@nestjs/swagger';
-import { API_KEY_SCHEME, BEARER_SCHEME, METRICS_SCHEME } from './auth/api-auth.decorator.js';
+import {
+  API_KEY_SCHEME,
+  BEARER_SCHEME,
+  GITHUB_SIGNATURE_SCHEME,
+  METRICS_SCHEME,
+} from './auth/api-auth.decorator.js';
 import { discovered } from './common/discovered.js';
 import { RefinesOpenApi, type OpenApiRefinement } from './common/openapi-refinement.js';
 import { finishDocument } from './openapi-document.js';
@@ -46,6 +51,14 @@ export function buildOpenApiDocument(app: INestApplication): OpenAPIObject {
       type: 'http',
       scheme: 'bearer',
       description: 'METRICS_TOKEN, for /metrics only, when that is set',
+    })
+    .addSecurity(GITHUB_SIGNATURE_SCHEME, {
+      type: 'apiKey',
+      in: 'header',
+      name: 'X-Hub-Signature-256',
+      description:
+        '`sha256=<hex HMAC-SHA256 of the raw body with GITHUB_WEBHOOK_SECRET>`, as GitHub signs its webhook deliveries; ' +
+        'for `POST /integrations/github/webhooks` only',
     })
     .build();
   const document = SwaggerModule.createDocument(app, config);

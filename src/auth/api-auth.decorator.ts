@@ -4,6 +4,8 @@ import { ApiBearerAuth, ApiSecurity } from '@nestjs/swagger';
 export const BEARER_SCHEME = 'bearer';
 export const API_KEY_SCHEME = 'apiKey';
 export const METRICS_SCHEME = 'metrics';
+/** GitHub's webhook signature (X-Hub-Signature-256), the only credential of `POST /integrations/github/webhooks`. */
+export const GITHUB_SIGNATURE_SCHEME = 'github-signature';
 
 /**
  * Documents that an operation takes a token, and (unless `apiKey: false`) an API key, as two

@@ -57,6 +57,16 @@ export class AppConfig {
     /** Tokens from the environment by variable name (`GITHUB_TOKEN`), for the CI service class that reads one. */
     readonly serviceTokens: Readonly<Record<string, string>>;
   };
+  readonly notifications!: {
+    readonly maxBuildAgeDays: number;
+    readonly retentionDays: number;
+    /** Undefined: no e-mail channel. */
+    readonly smtpUrl?: string;
+    readonly mailFrom: string;
+    readonly githubWebhookSecret?: string;
+    /** ALLOW_PRIVATE_NETWORK_LINKS, for webhook and Slack targets. */
+    readonly allowPrivateTargets: boolean;
+  };
   readonly orchestration!: {
     /** Undefined without CLOUDS_FILE: one cloud named `default`, of the provider type that serves it. */
     readonly clouds?: readonly CloudSettings[];
@@ -138,6 +148,14 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
       upstreamTimeoutMs: schema.UPSTREAM_TIMEOUT_SECONDS * 1000,
       services: loadTestingServices(schema.TESTING_SERVICES_FILE, env),
       serviceTokens: schema.GITHUB_TOKEN ? { GITHUB_TOKEN: schema.GITHUB_TOKEN } : {},
+    },
+    notifications: {
+      maxBuildAgeDays: schema.MAX_BUILD_AGE_DAYS,
+      retentionDays: schema.NOTIFICATION_RETENTION_DAYS,
+      smtpUrl: schema.SMTP_URL,
+      mailFrom: schema.MAIL_FROM ?? 'workflow-infra-service@localhost',
+      githubWebhookSecret: schema.GITHUB_WEBHOOK_SECRET,
+      allowPrivateTargets: schema.ALLOW_PRIVATE_NETWORK_LINKS,
     },
     orchestration: {
       clouds: loadClouds(schema.CLOUDS_FILE, env),

@@ -166,4 +166,27 @@ export class EnvSchema {
   /** How long start-up keeps trying to reach a MariaDB/MySQL server that does not answer. */
   @IntegerSetting(1, 3600, 'seconds')
   DATABASE_STARTUP_TIMEOUT_SECONDS: number = 30;
+
+  /** TESTS_STOPPED after this many days without a finished build (API.md 6.2). */
+  @IntegerSetting(1, 3650, 'days')
+  MAX_BUILD_AGE_DAYS: number = 30;
+
+  /** Notifications are kept this long (API.md 6.3). */
+  @IntegerSetting(1, 3650, 'days')
+  NOTIFICATION_RETENTION_DAYS: number = 90;
+
+  /** `smtp://user:pass@host:port` or `smtps://…`; e-mail channels are refused while unset. */
+  @IsOptional()
+  @Matches(/^smtps?:\/\/[^\s/]+/, { message: 'must be an smtp:// or smtps:// URL' })
+  SMTP_URL?: string;
+
+  @IsOptional()
+  @IsString()
+  MAIL_FROM?: string;
+
+  /** The secret of incoming GitHub webhooks; they are refused (401) while unset. */
+  @IsOptional()
+  @IsString()
+  @MinLength(8, { message: 'must be at least 8 characters' })
+  GITHUB_WEBHOOK_SECRET?: string;
 }

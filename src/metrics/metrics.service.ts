@@ -72,6 +72,31 @@ export class MetricsService {
     registers: [this.registry],
   });
 
+  readonly notificationsRaised = new Counter({
+    name: 'notifications_raised_total',
+    help: 'Notifications raised (one per subscriber of an event)',
+    registers: [this.registry],
+  });
+
+  readonly deliveries = new Counter({
+    name: 'notification_deliveries_total',
+    help: 'Delivery attempts by channel type and result (sent, retry, failed)',
+    labelNames: ['channel', 'result'] as const,
+    registers: [this.registry],
+  });
+
+  readonly outboxDepth = new Gauge({
+    name: 'notification_outbox_depth',
+    help: 'Deliveries waiting to be sent, as seen by this copy at its last look',
+    registers: [this.registry],
+  });
+
+  readonly outboxOldestAge = new Gauge({
+    name: 'notification_outbox_oldest_pending_seconds',
+    help: 'Age of the oldest delivery waiting to be sent (0 when none), as seen by this copy at its last look',
+    registers: [this.registry],
+  });
+
   readonly cloudCalls = new Counter({
     name: 'cloud_calls_total',
     help: 'Calls to cloud providers by provider type, operation and result (ok, error)',

@@ -126,7 +126,7 @@ describe('conventions of every area', () => {
   });
 
   describe('OpenAPI document', () => {
-    it('serves /docs-json with the bearer and metrics schemes and an operation id on every operation', async () => {
+    it('serves /docs-json with the bearer, metrics and GitHub signature schemes and an operation id on every operation', async () => {
       const response = await t.http.get('/docs-json');
       expect(response.status).toBe(200);
       const document = response.body as {
@@ -136,6 +136,11 @@ describe('conventions of every area', () => {
       expect(document.components.securitySchemes).toEqual({
         bearer: expect.objectContaining({ type: 'http', scheme: 'bearer', bearerFormat: 'JWT' }),
         metrics: expect.objectContaining({ type: 'http', scheme: 'bearer' }),
+        'github-signature': expect.objectContaining({
+          type: 'apiKey',
+          in: 'header',
+          name: 'X-Hub-Signature-256',
+        }),
       });
       const operations = Object.values(document.paths).flatMap((methods) => Object.values(methods));
       expect(operations.length).toBeGreaterThan(8);

@@ -217,7 +217,16 @@ describe(`the OpenAPI document (${testDatabase()})`, () => {
         security: true,
       });
       const schemes = (operation.security ?? []).flatMap((requirement) => Object.keys(requirement));
-      expect(schemes.filter((scheme) => !['bearer', 'apiKey', 'metrics'].includes(scheme))).toEqual([]);
+      expect(
+        schemes.filter((scheme) => !['bearer', 'apiKey', 'metrics', 'github-signature'].includes(scheme)),
+      ).toEqual([]);
+      // GitHub's webhook has its own credential: the signature of the body, alone.
+      const signed = schemes.includes('github-signature');
+      expect({ method, path, signed: signed ? schemes : [] }).toEqual({
+        method,
+        path,
+        signed: signed ? ['github-signature'] : [],
+      });
       // A token sent once: alternatives all live in the Authorization header, which a generated client
       // fills from the first scheme (bearer) and then leaves alone.
       const headers = schemes.map((scheme) => {
@@ -229,7 +238,8 @@ describe(`the OpenAPI document (${testDatabase()})`, () => {
       expect({ method, path, headers: [...new Set(headers)] }).toEqual({
         method,
         path,
-        headers: schemes.length === 0 ? [] : ['header:authorization'],
+        headers:
+          schemes.length === 0 ? [] : signed ? ['header:x-hub-signature-256'] : ['header:authorization'],
       });
       expect({ method, path, first: schemes.includes('apiKey') ? schemes[0] : 'bearer' }).toEqual({
         method,
@@ -242,7 +252,7 @@ describe(`the OpenAPI document (${testDatabase()})`, () => {
       const answered = await t.http[method as 'get'](url);
       if (schemes.length === 0) {
         expect({ method, path, status: answered.status }).not.toEqual({ method, path, status: 401 });
-      } else if (schemes[0] === 'bearer' && operation.responses['401']) {
+      } else if (['bearer', 'github-signature'].includes(schemes[0]) && operation.responses['401']) {
         expect({ method, path, status: answered.status }).toEqual({ method, path, status: 401 });
       }
     }

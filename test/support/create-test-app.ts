@@ -87,7 +87,11 @@ export async function startApp(
   const moduleRef = await Test.createTestingModule({
     imports: [AppModule.register(config), ...extensions],
   }).compile();
-  const app = moduleRef.createNestApplication<NestExpressApplication>({ bodyParser: false, logger: false });
+  const app = moduleRef.createNestApplication<NestExpressApplication>({
+    bodyParser: false,
+    rawBody: true,
+    logger: false,
+  });
   configureApp(app, config);
   await app.listen(0, '127.0.0.1');
   return app;

@@ -67,3 +67,28 @@ export function guardedLookup(hostname: string, options: LookupOptions, callback
     }
   });
 }
+
+/**
+ * The first private or reserved address `host` (a name or an IP literal) resolves to, or
+ * undefined when all are public. A name that does not resolve within 5 s counts as public: it
+ * points nowhere today, and the guard of every send checks again.
+ */
+export async function privateAddressOf(host: string): Promise<string | undefined> {
+  const bare = host.replace(/^\[|\]$/g, '');
+  if (ipaddr.isValid(bare)) {
+    return isPublicAddress(bare) ? undefined : bare;
+  }
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<LookupAddress[]>((resolve) => {
+    timer = setTimeout(() => resolve([]), 5000);
+  });
+  const found = new Promise<LookupAddress[]>((resolve) => {
+    dnsLookup(bare, { all: true, verbatim: true }, (error, addresses) => resolve(error ? [] : addresses));
+  });
+  try {
+    const addresses = await Promise.race([found, timeout]);
+    return addresses.find((entry) => !isPublicAddress(entry.address))?.address;
+  } finally {
+    clearTimeout(timer);
+  }
+}

@@ -1,0 +1,86 @@
+import { Body, Controller, Delete, Get, HttpCode, Param, Post } from '@nestjs/common';
+import { ApiCreatedResponse, ApiNoContentResponse, ApiOkResponse, ApiOperation } from '@nestjs/swagger';
+import type { AuthUser } from '../auth/auth-user.js';
+import { CurrentUser } from '../auth/current-user.decorator.js';
+import { RegistryReads } from '../workflows/index.js';
+import { ChannelsService } from './channels.service.js';
+import {
+  ChannelDto,
+  ChannelIdParam,
+  ChannelListDto,
+  CreateChannelDto,
+  DeliveryLogDto,
+  toChannelResponse,
+} from './dto/channel.dto.js';
+
+/** The caller's delivery channels (API.md 6.4). */
+@RegistryReads()
+@Controller('users/current/channels')
+export class ChannelsController {
+  constructor(private readonly channels: ChannelsService) {}
+
+  @Get()
+  @ApiOperation({
+    operationId: 'user-channels-get',
+    summary: "The caller's delivery channels",
+    description: 'Secrets are never shown (`has_secret` says whether there is one). Needs a token.',
+  })
+  @ApiOkResponse({ type: ChannelListDto })
+  async list(@CurrentUser() user: AuthUser): Promise<ChannelListDto> {
+    return { items: (await this.channels.list(user)).map(toChannelResponse) };
+  }
+
+  @Post()
+  @ApiOperation({
+    operationId: 'user-channels-post',
+    summary: 'Add a delivery channel',
+    description:
+      '`webhook`: a signed JSON POST (`X-Signature-256`, `X-Event`, `X-Delivery`); `slack`: an incoming-webhook ' +
+      '`{"text"}` (Slack, Matrix hookshot); `email`: a mail through `SMTP_URL` (refused with 400 when that is not ' +
+      'configured). URL targets on private or reserved addresses are refused unless `ALLOW_PRIVATE_NETWORK_LINKS`. ' +
+      'Needs a token.',
+  })
+  @ApiCreatedResponse({ type: ChannelDto })
+  async create(@Body() body: CreateChannelDto, @CurrentUser() user: AuthUser): Promise<ChannelDto> {
+    return toChannelResponse(
+      await this.channels.create(user, {
+        type: body.type,
+        target: body.target,
+        events: body.events,
+        secret: body.secret,
+      }),
+    );
+  }
+
+  @Delete(':id')
+  @HttpCode(204)
+  @ApiOperation({
+    operationId: 'user-channels-delete',
+    summary: 'Remove a delivery channel',
+    description: 'Its pending deliveries and its delivery log go with it. Needs a token.',
+  })
+  @ApiNoContentResponse({ description: 'Removed' })
+  async delete(@Param() { id }: ChannelIdParam, @CurrentUser() user: AuthUser): Promise<void> {
+    await this.channels.delete(user, id);
+  }
+
+  @Get(':id/deliveries')
+  @ApiOperation({
+    operationId: 'user-channel-deliveries-get',
+    summary: "A channel's delivery log",
+    description: 'The last 100 delivery attempts, newest first. Needs a token.',
+  })
+  @ApiOkResponse({ type: DeliveryLogDto })
+  async deliveries(@Param() { id }: ChannelIdParam, @CurrentUser() user: AuthUser): Promise<DeliveryLogDto> {
+    const attempts = await this.channels.deliveries(user, id);
+    return {
+      items: attempts.map((attempt) => ({
+        time: attempt.attemptedAt.toISOString(),
+        delivery: attempt.deliveryUuid,
+        status: attempt.outcome,
+        status_code: attempt.statusCode,
+        error: attempt.error,
+      })),
+    };
+  }
+}

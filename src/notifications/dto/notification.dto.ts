@@ -1,0 +1,133 @@
+import type { SchemaObject } from '@nestjs/swagger';
+import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { Type } from 'class-transformer';
+import { ArrayMaxSize, IsArray, IsBoolean, IsUUID, ValidateNested } from 'class-validator';
+import type { NotificationEntity } from '../entities/notification.entity.js';
+import { EVENT_NAMES, isEventName, type RaisedEvent } from '../events.js';
+import { epochSeconds, type NotificationData, type NotificationView } from '../notification-data.js';
+
+const UUID_EXAMPLE = '0b7e0f0e-3f5d-4d7a-9a55-3c9a3f0d2c11';
+/** Uuids one request may name. */
+export const MAX_ITEMS = 1000;
+
+export class NotificationWorkflowDto {
+  @ApiProperty({ format: 'uuid', example: '1d8a9c84-8b1c-4bfa-a9c5-52b6b1b9cd67' })
+  uuid!: string;
+
+  @ApiProperty({ example: 'sort-and-change-case' })
+  name!: string;
+
+  @ApiProperty({ example: '1.0' })
+  version!: string;
+}
+
+export class NotificationInstanceDto {
+  @ApiProperty({ format: 'uuid', example: '5b2d2f0e-1a51-4a0a-8e0c-1f1d3c0d9a21' })
+  uuid!: string;
+
+  @ApiProperty({ type: String, nullable: true, example: 'test1_1' })
+  name!: string | null;
+}
+
+export class NotificationBuildLinksDto {
+  @ApiProperty({ example: 'https://github.com/octo/repo/actions/runs/8765' })
+  origin!: string;
+}
+
+export class NotificationBuildDto {
+  @ApiProperty({ example: '8765_1' })
+  build_id!: string;
+
+  @ApiProperty({ example: 'failed' })
+  status!: string;
+
+  @ApiProperty({ description: "The build's start, seconds since the epoch", example: '1700000000' })
+  timestamp!: string;
+
+  @ApiProperty({ type: NotificationBuildLinksDto })
+  links!: NotificationBuildLinksDto;
+}
+
+export class NotificationDataDto {
+  @ApiProperty({ type: NotificationWorkflowDto })
+  workflow!: NotificationWorkflowDto;
+
+  @ApiProperty({ type: NotificationInstanceDto })
+  instance!: NotificationInstanceDto;
+
+  @ApiProperty({
+    type: NotificationBuildDto,
+    nullable: true,
+    description: 'null for TESTS_STOPPED of an instance that has no finished build',
+  })
+  build!: NotificationBuildDto | null;
+}
+
+export class NotificationDto {
+  @ApiProperty({ format: 'uuid', example: UUID_EXAMPLE })
+  uuid!: string;
+
+  @ApiProperty({ description: 'Seconds since the epoch, as a decimal string', example: '1700000000' })
+  created!: string;
+
+  @ApiProperty({ type: String, nullable: true, description: 'When it was marked read', example: null })
+  read!: string | null;
+
+  @ApiProperty({ type: String, nullable: true, description: 'When it was e-mailed', example: null })
+  emailed!: string | null;
+
+  @ApiProperty({ enum: EVENT_NAMES.filter((name) => name !== 'ALL'), example: 'BUILD_FAILED' })
+  event!: RaisedEvent;
+
+  @ApiProperty({ type: NotificationDataDto })
+  data!: NotificationDataDto;
+}
+
+export class NotificationListDto {
+  @ApiProperty({ type: [NotificationDto] })
+  items!: NotificationDto[];
+}
+
+export class NotificationReadItem {
+  @IsUUID('all', { message: 'uuid must be a UUID' })
+  @ApiProperty({ format: 'uuid', example: UUID_EXAMPLE })
+  uuid!: string;
+
+  @IsBoolean({ message: 'read must be true or false' })
+  @ApiPropertyOptional({ type: Boolean, example: true, description: 'false marks it unread again' })
+  read!: boolean;
+}
+
+export class MarkNotificationsDto {
+  @IsArray()
+  @ArrayMaxSize(MAX_ITEMS)
+  @ValidateNested({ each: true })
+  @Type(() => NotificationReadItem)
+  @ApiProperty({ type: [NotificationReadItem] })
+  items!: NotificationReadItem[];
+}
+
+export class NotificationUuidParam {
+  @IsUUID('all', { message: 'uuid must be a UUID' })
+  @ApiProperty({ format: 'uuid', description: 'The notification uuid' })
+  uuid!: string;
+}
+
+/** The body of `user-notifications-patch`: a JSON array of notification uuids. */
+export const DELETE_NOTIFICATIONS_BODY: SchemaObject = {
+  type: 'array',
+  items: { type: 'string', format: 'uuid' },
+  maxItems: MAX_ITEMS,
+  example: [UUID_EXAMPLE],
+};
+
+export function toNotificationView(row: NotificationEntity): NotificationView {
+  return {
+    uuid: row.uuid,
+    created: epochSeconds(row.createdAt),
+    read: row.readAt ? epochSeconds(row.readAt) : null,
+    emailed: row.emailedAt ? epochSeconds(row.emailedAt) : null,
+    event: isEventName(row.event) && row.event !== 'ALL' ? row.event : 'BUILD_FAILED',
+    data: JSON.parse(row.data) as NotificationData,
+  };
+}

@@ -1,0 +1,78 @@
+import { Controller, Headers, HttpCode, Post, Req, UseFilters } from '@nestjs/common';
+import {
+  ApiBadRequestResponse,
+  ApiBody,
+  ApiHeader,
+  ApiNoContentResponse,
+  ApiOperation,
+  ApiPayloadTooLargeResponse,
+  ApiSecurity,
+  ApiUnauthorizedResponse,
+} from '@nestjs/swagger';
+import type { Request } from 'express';
+import { GITHUB_SIGNATURE_SCHEME } from '../auth/api-auth.decorator.js';
+import { Public } from '../auth/public.decorator.js';
+import { ProblemDto } from '../common/dto/error-bodies.dto.js';
+import { ProblemDetailsFilter } from '../common/filters/problem-details.filter.js';
+import { GithubWebhooksService } from './github-webhooks.service.js';
+
+/** GitHub's webhook deliveries (API.md 6.5): no token, a signature instead. */
+@Public()
+@UseFilters(ProblemDetailsFilter)
+@Controller('integrations/github/webhooks')
+export class GithubWebhooksController {
+  constructor(private readonly webhooks: GithubWebhooksService) {}
+
+  @Post()
+  @HttpCode(204)
+  @ApiSecurity(GITHUB_SIGNATURE_SCHEME)
+  @ApiOperation({
+    operationId: 'integrations-github-webhooks-post',
+    summary: 'Receive a GitHub webhook delivery (`workflow_run`, `ping`)',
+    description:
+      'No token: `X-Hub-Signature-256` (HMAC-SHA256 of the raw body with `GITHUB_WEBHOOK_SECRET`) is checked instead, ' +
+      'and 401 answers a missing or wrong signature, or a service without the setting. A `workflow_run` re-checks at ' +
+      'once every test instance whose GitHub resource names that repository and workflow (by file name or id); ' +
+      '`ping` and every other event answer 204 and change nothing. Bodies over 1 MiB: 413.',
+  })
+  @ApiHeader({
+    name: 'X-GitHub-Event',
+    required: true,
+    description: 'The event: `workflow_run`, `ping`, …',
+    example: 'workflow_run',
+  })
+  @ApiBody({
+    description: "GitHub's event payload (application/json, or a form with a `payload` field)",
+    schema: {
+      type: 'object',
+      example: {
+        action: 'completed',
+        workflow_run: {
+          id: 8765,
+          workflow_id: 161335,
+          path: '.github/workflows/ci.yml',
+          conclusion: 'failure',
+        },
+        repository: { full_name: 'octo/repo' },
+      },
+    },
+  })
+  @ApiNoContentResponse({ description: 'Accepted (re-checks started, or nothing to do)' })
+  @ApiBadRequestResponse({
+    type: ProblemDto,
+    description: 'A workflow_run payload without its repository or workflow',
+  })
+  @ApiUnauthorizedResponse({
+    type: ProblemDto,
+    description: 'X-Hub-Signature-256 is missing or does not match the body',
+  })
+  @ApiPayloadTooLargeResponse({ type: ProblemDto, description: 'The request body is larger than 1 MiB' })
+  async receive(
+    @Headers('x-github-event') event: string | undefined,
+    @Headers('x-hub-signature-256') signature: string | undefined,
+    @Req() request: Request & { rawBody?: Buffer },
+  ): Promise<void> {
+    const body = request.rawBody ?? (Buffer.isBuffer(request.body) ? request.body : undefined);
+    await this.webhooks.receive(event, signature, body);
+  }
+}

@@ -1,0 +1,107 @@
+import { createHmac, timingSafeEqual } from 'node:crypto';
+import { Injectable, Logger } from '@nestjs/common';
+import { DomainError } from '../common/errors/domain-error.js';
+import { isRecord } from '../common/is-record.js';
+import { AppConfig } from '../config/app-config.js';
+import { Rechecks } from '../test-monitoring/index.js';
+import { RegisteredInstances } from '../workflows/index.js';
+
+/** What a delivery of GitHub's did here. */
+export type WebhookOutcome = 'pong' | 'rechecked' | 'ignored';
+
+/**
+ * GitHub webhooks in (API.md 6.5): the signature is checked over the raw body with
+ * GITHUB_WEBHOOK_SECRET in constant time; a `workflow_run` makes every instance whose GitHub
+ * resource names that repository and workflow due at once. Polling stays the fallback.
+ */
+@Injectable()
+export class GithubWebhooksService {
+  private readonly logger = new Logger(GithubWebhooksService.name);
+
+  constructor(
+    private readonly config: AppConfig,
+    private readonly instances: RegisteredInstances,
+    private readonly rechecks: Rechecks,
+  ) {}
+
+  async receive(
+    event: string | undefined,
+    signature: string | undefined,
+    body: Buffer | undefined,
+  ): Promise<WebhookOutcome> {
+    const secret = this.config.notifications.githubWebhookSecret;
+    if (!secret) {
+      throw new DomainError(
+        'unauthorized',
+        'GitHub webhooks are not accepted: GITHUB_WEBHOOK_SECRET is not set',
+      );
+    }
+    if (!body || !signatureMatches(secret, signature, body)) {
+      throw new DomainError('unauthorized', 'X-Hub-Signature-256 is missing or does not match the body');
+    }
+    if (event === 'ping') {
+      return 'pong';
+    }
+    if (event !== 'workflow_run') {
+      return 'ignored';
+    }
+    const resources = resourcesOf(payloadOf(body));
+    const ids = await this.instances.idsByResource('github', resources);
+    this.logger.log(`workflow_run for ${resources[0] ?? '?'}: rechecking ${ids.length} instances`);
+    await this.rechecks.now(ids);
+    return 'rechecked';
+  }
+}
+
+/** Constant-time comparison of `sha256=<hex>` with the HMAC of the body. */
+export function signatureMatches(secret: string, header: string | undefined, body: Buffer): boolean {
+  if (header === undefined || !/^sha256=[0-9a-fA-F]{64}$/.test(header)) {
+    return false;
+  }
+  const expected = createHmac('sha256', secret).update(body).digest();
+  return timingSafeEqual(expected, Buffer.from(header.slice('sha256='.length), 'hex'));
+}
+
+/** The JSON payload, sent as `application/json` or as the `payload` field of a form. */
+function payloadOf(body: Buffer): unknown {
+  let text = body.toString('utf8');
+  if (text.startsWith('payload=')) {
+    text = new URLSearchParams(text).get('payload') ?? '';
+  }
+  try {
+    return JSON.parse(text);
+  } catch {
+    throw new DomainError('invalid_input', 'the webhook body is not JSON');
+  }
+}
+
+/**
+ * The resources a crate may name the run's workflow by: `repos/{owner}/{repo}/actions/workflows/`
+ * then its file name or its numeric id.
+ */
+function resourcesOf(payload: unknown): string[] {
+  const run = isRecord(payload) && isRecord(payload.workflow_run) ? payload.workflow_run : undefined;
+  const repository = isRecord(payload) && isRecord(payload.repository) ? payload.repository : undefined;
+  const fullName = typeof repository?.full_name === 'string' ? repository.full_name : undefined;
+  if (!run || !fullName || !/^[^/]+\/[^/]+$/.test(fullName)) {
+    throw new DomainError(
+      'invalid_input',
+      'a workflow_run event needs workflow_run and repository.full_name',
+    );
+  }
+  const base = `repos/${fullName}/actions/workflows/`;
+  const names: string[] = [];
+  if (typeof run.path === 'string' && run.path !== '') {
+    names.push(run.path.split('/').pop() ?? run.path);
+  }
+  if (typeof run.workflow_id === 'number' || typeof run.workflow_id === 'string') {
+    names.push(String(run.workflow_id));
+  }
+  if (names.length === 0) {
+    throw new DomainError(
+      'invalid_input',
+      'a workflow_run event needs workflow_run.path or workflow_run.workflow_id',
+    );
+  }
+  return names.map((name) => base + name);
+}

@@ -1,0 +1,45 @@
+import type { RecordedBuild } from '../test-monitoring/index.js';
+import type { InstanceFacts } from '../workflows/index.js';
+import type { RaisedEvent } from './events.js';
+
+/** The `data` of a notification (API.md 6.3), stored as JSON with it. */
+export interface NotificationData {
+  workflow: { uuid: string; name: string; version: string };
+  instance: { uuid: string; name: string | null };
+  build: {
+    build_id: string;
+    status: string;
+    timestamp: string;
+    links: { origin: string };
+  } | null;
+}
+
+/** A notification as replies, webhooks and e-mails show it. */
+export interface NotificationView {
+  uuid: string;
+  created: string;
+  read: string | null;
+  emailed: string | null;
+  event: RaisedEvent;
+  data: NotificationData;
+}
+
+export function notificationData(facts: InstanceFacts, build: RecordedBuild | undefined): NotificationData {
+  return {
+    workflow: { uuid: facts.workflowUuid, name: facts.name, version: facts.version },
+    instance: { uuid: facts.instanceUuid, name: facts.instanceName },
+    build: build
+      ? {
+          build_id: build.buildId,
+          status: build.status,
+          timestamp: epochSeconds(build.startedAt),
+          links: { origin: build.url },
+        }
+      : null,
+  };
+}
+
+/** Decimal seconds since the epoch, as LifeMonitor writes its timestamps. */
+export function epochSeconds(date: Date): string {
+  return String(Math.floor(date.getTime() / 1000));
+}

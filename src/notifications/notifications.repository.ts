@@ -1,0 +1,203 @@
+import { randomUUID } from 'node:crypto';
+import { Injectable } from '@nestjs/common';
+import { InjectDataSource, InjectRepository } from '@nestjs/typeorm';
+import { DataSource, In, LessThan, Repository, type EntityManager } from 'typeorm';
+import { isUniqueViolation } from '../common/errors/unique-violation.js';
+import { insertMissing } from '../database/dialect.js';
+import { ChannelEntity } from './entities/channel.entity.js';
+import { DeliveryEntity } from './entities/delivery.entity.js';
+import { NotificationEventEntity } from './entities/notification-event.entity.js';
+import { NotificationEntity } from './entities/notification.entity.js';
+import { SubscriptionEntity } from './entities/subscription.entity.js';
+import { wants, type EventName, type RaisedEvent } from './events.js';
+import type { NotificationData } from './notification-data.js';
+
+/** Notifications removed per statement by the retention sweep. */
+const SWEEP_BATCH = 500;
+
+/** An event to raise, with the workflow it belongs to and what its notifications say. */
+export interface EventToRaise {
+  instanceId: number;
+  workflowId: number;
+  buildId: string;
+  event: RaisedEvent;
+  data: NotificationData;
+}
+
+/** What raising wrote: the notifications, and the deliveries queued for them. */
+export interface Raised {
+  events: number;
+  notifications: number;
+  deliveries: number;
+}
+
+/**
+ * Subscriptions, events and notifications, and the outbox rows written with them. Raising runs
+ * inside the transaction of the check that recorded the builds (see EventRaiser).
+ */
+@Injectable()
+export class NotificationsRepository {
+  constructor(
+    @InjectDataSource() private readonly dataSource: DataSource,
+    @InjectRepository(SubscriptionEntity) private readonly subscriptions: Repository<SubscriptionEntity>,
+    @InjectRepository(NotificationEntity) private readonly notifications: Repository<NotificationEntity>,
+  ) {}
+
+  /**
+   * Sets the user's events for a workflow, creating the subscription when there is none; true
+   * when it was created. `onlyIfAbsent` leaves an existing subscription as it is.
+   */
+  async subscribe(
+    subscription: { userId: number; workflowId: number; workflowUuid: string; events: EventName[] },
+    at: Date,
+    tx?: EntityManager,
+    onlyIfAbsent = false,
+  ): Promise<boolean> {
+    const manager = tx ?? this.dataSource.manager;
+    const key = { userId: subscription.userId, workflowId: subscription.workflowId };
+    const existing = await manager.findOneBy(SubscriptionEntity, key);
+    if (existing) {
+      if (!onlyIfAbsent) {
+        await manager.update(SubscriptionEntity, key, { events: subscription.events, modifiedAt: at });
+      }
+      return false;
+    }
+    // Two requests at once: one inserts, the other's insert is ignored and it updates instead.
+    await insertMissing(manager, SubscriptionEntity, [{ ...subscription, createdAt: at, modifiedAt: at }]);
+    return true;
+  }
+
+  findSubscription(userId: number, workflowId: number): Promise<SubscriptionEntity | null> {
+    return this.subscriptions.findOneBy({ userId, workflowId });
+  }
+
+  async unsubscribe(userId: number, workflowId: number): Promise<boolean> {
+    const result = await this.subscriptions.delete({ userId, workflowId });
+    return (result.affected ?? 0) > 0;
+  }
+
+  subscriptionsOf(userId: number): Promise<SubscriptionEntity[]> {
+    return this.subscriptions.find({ where: { userId }, order: { createdAt: 'ASC', id: 'ASC' } });
+  }
+
+  /**
+   * Raises events in `tx`: each one whose (instance, build, event) is new inserts its event row
+   * and one notification per subscriber who wants it, and queues a delivery per channel of that
+   * subscriber that wants it. An event already raised (by this copy earlier, or by another copy
+   * now) hits the unique key and writes nothing more.
+   */
+  async raise(tx: EntityManager, events: readonly EventToRaise[], at: Date): Promise<Raised> {
+    const raised: Raised = { events: 0, notifications: 0, deliveries: 0 };
+    if (events.length === 0) {
+      return raised;
+    }
+    const workflowIds = [...new Set(events.map((event) => event.workflowId))];
+    const subscribers = await tx.find(SubscriptionEntity, { where: { workflowId: In(workflowIds) } });
+    const userIds = [...new Set(subscribers.map((subscription) => subscription.userId))];
+    const channels =
+      userIds.length === 0
+        ? []
+        : await tx.find(ChannelEntity, { where: { userId: In(userIds) }, order: { id: 'ASC' } });
+    for (const event of events) {
+      const eventId = await this.insertEvent(tx, event, at);
+      if (eventId === undefined) {
+        continue;
+      }
+      raised.events++;
+      const recipients = subscribers.filter(
+        (subscription) =>
+          subscription.workflowId === event.workflowId && wants(subscription.events, event.event),
+      );
+      for (const recipient of recipients) {
+        const notification = tx.create(NotificationEntity, {
+          uuid: randomUUID(),
+          userId: recipient.userId,
+          eventId,
+          event: event.event,
+          data: JSON.stringify(event.data),
+          createdAt: at,
+          readAt: null,
+          emailedAt: null,
+        });
+        const inserted = await tx.insert(NotificationEntity, notification);
+        const notificationId = Number(inserted.identifiers[0]?.id);
+        raised.notifications++;
+        const outbox = channels
+          .filter((channel) => channel.userId === recipient.userId && wants(channel.events, event.event))
+          .map((channel) => ({
+            uuid: randomUUID(),
+            channelId: channel.id,
+            notificationId,
+            state: 'pending' as const,
+            attempts: 0,
+            nextAttemptAt: at,
+            createdAt: at,
+          }));
+        if (outbox.length > 0) {
+          await tx.insert(DeliveryEntity, outbox);
+          raised.deliveries += outbox.length;
+        }
+      }
+    }
+    return raised;
+  }
+
+  /** The user's notifications, newest first. */
+  notificationsOf(userId: number): Promise<NotificationEntity[]> {
+    return this.notifications.find({ where: { userId }, order: { createdAt: 'DESC', id: 'DESC' } });
+  }
+
+  /** Sets or clears `read_at` of the user's notifications by uuid; others' uuids change nothing. */
+  async markRead(userId: number, uuids: readonly string[], readAt: Date | null): Promise<void> {
+    if (uuids.length === 0) {
+      return;
+    }
+    await this.notifications.update({ userId, uuid: In([...uuids]) }, { readAt });
+  }
+
+  /** Deletes the user's notifications by uuid; returns how many were deleted. */
+  async deleteNotifications(userId: number, uuids: readonly string[]): Promise<number> {
+    if (uuids.length === 0) {
+      return 0;
+    }
+    const result = await this.notifications.delete({ userId, uuid: In([...uuids]) });
+    return result.affected ?? 0;
+  }
+
+  /** Removes notifications created before `before`, a batch at a time; returns how many. */
+  async removeCreatedBefore(before: Date): Promise<number> {
+    let removed = 0;
+    for (;;) {
+      const batch = await this.notifications.find({
+        select: { id: true },
+        where: { createdAt: LessThan(before) },
+        order: { createdAt: 'ASC' },
+        take: SWEEP_BATCH,
+      });
+      if (batch.length === 0) {
+        return removed;
+      }
+      await this.notifications.delete({ id: In(batch.map((row) => row.id)) });
+      removed += batch.length;
+    }
+  }
+
+  /** The event's id when this call inserted it; undefined when it had been raised already. */
+  private async insertEvent(tx: EntityManager, event: EventToRaise, at: Date): Promise<number | undefined> {
+    try {
+      // A unique violation fails this statement only, on SQLite and InnoDB: the transaction goes on.
+      const inserted = await tx.insert(NotificationEventEntity, {
+        instanceId: event.instanceId,
+        buildId: event.buildId.slice(0, 64),
+        event: event.event,
+        raisedAt: at,
+      });
+      return Number(inserted.identifiers[0]?.id);
+    } catch (error) {
+      if (isUniqueViolation(error)) {
+        return undefined;
+      }
+      throw error;
+    }
+  }
+}

@@ -1,0 +1,73 @@
+import { Injectable, type OnModuleDestroy } from '@nestjs/common';
+import { createTransport } from 'nodemailer';
+import { AppConfig } from '../../config/app-config.js';
+import type { ChannelEntity, ChannelType } from '../entities/channel.entity.js';
+import {
+  sendTimeoutMs,
+  summaryOf,
+  withoutSecrets,
+  type ChannelSender,
+  type DeliveryPayload,
+  type SendOutcome,
+} from './channel-sender.js';
+
+/** `email`: a text mail through SMTP_URL from MAIL_FROM; a 250 ends the delivery. */
+@Injectable()
+export class EmailSender implements ChannelSender, OnModuleDestroy {
+  readonly type: ChannelType = 'email';
+  private transport?: ReturnType<typeof createTransport>;
+
+  constructor(private readonly config: AppConfig) {}
+
+  async send(channel: ChannelEntity, payload: DeliveryPayload): Promise<SendOutcome> {
+    const smtpUrl = this.config.notifications.smtpUrl;
+    if (!smtpUrl) {
+      return { sent: false, error: 'SMTP_URL is not set' };
+    }
+    const name = payload.notification.data.workflow.name;
+    try {
+      const info = (await this.transporter(smtpUrl).sendMail({
+        from: this.config.notifications.mailFrom,
+        to: channel.target,
+        subject: `[${name}] ${payload.event}`,
+        text: `${summaryOf(payload)}\n\nDelivery ${payload.deliveryUuid}\n`,
+        headers: { 'X-Delivery': payload.deliveryUuid },
+      })) as { response?: unknown };
+      const code = Number(
+        /^(\d{3})/.exec(typeof info.response === 'string' ? info.response : '')?.[1] ?? 250,
+      );
+      return { sent: true, statusCode: code };
+    } catch (error) {
+      const failure = error as { message?: string; responseCode?: number };
+      return {
+        sent: false,
+        statusCode: typeof failure.responseCode === 'number' ? failure.responseCode : undefined,
+        error: withoutSecrets(failure.message ?? 'sending the mail failed', smtpSecrets(smtpUrl)),
+      };
+    }
+  }
+
+  onModuleDestroy(): void {
+    this.transport?.close();
+  }
+
+  private transporter(smtpUrl: string): ReturnType<typeof createTransport> {
+    this.transport ??= createTransport({
+      url: smtpUrl,
+      connectionTimeout: sendTimeoutMs(this.config),
+      greetingTimeout: sendTimeoutMs(this.config),
+      socketTimeout: sendTimeoutMs(this.config),
+    });
+    return this.transport;
+  }
+}
+
+/** The URL's user and password, as they appear raw and decoded. */
+function smtpSecrets(smtpUrl: string): string[] {
+  try {
+    const url = new URL(smtpUrl);
+    return [url.password, decodeURIComponent(url.password), url.username, smtpUrl].filter(Boolean);
+  } catch {
+    return [smtpUrl];
+  }
+}
