@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { Writable } from 'node:stream';
 import type { NextFunction, Request, Response } from 'express';
 import { pino } from 'pino';
-import { AppLogger, bindRequestId, httpLogger, redactUrl } from './logging.js';
+import { accessLog, AppLogger, bindRequestId, redactUrl } from './logging.js';
 
 function capture(): { logger: AppLogger; lines: Record<string, unknown>[] } {
   const lines: Record<string, unknown>[] = [];
@@ -68,9 +68,13 @@ describe('redactUrl', () => {
   });
 });
 
-describe('httpLogger', () => {
-  /** Serves one request through the request logger and returns the line it wrote. */
-  async function logged(readable: boolean): Promise<Record<string, unknown>> {
+describe('accessLog', () => {
+  /** Serves requests through the access log and returns the lines it wrote. */
+  async function logged(
+    readable: boolean,
+    paths = ['/workflows/abc?auth_token=secret-token'],
+    status = 404,
+  ): Promise<Record<string, unknown>[]> {
     const lines: Record<string, unknown>[] = [];
     const sink = new Writable({
       write(chunk: Buffer, _encoding, done) {
@@ -78,25 +82,30 @@ describe('httpLogger', () => {
         done();
       },
     });
-    const log = httpLogger(pino({ level: 'info' }, sink), readable);
+    const log = accessLog(pino({ level: 'info' }, sink), readable);
     const server = createServer((request, response) => {
-      (request as { id?: string }).id = 'req-7';
-      log(request, response);
-      response.statusCode = 404;
-      response.end('{}');
+      request.id = 'req-7';
+      log(request, response, () => {
+        response.statusCode = status;
+        response.setHeader('content-length', 2);
+        response.setHeader('x-secret-header', 'not-for-the-log');
+        response.end('{}');
+      });
     });
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     const { port } = server.address() as AddressInfo;
-    await fetch(`http://127.0.0.1:${port}/workflows/abc?auth_token=secret-token`, {
-      headers: { authorization: 'Bearer secret-token', 'user-agent': 'a-client/1.0' },
-    });
+    for (const path of paths) {
+      await fetch(`http://127.0.0.1:${port}${path}`, {
+        headers: { authorization: 'Bearer secret-token', 'user-agent': 'a-client/1.0' },
+      });
+    }
     await new Promise<void>((resolve) => server.close(() => resolve()));
-    expect(lines).toHaveLength(1);
-    return lines[0];
+    return lines;
   }
 
   it('writes one short line in development: method, path, status, time, request id, no headers', async () => {
-    const line = await logged(true);
+    const [line, ...more] = await logged(true);
+    expect(more).toEqual([]);
     expect(line.msg).toMatch(/^GET \/workflows\/abc\?auth_token=\[Redacted\] 404 \d+ ms$/);
     expect(line.reqId).toBe('req-7');
     expect(line).not.toHaveProperty('req');
@@ -105,13 +114,32 @@ describe('httpLogger', () => {
     expect(JSON.stringify(line)).not.toContain('a-client');
   });
 
-  it('keeps the structured JSON line, headers redacted by the root logger, otherwise', async () => {
-    const line = await logged(false);
-    expect(line).toMatchObject({
+  it('writes a JSON line otherwise: method, redacted URL, user agent, status, length, time; no header set', async () => {
+    const [line, ...more] = await logged(false);
+    expect(more).toEqual([]);
+    expect(line).toEqual({
+      level: 30,
+      time: expect.any(Number),
+      pid: expect.any(Number),
+      hostname: expect.any(String),
+      reqId: 'req-7',
+      req: {
+        id: 'req-7',
+        method: 'GET',
+        url: '/workflows/abc?auth_token=[Redacted]',
+        userAgent: 'a-client/1.0',
+      },
+      res: { statusCode: 404, contentLength: 2 },
+      responseTime: expect.any(Number),
       msg: 'request completed',
-      req: { id: 'req-7', method: 'GET', url: '/workflows/abc?auth_token=[Redacted]' },
-      res: { statusCode: 404 },
     });
-    expect((line.req as { headers: Record<string, unknown> }).headers['user-agent']).toBe('a-client/1.0');
+    expect(JSON.stringify(line)).not.toContain('secret');
+  });
+
+  it('writes a 5xx at error, and nothing for the health probes', async () => {
+    const lines = await logged(false, ['/health/live', '/health/ready', '/workflows'], 503);
+    expect(lines).toEqual([
+      expect.objectContaining({ level: 50, req: expect.objectContaining({ url: '/workflows' }) }),
+    ]);
   });
 });

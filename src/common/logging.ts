@@ -1,12 +1,11 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
+import { performance } from 'node:perf_hooks';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { LoggerService, LogLevel } from '@nestjs/common';
 import type { NextFunction, Request, Response } from 'express';
 import { pino, type Logger } from 'pino';
-import { pinoHttp, type HttpLogger } from 'pino-http';
 import pretty from 'pino-pretty';
 import type { AppConfig } from '../config/app-config.js';
-import { assignRequestId } from './request-id.js';
 
 /** Query members that carry secrets and must not reach a log line. */
 const SECRET_QUERY = /([?&](?:auth_token|token|password)=)[^&]*/gi;
@@ -57,42 +56,57 @@ export function createStartupLogger(config: AppConfig, context: string): { warn(
   return { warn: (line) => logger.warn(line) };
 }
 
+/** Probes poll these every few seconds; a line for each would drown the log. */
+const UNLOGGED = new Set(['/health/live', '/health/ready']);
+
 /**
- * One line per request, with the request id. In production a JSON line with the method,
- * redacted URL, headers (secrets redacted), status and time, for log tooling; in development
- * one short readable line, `GET /users/current 200 3 ms`, the id beside it. pino-http prepares a
- * serialized child logger for every request, so it is only mounted when `info` lines are written
- * at all (see configureApp).
+ * The access log: one line per request, written when its reply is done, with the request id. In
+ * production a JSON line with the method, redacted URL, user agent, status, length and time, for
+ * log tooling; in development one short readable line, `GET /users/current 200 3 ms`, the id
+ * beside it. It makes no child logger and serialises no header set per request: at the request
+ * floor, pino-http's two child loggers per request (the request's headers copied and redacted
+ * even for unlogged probes) and every response header in each line were a large share of a
+ * request's cost. A reply cut off before it was sent (the client went away) is logged at error as
+ * `aborted`, and so is a 5xx.
  */
-export function httpLogger(root: Logger, readable = false): HttpLogger {
-  const line = (req: IncomingMessage, res: ServerResponse, responseTime: number): string =>
-    `${req.method ?? ''} ${redactUrl(req.url) ?? ''} ${res.statusCode} ${Math.round(responseTime)} ms`;
-  return pinoHttp({
-    logger: root,
-    genReqId: (request: IncomingMessage, response: ServerResponse) =>
-      typeof request.id === 'string' ? request.id : assignRequestId(request, response),
-    serializers: readable
-      ? { req: () => undefined, res: () => undefined, err: () => undefined }
-      : {
-          req: (req: { id: unknown; method: string; url: string; headers: Record<string, unknown> }) => ({
-            id: req.id,
-            method: req.method,
-            url: redactUrl(req.url),
-            headers: { ...req.headers },
-          }),
+export function accessLog(
+  root: Logger,
+  readable = false,
+): (request: IncomingMessage, response: ServerResponse, next: () => void) => void {
+  return (request, response, next) => {
+    if (UNLOGGED.has(request.url ?? '')) {
+      next();
+      return;
+    }
+    const started = performance.now();
+    // 'close' comes once whichever way the reply ends, after 'finish' when it was sent.
+    response.once('close', () => {
+      const ms = Math.round(performance.now() - started);
+      const sent = response.writableFinished;
+      const level = !sent || response.statusCode >= 500 ? 'error' : 'info';
+      const id = typeof request.id === 'string' ? request.id : undefined;
+      // The URL as the caller sent it (the router and area C's middleware rewrite `url`).
+      const url = redactUrl((request as { originalUrl?: string }).originalUrl ?? request.url);
+      const method = request.method ?? '';
+      if (readable) {
+        root[level](
+          { reqId: id },
+          `${method} ${url ?? ''} ${sent ? response.statusCode : 'aborted'} ${ms} ms`,
+        );
+        return;
+      }
+      root[level](
+        {
+          reqId: id,
+          req: { id, method, url, userAgent: request.headers['user-agent'] },
+          res: { statusCode: response.statusCode, contentLength: response.getHeader('content-length') },
+          responseTime: ms,
         },
-    ...(readable
-      ? {
-          customSuccessMessage: line,
-          customErrorMessage: (req: IncomingMessage, res: ServerResponse, error: Error) =>
-            `${req.method ?? ''} ${redactUrl(req.url) ?? ''} ${res.statusCode} ${error.message}`,
-          customAttributeKeys: { responseTime: 'ms' },
-        }
-      : {}),
-    customLogLevel: (_req, res, error) => (error || res.statusCode >= 500 ? 'error' : 'info'),
-    quietReqLogger: true,
-    autoLogging: { ignore: (req) => req.url === '/health/live' || req.url === '/health/ready' },
-  });
+        sent ? 'request completed' : 'request aborted',
+      );
+    });
+    next();
+  };
 }
 
 const requestIds = new AsyncLocalStorage<string>();

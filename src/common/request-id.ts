@@ -13,3 +13,10 @@ export function assignRequestId(request: IncomingMessage, response: ServerRespon
   response.setHeader('X-Request-Id', id);
   return id;
 }
+
+declare module 'http' {
+  interface IncomingMessage {
+    /** The request id, set by the first middleware (see configureApp); absent only outside the app. */
+    id?: string;
+  }
+}

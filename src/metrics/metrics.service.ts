@@ -1,3 +1,4 @@
+import { performance } from 'node:perf_hooks';
 import { Injectable } from '@nestjs/common';
 import type { NextFunction, Request, Response } from 'express';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
@@ -108,26 +109,47 @@ export class MetricsService {
     collectDefaultMetrics({ register: this.registry });
   }
 
-  /** Express middleware counting every request, routed or not, by its route pattern. */
+  /**
+   * Express middleware counting every request, routed or not, by its route pattern. Each label
+   * set is made once and reused (per middleware, so two apps in one process keep their own), and
+   * the time is read with performance.now(): prom-client's timer copies its labels into a new
+   * object on every request.
+   */
   httpMiddleware(): (request: Request, response: Response, next: NextFunction) => void {
+    const labelSets = new Map<string, HttpLabels>();
+    const labelsOf = (request: Request, status: number): HttpLabels => {
+      const route = routePattern(request);
+      const key = `${request.method} ${status} ${route}`;
+      let labels = labelSets.get(key);
+      if (labels === undefined) {
+        labels = { method: request.method, route, status: String(status) };
+        labelSets.set(key, labels);
+      }
+      return labels;
+    };
     return (request, response, next) => {
-      const end = this.httpDuration.startTimer();
+      const started = performance.now();
       response.once('finish', () => {
-        const route = routePattern(request);
-        const labels = { method: request.method, route, status: String(response.statusCode) };
+        const labels = labelsOf(request, response.statusCode);
         this.httpRequests.inc(labels);
-        end(labels);
+        this.httpDuration.observe(labels, (performance.now() - started) / 1000);
       });
       next();
     };
   }
 }
 
+interface HttpLabels {
+  method: string;
+  route: string;
+  status: string;
+}
+
 /** The matched route's pattern (`/workflows/:wf_uuid`), never the raw path, so label values stay few. */
 function routePattern(request: Request): string {
   const route: unknown = (request as { route?: unknown }).route;
   if (typeof route === 'object' && route !== null && 'path' in route && typeof route.path === 'string') {
-    return `${request.baseUrl}${route.path}`;
+    return request.baseUrl === '' ? route.path : `${request.baseUrl}${route.path}`;
   }
   return 'unmatched';
 }
