@@ -18,11 +18,11 @@ export function memoryOf(pid) {
 
 export const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 
-/** Polls /health/ready until it answers 200; returns the milliseconds it took from `since`. */
-export async function waitReady(url, since = performance.now()) {
+/** Polls `path` (/health/ready) until it answers 200; returns the milliseconds it took from `since`. */
+export async function waitReady(url, since = performance.now(), path = '/health/ready') {
   for (let i = 0; i < 600; i++) {
     try {
-      if ((await fetch(`${url}/health/ready`)).status === 200) {
+      if ((await fetch(`${url}${path}`)).status === 200) {
         return performance.now() - since;
       }
     } catch {
@@ -34,13 +34,15 @@ export async function waitReady(url, since = performance.now()) {
 }
 
 /**
- * Starts `node dist/src/main.js` and waits until it is ready. `env` adds to or overrides the
- * defaults (SQLite in `dataDir`, production logging at warn, scheduler off).
+ * Starts `node dist/src/main.js` (or `options.script`, which starts the service its own way) and
+ * waits until it is ready. `env` adds to or overrides the defaults (SQLite in `dataDir`,
+ * production logging at warn, scheduler off). `options.quiet` sends its standard output (the log)
+ * to /dev/null: still written, never shown.
  */
-export async function startService(dataDir, env = {}) {
+export async function startService(dataDir, env = {}, options = {}) {
   const port = await freePort();
   const started = performance.now();
-  const child = spawn(process.execPath, ['dist/src/main.js'], {
+  const child = spawn(process.execPath, [...(options.nodeArgs ?? []), options.script ?? 'dist/src/main.js'], {
     env: {
       PATH: process.env.PATH,
       NODE_ENV: 'production',
@@ -54,10 +56,10 @@ export async function startService(dataDir, env = {}) {
       REFRESH_INTERVAL_SECONDS: '0',
       ...env,
     },
-    stdio: 'inherit',
+    stdio: options.quiet ? ['ignore', 'ignore', 'inherit'] : 'inherit',
   });
   const url = `http://127.0.0.1:${port}`;
-  const readyMs = await waitReady(url, started);
+  const readyMs = await waitReady(url, started, options.readyPath);
   return {
     url,
     child,
