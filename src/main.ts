@@ -1,3 +1,5 @@
+// First: sizes libuv's thread pool before any import can start it.
+import './thread-pool.js';
 import 'reflect-metadata';
 import { Logger } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
