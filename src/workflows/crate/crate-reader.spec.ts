@@ -8,7 +8,7 @@ import { fileURLToPath } from 'node:url';
 import unzipper from 'unzipper';
 import { DomainError } from '../../common/errors/domain-error.js';
 import { buildZip, writeZip, type ZipEntrySpec } from '../../../test/support/zip-builder.js';
-import { CrateReader } from './crate-reader.js';
+import { CrateReader, IN_MEMORY_ARCHIVE_BYTES } from './crate-reader.js';
 import { parseRoCrate } from './ro-crate-parser.js';
 import { WITH_SERVICES } from '../../../test/support/crate-services.js';
 
@@ -366,6 +366,20 @@ describe('CrateReader', () => {
     await expectInvalid(reader.read(path, MiB), /^the archive expands to more than 1 MiB$/);
     await new Promise((resolve) => setTimeout(resolve, 50));
     expect(openDescriptorsOn(path)).toBe(0);
+  });
+
+  it('reads a small archive from memory and a large one in place, alike', async () => {
+    const results = [];
+    for (const padding of [100 * 1024, IN_MEMORY_ARCHIVE_BYTES + 1]) {
+      const path = await zipOf([
+        { name: 'ro-crate-metadata.json', data: METADATA },
+        { name: 'data/pad.bin', data: randomBytes(padding), method: 'store' },
+      ]);
+      results.push(await reader.read(path, GiB));
+      expect(openDescriptorsOn(path)).toBe(0);
+    }
+    expect(results[0]).toEqual({ ...results[1], declaredBytes: expect.any(Number) });
+    expect(results[1]).toMatchObject({ metadataPath: 'ro-crate-metadata.json', entryCount: 2 });
   });
 
   it('counts the other entries in the budget of the metadata', async () => {

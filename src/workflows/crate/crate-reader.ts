@@ -1,6 +1,6 @@
 import { createReadStream, type ReadStream } from 'node:fs';
 import { open, stat, type FileHandle } from 'node:fs/promises';
-import type { Readable } from 'node:stream';
+import { Readable } from 'node:stream';
 import { crc32 } from 'node:zlib';
 import { Injectable } from '@nestjs/common';
 import unzipper, { type File as ZipEntry } from 'unzipper';
@@ -51,9 +51,9 @@ export class CrateReader {
     maxUncompressedBytes: number,
     maxMetadataBytes = DEFAULT_MAX_METADATA_BYTES,
   ): Promise<CrateContents> {
-    await precheck(archivePath);
-    const source = new FileSource(archivePath);
+    const source = await openSource(archivePath);
     try {
+      await precheck(source);
       const entries = await source.guard(openDirectory(source));
       let declaredBytes = 0;
       for (const entry of entries) {
@@ -90,12 +90,70 @@ export class CrateReader {
   }
 }
 
+/** Archives up to this size are read into memory with one read, then parsed from there. */
+export const IN_MEMORY_ARCHIVE_BYTES = 1024 * 1024;
+
+/** The archive as unzipper's random-access source, and positioned reads for the prechecks. */
+interface Source {
+  size(): Promise<number>;
+  stream(offset: number, length?: number): Readable;
+  readAt(position: number, length: number): Promise<Buffer>;
+  guard<T>(work: Promise<T>): Promise<T>;
+  close(): void;
+}
+
 /**
- * The archive as unzipper's random-access source. `Open.file` opens a read stream per
- * request and leaves it open when a reader stops early (as we do on a zip bomb), leaking
- * a descriptor each time; this one keeps its streams so that they can all be closed.
+ * A small archive is read whole, in one go: reading it piece by piece (the prechecks, the end
+ * record, the directory, the entry) took some fifteen file operations one after another, each
+ * waiting its turn in libuv's thread pool, which 20 concurrent registrations kept busy (most of a
+ * second per archive, `npm run bench -- register-concurrent`). A large one is read in place, so
+ * that memory does not grow with the archive.
  */
-class FileSource {
+async function openSource(path: string): Promise<Source> {
+  const file = await open(path, 'r');
+  try {
+    const { size } = await file.stat();
+    if (size <= IN_MEMORY_ARCHIVE_BYTES) {
+      return new BufferSource(await file.readFile());
+    }
+  } finally {
+    await file.close();
+  }
+  return new FileSource(path);
+}
+
+class BufferSource implements Source {
+  constructor(private readonly bytes: Buffer) {}
+
+  size = (): Promise<number> => Promise.resolve(this.bytes.length);
+
+  stream = (offset: number, length?: number): Readable =>
+    Readable.from([this.bytes.subarray(offset, length === undefined ? undefined : offset + length)], {
+      objectMode: false,
+    });
+
+  readAt(position: number, length: number): Promise<Buffer> {
+    if (position < 0 || length <= 0 || !Number.isSafeInteger(position)) {
+      return Promise.resolve(Buffer.alloc(0));
+    }
+    return Promise.resolve(this.bytes.subarray(position, position + length));
+  }
+
+  guard<T>(work: Promise<T>): Promise<T> {
+    return work;
+  }
+
+  close(): void {
+    // Nothing is open.
+  }
+}
+
+/**
+ * A large archive, read in place. `Open.file` opens a read stream per request and leaves it
+ * open when a reader stops early (as we do on a zip bomb), leaking a descriptor each time; this
+ * one keeps its streams so that they can all be closed.
+ */
+class FileSource implements Source {
   private readonly streams = new Set<ReadStream>();
   private fail: (error: unknown) => void = () => undefined;
   /** Rejects when reading the file fails: unzipper does not pass those errors on, it would wait forever. */
@@ -120,6 +178,15 @@ class FileSource {
     return stream;
   };
 
+  async readAt(position: number, length: number): Promise<Buffer> {
+    const file = await open(this.path, 'r');
+    try {
+      return await readAt(file, position, length);
+    } finally {
+      await file.close();
+    }
+  }
+
   guard<T>(work: Promise<T>): Promise<T> {
     return Promise.race([work, this.failed]);
   }
@@ -137,38 +204,33 @@ class FileSource {
  * unzipper allocates and walks as many directory records as the archive claims, so a
  * 100-byte file claiming 2^31 entries would hold it for minutes.
  */
-async function precheck(path: string): Promise<void> {
-  const file = await open(path, 'r');
-  try {
-    const { size } = await file.stat();
-    const head = await readAt(file, 0, 4);
-    if (head.length < 4 || !ZIP_MAGIC.includes(head.toString('hex'))) {
-      throw invalid('the archive is not a zip file');
+async function precheck(source: Source): Promise<void> {
+  const size = await source.size();
+  const head = await source.readAt(0, 4);
+  if (head.length < 4 || !ZIP_MAGIC.includes(head.toString('hex'))) {
+    throw invalid('the archive is not a zip file');
+  }
+  // The same window unzipper searches for the end record, so that both read the same one.
+  const tailStart = Math.max(0, size - END_SEARCH_WINDOW);
+  const tail = await source.readAt(tailStart, size - tailStart);
+  const at = tail.indexOf(END_SIGNATURE);
+  if (at < 0 || tail.length < at + 22) {
+    throw invalid('the archive is truncated or damaged (it has no end of central directory)');
+  }
+  let entries = tail.readUInt16LE(at + 10);
+  if (entries === 0xffff || tail.readUInt32LE(at + 16) === 0xffffffff) {
+    const locator = await source.readAt(tailStart + at - 20, 20);
+    if (locator.length < 20 || locator.readUInt32LE(0) !== 0x07064b50) {
+      throw invalid('the archive is truncated or damaged (a broken zip64 end of central directory)');
     }
-    // The same window unzipper searches for the end record, so that both read the same one.
-    const tailStart = Math.max(0, size - END_SEARCH_WINDOW);
-    const tail = await readAt(file, tailStart, size - tailStart);
-    const at = tail.indexOf(END_SIGNATURE);
-    if (at < 0 || tail.length < at + 22) {
-      throw invalid('the archive is truncated or damaged (it has no end of central directory)');
+    const record = await source.readAt(Number(locator.readBigUInt64LE(8)), 56);
+    if (record.length < 56 || record.readUInt32LE(0) !== 0x06064b50) {
+      throw invalid('the archive is truncated or damaged (a broken zip64 end of central directory)');
     }
-    let entries = tail.readUInt16LE(at + 10);
-    if (entries === 0xffff || tail.readUInt32LE(at + 16) === 0xffffffff) {
-      const locator = await readAt(file, tailStart + at - 20, 20);
-      if (locator.length < 20 || locator.readUInt32LE(0) !== 0x07064b50) {
-        throw invalid('the archive is truncated or damaged (a broken zip64 end of central directory)');
-      }
-      const record = await readAt(file, Number(locator.readBigUInt64LE(8)), 56);
-      if (record.length < 56 || record.readUInt32LE(0) !== 0x06064b50) {
-        throw invalid('the archive is truncated or damaged (a broken zip64 end of central directory)');
-      }
-      entries = Number(record.readBigUInt64LE(32));
-    }
-    if (entries * DIRECTORY_RECORD_BYTES > size) {
-      throw invalid(`the archive is truncated or damaged (its directory claims ${entries} entries)`);
-    }
-  } finally {
-    await file.close();
+    entries = Number(record.readBigUInt64LE(32));
+  }
+  if (entries * DIRECTORY_RECORD_BYTES > size) {
+    throw invalid(`the archive is truncated or damaged (its directory claims ${entries} entries)`);
   }
 }
 
@@ -181,7 +243,7 @@ async function readAt(file: FileHandle, position: number, length: number): Promi
   return buffer.subarray(0, bytesRead);
 }
 
-async function openDirectory(source: FileSource): Promise<ZipEntry[]> {
+async function openDirectory(source: Source): Promise<ZipEntry[]> {
   try {
     const directory = await unzipper.Open.custom(source);
     return directory.files;
