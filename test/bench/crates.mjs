@@ -1,7 +1,11 @@
 // Small Workflow Testing RO-Crates made in memory for the benchmarks, and a loopback server
 // that hands them out as links to register.
 import { randomBytes } from 'node:crypto';
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
+import { join } from 'node:path';
 import { crc32 } from 'node:zlib';
 import { freePort } from '../support/mariadb-server.mjs';
 
@@ -91,5 +95,27 @@ export async function serveCrates(crates) {
   return {
     link: (path) => `http://127.0.0.1:${port}${path}`,
     close: () => new Promise((resolve) => server.close(resolve)),
+  };
+}
+
+/**
+ * Writes `crates` (name → bytes) into `folder` and serves them from a process of its own (see
+ * crate-server.mjs); `link(name)` is a crate's URL.
+ */
+export async function serveCratesApart(folder, crates) {
+  for (const [name, bytes] of crates) {
+    writeFileSync(join(folder, name), bytes);
+  }
+  const port = await freePort();
+  const child = spawn(process.execPath, ['test/bench/crate-server.mjs', folder, String(port)], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  await once(child.stdout, 'data');
+  return {
+    link: (name) => `http://127.0.0.1:${port}/${name}`,
+    close: async () => {
+      child.kill();
+      await once(child, 'exit');
+    },
   };
 }

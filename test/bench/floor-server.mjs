@@ -14,6 +14,7 @@ import { loadConfig } from '../../dist/src/config/app-config.js';
 import { AuthTokenMiddleware } from '../../dist/src/orchestration/auth-token.middleware.js';
 import { JsonSuffixMiddleware } from '../../dist/src/orchestration/json-suffix.middleware.js';
 import { PathSegmentMiddleware } from '../../dist/src/orchestration/path-segment.middleware.js';
+import { EntityTagInterceptor } from '../../dist/src/workflows/if-none-match.js';
 
 /** What /health/live answers: terminus's report, not to be cached. */
 export const LIVE_BODY = { status: 'ok', info: {}, error: {}, details: {} };
@@ -51,6 +52,9 @@ if (process.env.FLOOR_SERVER === 'express') {
     for (const middleware of [JsonSuffixMiddleware, PathSegmentMiddleware, AuthTokenMiddleware]) {
       middleware.prototype.use = (_request, _response, next) => next();
     }
+  }
+  if (without.has('etag-interceptor')) {
+    EntityTagInterceptor.prototype.intercept = (_context, next) => next.handle();
   }
   const config = loadConfig();
   const app = await NestFactory.create(AppModule.register(config), { bodyParser: false, logger: false });

@@ -29,6 +29,7 @@ const LAYERS = [
   ['guards', 'guards (JWT check + user re-check, roles)'],
   ['validation', 'validation pipe'],
   ['error-filter', 'exception filter (global)'],
+  ['etag-interceptor', 'ETag interceptor (status read)'],
   ['area-c-middleware', 'area C middleware (.json, segments, auth_token)'],
 ];
 
@@ -218,8 +219,7 @@ try {
     })),
   );
   process.stdout.write(
-    `interceptors: none registered globally or on these routes (nothing to price)\n` +
-      `/health/live: service ${Math.round(service.health.rps)} req/s vs plain Express ${Math.round(express.health.rps)} req/s = ` +
+    `/health/live: service ${Math.round(service.health.rps)} req/s vs plain Express ${Math.round(express.health.rps)} req/s = ` +
       `${(service.health.rps / express.health.rps).toFixed(2)}x (goal >= 0.7x); ` +
       `by CPU per request ${(express.health.cpuUs / service.health.cpuUs).toFixed(2)}x\n` +
       `status read: ${Math.round(service.status.rps)} req/s vs the service's /health/live ${Math.round(service.health.rps)} req/s = ` +
