@@ -11,6 +11,7 @@ import { CreateVmJobs1763920000000 } from '../../migrations/1763920000000-create
 import { IndexForeignKeys1764200000000 } from '../../migrations/1764200000000-index-foreign-keys.js';
 import { WorkflowListOrder1764210000000 } from '../../migrations/1764210000000-workflow-list-order.js';
 import { CreateNotifications1764400000000 } from '../../migrations/1764400000000-create-notifications.js';
+import { GithubWorkflowInstances1764400000001 } from '../../migrations/1764400000001-github-workflow-instances.js';
 import { VersionSource1764500000000 } from '../../migrations/1764500000000-version-source.js';
 import { CreateApiKeys1764550000000 } from '../../migrations/1764550000000-create-api-keys.js';
 
@@ -31,6 +32,7 @@ export const MIGRATIONS: (new () => MigrationInterface)[] = [
   IndexForeignKeys1764200000000,
   WorkflowListOrder1764210000000,
   CreateNotifications1764400000000,
+  GithubWorkflowInstances1764400000001,
   VersionSource1764500000000,
   CreateApiKeys1764550000000,
 ];

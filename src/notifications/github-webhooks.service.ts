@@ -1,10 +1,14 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
-import { Injectable, Logger } from '@nestjs/common';
+import { Injectable, Logger, type OnModuleInit } from '@nestjs/common';
+import { InjectRepository } from '@nestjs/typeorm';
+import { In, Repository } from 'typeorm';
 import { DomainError } from '../common/errors/domain-error.js';
 import { isRecord } from '../common/is-record.js';
 import { AppConfig } from '../config/app-config.js';
 import { Rechecks } from '../test-monitoring/index.js';
-import { RegisteredInstances } from '../workflows/index.js';
+import { insertMissing } from '../database/dialect.js';
+import { RegistryEvents } from '../workflows/index.js';
+import { GithubWorkflowInstanceEntity, workflowKeyOf } from './entities/github-workflow-instance.entity.js';
 
 /** What a delivery of GitHub's did here. */
 export type WebhookOutcome = 'pong' | 'rechecked' | 'ignored';
@@ -15,14 +19,41 @@ export type WebhookOutcome = 'pong' | 'rechecked' | 'ignored';
  * resource names that repository and workflow due at once. Polling stays the fallback.
  */
 @Injectable()
-export class GithubWebhooksService {
+export class GithubWebhooksService implements OnModuleInit {
   private readonly logger = new Logger(GithubWebhooksService.name);
 
   constructor(
     private readonly config: AppConfig,
-    private readonly instances: RegisteredInstances,
+    @InjectRepository(GithubWorkflowInstanceEntity)
+    private readonly watched: Repository<GithubWorkflowInstanceEntity>,
+    private readonly registry: RegistryEvents,
     private readonly rechecks: Rechecks,
   ) {}
+
+  /** The instances that watch one of the `owner/repo/workflow` keys. */
+  async instancesWatching(keys: readonly string[]): Promise<number[]> {
+    if (keys.length === 0) {
+      return [];
+    }
+    const rows = await this.watched.find({
+      select: { instanceId: true },
+      where: { workflowKey: In([...keys]) },
+    });
+    return rows.map((row) => row.instanceId);
+  }
+
+  /** Keys the GitHub instances of each registration, in its transaction. */
+  onModuleInit(): void {
+    this.registry.onInstancesAdded(async (tx, added) => {
+      const rows = added.flatMap((instance) => {
+        const workflowKey = instance.serviceType === 'github' ? workflowKeyOf(instance.resource) : undefined;
+        return workflowKey ? [{ instanceId: instance.instanceId, workflowKey }] : [];
+      });
+      for (let at = 0; at < rows.length; at += 200) {
+        await insertMissing(tx, GithubWorkflowInstanceEntity, rows.slice(at, at + 200));
+      }
+    });
+  }
 
   async receive(
     event: string | undefined,
@@ -45,9 +76,9 @@ export class GithubWebhooksService {
     if (event !== 'workflow_run') {
       return 'ignored';
     }
-    const resources = resourcesOf(payloadOf(body));
-    const ids = await this.instances.idsByResource('github', resources);
-    this.logger.log(`workflow_run for ${resources[0] ?? '?'}: rechecking ${ids.length} instances`);
+    const keys = workflowKeysOf(payloadOf(body));
+    const ids = await this.instancesWatching(keys);
+    this.logger.log(`workflow_run of ${keys[0] ?? '?'}: rechecking ${ids.length} instances`);
     await this.rechecks.now(ids);
     return 'rechecked';
   }
@@ -75,11 +106,8 @@ function payloadOf(body: Buffer): unknown {
   }
 }
 
-/**
- * The resources a crate may name the run's workflow by: `repos/{owner}/{repo}/actions/workflows/`
- * then its file name or its numeric id.
- */
-function resourcesOf(payload: unknown): string[] {
+/** The keys a crate may name the run's workflow by: `owner/repo/` then its file name or its numeric id. */
+function workflowKeysOf(payload: unknown): string[] {
   const run = isRecord(payload) && isRecord(payload.workflow_run) ? payload.workflow_run : undefined;
   const repository = isRecord(payload) && isRecord(payload.repository) ? payload.repository : undefined;
   const fullName = typeof repository?.full_name === 'string' ? repository.full_name : undefined;
@@ -89,7 +117,7 @@ function resourcesOf(payload: unknown): string[] {
       'a workflow_run event needs workflow_run and repository.full_name',
     );
   }
-  const base = `repos/${fullName}/actions/workflows/`;
+  const base = `${fullName}/`.toLowerCase();
   const names: string[] = [];
   if (typeof run.path === 'string' && run.path !== '') {
     names.push(run.path.split('/').pop() ?? run.path);
@@ -103,5 +131,5 @@ function resourcesOf(payload: unknown): string[] {
       'a workflow_run event needs workflow_run.path or workflow_run.workflow_id',
     );
   }
-  return names.map((name) => base + name);
+  return names.map((name) => base + name.toLowerCase());
 }

@@ -9,6 +9,7 @@ import { DeliveryWorker } from './delivery.worker.js';
 import { ChannelEntity } from './entities/channel.entity.js';
 import { DeliveryAttemptEntity } from './entities/delivery-attempt.entity.js';
 import { DeliveryEntity } from './entities/delivery.entity.js';
+import { GithubWorkflowInstanceEntity } from './entities/github-workflow-instance.entity.js';
 import { NotificationEventEntity } from './entities/notification-event.entity.js';
 import { NotificationEntity } from './entities/notification.entity.js';
 import { SubscriptionEntity } from './entities/subscription.entity.js';
@@ -42,6 +43,7 @@ const SENDERS = [WebhookSender, SlackSender, EmailSender];
       ChannelEntity,
       DeliveryEntity,
       DeliveryAttemptEntity,
+      GithubWorkflowInstanceEntity,
     ]),
   ],
   controllers: [

@@ -71,11 +71,6 @@ export class RegisteredInstances {
     );
   }
 
-  /** Ids of the instances on a service of `type` (e.g. `github`) whose resource is one of `resources`. */
-  idsByResource(type: string, resources: readonly string[]): Promise<number[]> {
-    return this.repo.instanceIdsByResource(type, resources);
-  }
-
   /** A version's instances with their suite and service, suite by suite, in crate order. */
   ofVersion(versionId: number): Promise<TestInstanceEntity[]> {
     return this.repo.instancesOfVersion(versionId);

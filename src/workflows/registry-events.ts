@@ -6,6 +6,9 @@ export interface AddedInstance {
   instanceId: number;
   versionId: number;
   serviceId: number;
+  /** The service's type (`github`, `travis`, …) and the instance's resource on it. */
+  serviceType: string;
+  resource: string;
 }
 
 /** A version a registration added, with its workflow and the user who registered it. */

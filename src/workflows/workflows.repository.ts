@@ -176,21 +176,6 @@ export class WorkflowsRepository {
       .getRawMany<InstanceFactRow>();
   }
 
-  /** Ids of the instances on a service of `type` whose resource is one of `resources`. */
-  async instanceIdsByResource(type: string, resources: readonly string[]): Promise<number[]> {
-    if (resources.length === 0) {
-      return [];
-    }
-    const rows = await this.instances
-      .createQueryBuilder('i')
-      .innerJoin('i.service', 'service')
-      .select('i.id', 'id')
-      .where('i.resource IN (:...resources)', { resources: [...resources] })
-      .andWhere('service.type = :type', { type })
-      .getRawMany<{ id: number | string }>();
-    return rows.map((row) => Number(row.id));
-  }
-
   /** The instances of a version with their suite and service, suite by suite, in crate order. */
   instancesOfVersion(versionId: number): Promise<TestInstanceEntity[]> {
     return this.instances
@@ -300,7 +285,13 @@ export class WorkflowsRepository {
             managed: false,
           }),
         );
-        added.push({ instanceId, versionId: version.id, serviceId: Number(serviceId) });
+        added.push({
+          instanceId,
+          versionId: version.id,
+          serviceId: Number(serviceId),
+          serviceType: instance.serviceType,
+          resource: instance.resource,
+        });
       }
     }
     await this.events.instancesAdded(tx, added, input.now);
