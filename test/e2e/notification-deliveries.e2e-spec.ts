@@ -197,6 +197,10 @@ describe(`notification deliveries (${testDatabase()})`, () => {
     expect(hook.requests).toHaveLength(INSTANCES);
     expect(slack.requests).toHaveLength(INSTANCES);
     expect(smtp.refused).toBe(INSTANCES);
+    await app.get(DeliveryWorker).updateGauges(new Date(clock + 60_000));
+    const gauges = (await http.get('/metrics')).text;
+    expect(gauges).toMatch(new RegExp(`^notification_outbox_depth ${3 * INSTANCES}$`, 'm'));
+    expect(gauges).toMatch(/^notification_outbox_oldest_pending_seconds [1-9]\d*/m);
     const failed = await log(channels.webhook);
     expect(failed).toHaveLength(INSTANCES);
     expect(failed[0]).toMatchObject({

@@ -1,4 +1,10 @@
+import { DataSource } from 'typeorm';
+import { DeliveriesRepository } from '../../src/notifications/deliveries.repository.js';
+import { GithubWebhooksService } from '../../src/notifications/github-webhooks.service.js';
+import { NotificationsRepository } from '../../src/notifications/notifications.repository.js';
+import { BuildsRepository } from '../../src/test-monitoring/builds.repository.js';
 import { CheckStateRepository } from '../../src/test-monitoring/check-state.repository.js';
+import { RegisteredInstances } from '../../src/workflows/registered-instances.js';
 import type { TestApp } from './create-test-app.js';
 import { SEEDED_VERSION, seededUuid } from './registry-seed.mjs';
 
@@ -52,6 +58,69 @@ export const HOT_READS: HotRead[] = [
         .set('Authorization', `ApiKey ${(made.body as { key: string }).key}`)
         .expect(200);
     },
+  },
+  { name: "the caller's notifications", path: () => '/users/current/notifications' },
+  { name: "the caller's subscriptions", path: () => '/users/current/subscriptions' },
+  { name: "the caller's channels", path: () => '/users/current/channels' },
+  {
+    name: "a channel's delivery log",
+    run: async (t) => {
+      const token = await t.login();
+      const made = await t.http
+        .post('/users/current/channels')
+        .set('Authorization', `Bearer ${token}`)
+        .send({ type: 'webhook', target: 'http://127.0.0.1:9/plan' })
+        .expect(201);
+      await t.http
+        .get(`/users/current/channels/${(made.body as { id: number }).id}/deliveries`)
+        .set('Authorization', `Bearer ${token}`)
+        .expect(200);
+    },
+  },
+  {
+    name: 'events raised where checks are recorded (facts, builds, subscribers, channels)',
+    run: async (t) => {
+      const dataSource = t.app.get(DataSource);
+      const uuids = [1, 2, 3].map((i) => seededUuid('instance', i));
+      const ids = (
+        await dataSource.query<{ id: number | string }[]>(
+          'SELECT id FROM test_instances WHERE uuid IN (?, ?, ?)',
+          uuids,
+        )
+      ).map((row) => Number(row.id));
+      const facts = await t.app.get(RegisteredInstances, { strict: false }).facts(undefined, ids);
+      await dataSource.transaction(async (tx) => {
+        await t.app.get(BuildsRepository, { strict: false }).latestFinished(tx, ids);
+        await t.app.get(NotificationsRepository, { strict: false }).raise(
+          tx,
+          [...facts.values()].map((fact) => ({
+            instanceId: fact.instanceId,
+            workflowId: fact.workflowId,
+            buildId: 'plan',
+            event: 'BUILD_FAILED' as const,
+            data: {
+              workflow: { uuid: fact.workflowUuid, name: fact.name, version: fact.version },
+              instance: { uuid: fact.instanceUuid, name: fact.instanceName },
+              build: null,
+            },
+          })),
+          new Date(),
+        );
+      });
+    },
+  },
+  {
+    name: 'outbox claims, depth and the retention sweep',
+    run: async (t) => {
+      const deliveries = t.app.get(DeliveriesRepository, { strict: false });
+      await deliveries.claimDue(new Date(Date.now() + 3600_000), 'plan-test', 10, 60_000);
+      await deliveries.outbox();
+      await t.app.get(NotificationsRepository, { strict: false }).removeCreatedBefore(new Date(0));
+    },
+  },
+  {
+    name: 'instances of a GitHub workflow (webhooks in)',
+    run: (t) => t.app.get(GithubWebhooksService, { strict: false }).instancesWatching(['octo/repo/ci.yml']),
   },
   {
     name: 'monitoring claims of due instances',

@@ -13,6 +13,13 @@ export const GROWING_TABLES = [
   'test_check_states',
   'builds',
   'api_keys',
+  'subscriptions',
+  'notification_events',
+  'notifications',
+  'notification_channels',
+  'deliveries',
+  'delivery_attempts',
+  'github_workflow_instances',
 ] as const;
 
 export interface CapturedQuery {
