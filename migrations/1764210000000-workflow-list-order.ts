@@ -29,6 +29,14 @@ export class WorkflowListOrder1764210000000 implements MigrationInterface {
 
   async down(queryRunner: QueryRunner): Promise<void> {
     await dropForeignKeyIndex(queryRunner, 'workflows', 'IDX_workflows_owner_latest', 'FK_workflows_owner');
-    await queryRunner.dropColumn('workflows', 'latest_version_id');
+    const type = queryRunner.connection.options.type;
+    if (type === 'mariadb' || type === 'mysql') {
+      await queryRunner.dropColumn('workflows', 'latest_version_id');
+      return;
+    }
+    // TypeORM drops a SQLite column by copying the table and dropping the old one, and a revert
+    // runs with foreign keys on: dropping `workflows` would cascade into every version. SQLite
+    // (3.35 and later) drops an unindexed column in place.
+    await queryRunner.query('ALTER TABLE workflows DROP COLUMN latest_version_id');
   }
 }
