@@ -70,6 +70,10 @@ export class UserWorkflowsController {
   @ApiOperation({
     operationId: 'user-workflows-get',
     summary: "The caller's workflows, the one whose latest version was registered last first",
+    description:
+      'A page with limit (and offset). Without limit, the whole list from offset: up to 1,000 items in one ' +
+      'reply with an ETag, a longer list streamed in batches of 1,000 without one. A page, or a whole list ' +
+      'answered at once, answers 304 to an If-None-Match naming its ETag.',
   })
   @ApiOkResponse({ type: WorkflowListDto })
   @ApiBadRequestResponse({ type: ProblemDto, description: 'A bad status, limit or offset' })

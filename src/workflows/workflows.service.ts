@@ -59,7 +59,7 @@ export interface ArchiveDownload {
 }
 
 /** Workflows per batch of a list read whole: each batch is one keyset read and one status read. */
-export const LIST_BATCH = 500;
+export const LIST_BATCH = 1000;
 
 /** Where a registration was when it failed: the cause label of its failure metric. */
 type RegistrationStage = 'download' | 'archive' | 'crate' | 'store';
