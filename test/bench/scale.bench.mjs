@@ -108,9 +108,24 @@ async function mariadbSeeder(url) {
   };
 }
 
+/**
+ * fetch(), once more when the socket it reused was closed under it: after a pause longer than the
+ * server's keep-alive (5 s, seeding takes longer) a busy machine lets the two cross. Reads only.
+ */
+async function get(url, init) {
+  try {
+    return await fetch(url, init);
+  } catch (error) {
+    if (error?.cause?.code !== 'UND_ERR_SOCKET') {
+      throw error;
+    }
+    return fetch(url, init);
+  }
+}
+
 /** The V8 heap (used, total) and memory outside it, from the service's own /metrics: what its RSS is made of. */
 async function heapOf(url) {
-  const text = await (await fetch(`${url}/metrics`)).text();
+  const text = await (await get(`${url}/metrics`)).text();
   const value = (name) =>
     Number(new RegExp(`^${name}(?:\\{[^}]*\\})? (\\S+)$`, 'm').exec(text)?.[1] ?? NaN) / MIB;
   return `V8 heap ${value('nodejs_heap_size_used_bytes').toFixed(0)} of ${value('nodejs_heap_size_total_bytes').toFixed(0)} MiB, external ${value('nodejs_external_memory_bytes').toFixed(0)} MiB`;
@@ -121,6 +136,15 @@ const median = (values) => [...values].sort((a, b) => a - b)[Math.floor(values.l
 /** One copy of the service on its own database, seeded with `size` workflows. */
 async function seededService(name, size, database) {
   const service = await startService(database.dataDir, database.env);
+  try {
+    return await seed(name, size, database, service);
+  } catch (error) {
+    await service.stop();
+    throw error;
+  }
+}
+
+async function seed(name, size, database, service) {
   const idle = memoryOf(service.child.pid).rss;
   const token = await service.login();
   const bytes = readFileSync(CRATE);
@@ -165,7 +189,7 @@ async function measureDatabase(name, databaseOf) {
     }
     for (const copy of copies) {
       for (const [read, path] of READS) {
-        const check = await fetch(`${copy.service.url}${path(copy.size - 1)}`, { headers: copy.headers });
+        const check = await get(`${copy.service.url}${path(copy.size - 1)}`, { headers: copy.headers });
         if (check.status !== 200) {
           throw new Error(`${read} answered ${check.status} at ${copy.size}`);
         }
@@ -198,7 +222,7 @@ async function measureDatabase(name, databaseOf) {
     const large = copies.at(-1);
     const before = memoryOf(large.service.child.pid).rss;
     const started = performance.now();
-    const whole = await fetch(`${large.service.url}/users/current/workflows`, { headers: large.headers });
+    const whole = await get(`${large.service.url}/users/current/workflows`, { headers: large.headers });
     let received = 0;
     let peak = before;
     for await (const chunk of whole.body) {
