@@ -92,6 +92,7 @@ export function finishDocument(document: OpenAPIObject): OpenAPIObject {
     operation.tags = [areaTagOf(path)];
     // Nest leaves `security` out where no scheme is declared: those routes are the public ones.
     operation.security ??= [];
+    optionalToken(operation);
     if (!operation.description) {
       operation.description = describe(operation);
     }
@@ -200,19 +201,39 @@ function splitOptionalCloud(document: OpenAPIObject): void {
   document.paths = paths;
 }
 
+/**
+ * A read of public workflows (@OptionalAuth): the token is one alternative, none (`{}`) the
+ * other, as OpenAPI 3 says "optional", so Swagger UI sends the token when authorized and
+ * generated clients can call without one.
+ */
+function optionalToken(operation: OperationObject): void {
+  const marked = operation as OperationObject & { 'x-optional-auth'?: boolean };
+  if (!marked['x-optional-auth']) {
+    return;
+  }
+  delete marked['x-optional-auth'];
+  const requirements = (operation.security ?? []).filter((r) => Object.keys(r).length > 0);
+  operation.security = [...requirements, {}];
+}
+
 function joined(lead: string, description: string | undefined): string {
   return description ? `${lead}\n\n${description}` : lead;
 }
 
 function describe(operation: OperationObject): string {
-  const schemes = (operation.security ?? []).flatMap((requirement) => Object.keys(requirement));
+  const security = operation.security ?? [];
+  const schemes = security.flatMap((requirement) => Object.keys(requirement));
+  const optional = security.some((requirement) => Object.keys(requirement).length === 0);
   const token = 'a token: `Authorization: Bearer <token>` (or `X-Auth-Token`, or the `session` cookie)';
+  const credential = schemes.includes('apiKey')
+    ? `${token}, or an API key: \`Authorization: ApiKey <key>\` (or \`X-API-Key\`)`
+    : token;
   const who =
     schemes.length === 0
       ? 'No token needed.'
-      : schemes.includes('apiKey')
-        ? `Needs ${token}, or an API key: \`Authorization: ApiKey <key>\` (or \`X-API-Key\`).`
-        : `Needs ${token}.`;
+      : optional
+        ? `A token is optional: without one, public workflows only; with ${credential}, also those the caller may see.`
+        : `Needs ${credential}.`;
   return `${operation.summary ?? ''}. ${who}`.replace(/^\. /, '');
 }
 

@@ -7,13 +7,15 @@ import { ApiKeyRefusal, ApiKeyStrategy, NO_API_KEY } from './api-key.strategy.js
 import type { AuthUser } from './auth-user.js';
 import { AuthService } from './auth.service.js';
 import { JwtStrategy } from './jwt.strategy.js';
+import { IS_OPTIONAL_AUTH } from './optional-auth.decorator.js';
 import { IS_PUBLIC } from './public.decorator.js';
-import { SESSION_COOKIE } from './token-carriers.js';
+import { extractApiKey, extractToken, SESSION_COOKIE } from './token-carriers.js';
 
 /**
  * The global guard: every route needs a valid token or API key unless it says @Public(). The
  * API key strategy goes first and decides every request that carries a key; the others go on
- * to the JWT strategy. A caller that came with the session cookie gets it renewed on the reply.
+ * to the JWT strategy. An @OptionalAuth() route lets a request with no credential at all through
+ * as anonymous. A caller that came with the session cookie gets it renewed on the reply.
  */
 @Injectable()
 export class JwtAuthGuard extends AuthGuard() {
@@ -33,6 +35,13 @@ export class JwtAuthGuard extends AuthGuard() {
     const http = context.switchToHttp();
     const response = http.getResponse<Response>();
     response.vary('Authorization').vary('X-Auth-Token').vary('Cookie').vary('X-API-Key');
+    const optional = this.reflector.getAllAndOverride<boolean>(IS_OPTIONAL_AUTH, [
+      context.getHandler(),
+      context.getClass(),
+    ]);
+    if (optional && !carriesCredential(http.getRequest<Request>())) {
+      return true; // anonymous: the service decides what it may see
+    }
     await super.canActivate(context);
     const user = http.getRequest<Request>().user as AuthUser;
     if (user.via === 'cookie') {
@@ -71,4 +80,13 @@ function reasonOf(info: unknown): string {
     return 'The token is not valid';
   }
   return 'A valid token or API key is required (Authorization: Bearer, X-Auth-Token, the session cookie, Authorization: ApiKey or X-API-Key)';
+}
+
+/** Any token, key or Authorization header at all: such a request is authenticated (or refused), never anonymous. */
+function carriesCredential(request: Request): boolean {
+  return (
+    request.headers.authorization !== undefined ||
+    extractToken(request) !== undefined ||
+    extractApiKey(request).kind !== 'none'
+  );
 }

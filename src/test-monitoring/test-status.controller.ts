@@ -1,7 +1,6 @@
 import { Controller, Get, Param, Query } from '@nestjs/common';
 import { ApiOkResponse, ApiOperation } from '@nestjs/swagger';
-import type { AuthUser } from '../auth/auth-user.js';
-import { CurrentUser } from '../auth/current-user.decorator.js';
+import { CurrentViewer, OptionalAuth, type Viewer } from '../auth/optional-auth.decorator.js';
 import {
   BuildDto,
   ConditionalRead,
@@ -28,6 +27,7 @@ import { TestStatusService } from './test-status.service.js';
 
 /** The test status reads of area B (API.md 2.6, 2.7), with the registry's visibility rule. */
 @RegistryReads()
+@OptionalAuth()
 @Controller()
 export class TestStatusController {
   constructor(private readonly status: TestStatusService) {}
@@ -42,7 +42,7 @@ export class TestStatusController {
   async workflowStatus(
     @Param() { wf_uuid }: WorkflowUuidParam,
     @Query() { version }: WorkflowStatusQuery,
-    @CurrentUser() user: AuthUser,
+    @CurrentViewer() user: Viewer,
   ): Promise<WorkflowStatusDto> {
     return toWorkflowStatusResponse(await this.status.workflowStatus(wf_uuid, version, user));
   }
@@ -53,7 +53,7 @@ export class TestStatusController {
   @ConditionalRead()
   async suiteStatus(
     @Param() { suite_uuid }: SuiteUuidParam,
-    @CurrentUser() user: AuthUser,
+    @CurrentViewer() user: Viewer,
   ): Promise<SuiteStatusDto> {
     return toSuiteStatusResponse(await this.status.suiteStatus(suite_uuid, user));
   }
@@ -68,7 +68,7 @@ export class TestStatusController {
   async latestBuilds(
     @Param() { instance_uuid }: InstanceUuidParam,
     @Query() { limit }: LatestBuildsQuery,
-    @CurrentUser() user: AuthUser,
+    @CurrentViewer() user: Viewer,
   ): Promise<BuildListDto> {
     const builds = await this.status.latestBuilds(instance_uuid, limit ?? DEFAULT_LATEST_BUILDS, user);
     return { items: builds.map(toBuildView) };
@@ -79,7 +79,7 @@ export class TestStatusController {
   @ApiOkResponse({ type: BuildDto })
   async build(
     @Param() { instance_uuid, build_id }: BuildParams,
-    @CurrentUser() user: AuthUser,
+    @CurrentViewer() user: Viewer,
   ): Promise<BuildDto> {
     return toBuildView(await this.status.build(instance_uuid, build_id, user));
   }

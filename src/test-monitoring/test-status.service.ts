@@ -1,5 +1,5 @@
 import { Inject, Injectable } from '@nestjs/common';
-import type { AuthUser } from '../auth/auth-user.js';
+import type { Viewer } from '../auth/optional-auth.decorator.js';
 import { DomainError } from '../common/errors/domain-error.js';
 import {
   NOT_AVAILABLE,
@@ -62,7 +62,7 @@ export class TestStatusService implements WorkflowStatusSource {
   async workflowStatus(
     wfUuid: string,
     version: string | undefined,
-    user: AuthUser,
+    user: Viewer,
     now = new Date(this.clock.nowMs()),
   ): Promise<VersionStatus> {
     const visible = await this.access.visibleVersion(wfUuid, version, user);
@@ -72,7 +72,7 @@ export class TestStatusService implements WorkflowStatusSource {
 
   async suiteStatus(
     suiteUuid: string,
-    user: AuthUser,
+    user: Viewer,
     now = new Date(this.clock.nowMs()),
   ): Promise<SuiteStatus> {
     const suite = await this.access.visibleSuite(suiteUuid, user);
@@ -81,13 +81,13 @@ export class TestStatusService implements WorkflowStatusSource {
   }
 
   /** An instance's latest `limit` builds, newest first. */
-  async latestBuilds(instanceUuid: string, limit: number, user: AuthUser): Promise<BuildView[]> {
+  async latestBuilds(instanceUuid: string, limit: number, user: Viewer): Promise<BuildView[]> {
     const instance = await this.access.visibleInstance(instanceUuid, user);
     const builds = await this.repo.latestBuilds(instance.id, limit);
     return builds.map((build) => ({ build, instance }));
   }
 
-  async build(instanceUuid: string, buildId: string, user: AuthUser): Promise<BuildView> {
+  async build(instanceUuid: string, buildId: string, user: Viewer): Promise<BuildView> {
     const instance = await this.access.visibleInstance(instanceUuid, user);
     const build = await this.repo.findBuild(instance.id, buildId);
     if (!build) {

@@ -1,7 +1,6 @@
 import { Controller, Get, Param } from '@nestjs/common';
 import { ApiOkResponse, ApiOperation } from '@nestjs/swagger';
-import type { AuthUser } from '../auth/auth-user.js';
-import { CurrentUser } from '../auth/current-user.decorator.js';
+import { CurrentViewer, OptionalAuth, type Viewer } from '../auth/optional-auth.decorator.js';
 import { TestInstanceDto, toInstanceResponse } from './dto/suite-response.dto.js';
 import { InstanceUuidParam } from './dto/workflow-requests.dto.js';
 import { RegistryReads } from './registry-reads.decorator.js';
@@ -9,6 +8,7 @@ import { WorkflowsService } from './workflows.service.js';
 
 /** Test instances, by uuid. */
 @RegistryReads()
+@OptionalAuth()
 @Controller('instances')
 export class InstancesController {
   constructor(private readonly workflows: WorkflowsService) {}
@@ -18,7 +18,7 @@ export class InstancesController {
   @ApiOkResponse({ type: TestInstanceDto })
   async get(
     @Param() { instance_uuid }: InstanceUuidParam,
-    @CurrentUser() user: AuthUser,
+    @CurrentViewer() user: Viewer,
   ): Promise<TestInstanceDto> {
     return toInstanceResponse(await this.workflows.instance(instance_uuid, user));
   }

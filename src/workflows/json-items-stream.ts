@@ -23,3 +23,26 @@ export function jsonItemsStream<T>(
     headers: { 'content-type': 'application/json; charset=utf-8' },
   });
 }
+
+/**
+ * A whole list as `{"items": [...]}`: answered at once when it fits in one batch (shorter than
+ * `batchSize`), else streamed batch by batch (jsonItemsStream).
+ */
+export async function itemsReply<T, R>(
+  batches: AsyncGenerator<T[]>,
+  batchSize: number,
+  toItem: (value: T) => R,
+): Promise<{ items: R[] } | globalThis.Response> {
+  const first = await batches.next();
+  const firstBatch = first.done ? [] : first.value;
+  if (firstBatch.length < batchSize) {
+    await batches.return(undefined);
+    return { items: firstBatch.map(toItem) };
+  }
+  return jsonItemsStream(prepend(firstBatch, batches), toItem);
+}
+
+async function* prepend<T>(first: T, rest: AsyncIterable<T>): AsyncGenerator<T> {
+  yield first;
+  yield* rest;
+}

@@ -1,7 +1,6 @@
 import { Controller, Get, Param } from '@nestjs/common';
 import { ApiOkResponse, ApiOperation } from '@nestjs/swagger';
-import type { AuthUser } from '../auth/auth-user.js';
-import { CurrentUser } from '../auth/current-user.decorator.js';
+import { CurrentViewer, OptionalAuth, type Viewer } from '../auth/optional-auth.decorator.js';
 import { TestInstanceListDto, TestSuiteDto, toSuiteResponse } from './dto/suite-response.dto.js';
 import { SuiteUuidParam } from './dto/workflow-requests.dto.js';
 import { RegistryReads } from './registry-reads.decorator.js';
@@ -9,6 +8,7 @@ import { WorkflowsService } from './workflows.service.js';
 
 /** Test suites, by uuid. */
 @RegistryReads()
+@OptionalAuth()
 @Controller('suites')
 export class SuitesController {
   constructor(private readonly workflows: WorkflowsService) {}
@@ -19,7 +19,7 @@ export class SuitesController {
     summary: 'A test suite with its definition and instances',
   })
   @ApiOkResponse({ type: TestSuiteDto })
-  async get(@Param() { suite_uuid }: SuiteUuidParam, @CurrentUser() user: AuthUser): Promise<TestSuiteDto> {
+  async get(@Param() { suite_uuid }: SuiteUuidParam, @CurrentViewer() user: Viewer): Promise<TestSuiteDto> {
     return toSuiteResponse(await this.workflows.suite(suite_uuid, user));
   }
 
@@ -28,7 +28,7 @@ export class SuitesController {
   @ApiOkResponse({ type: TestInstanceListDto })
   async instances(
     @Param() { suite_uuid }: SuiteUuidParam,
-    @CurrentUser() user: AuthUser,
+    @CurrentViewer() user: Viewer,
   ): Promise<TestInstanceListDto> {
     const suite = await this.workflows.suite(suite_uuid, user);
     return { items: toSuiteResponse(suite).instances };

@@ -16,7 +16,7 @@ import { RegisteredWorkflowDto, RegisterWorkflowDto } from './dto/register-workf
 import { ListWorkflowsQuery } from './dto/workflow-requests.dto.js';
 import { toWorkflowSummaryResponse, WorkflowListDto } from './dto/workflow-response.dto.js';
 import { ConditionalRead } from './if-none-match.js';
-import { jsonItemsStream } from './json-items-stream.js';
+import { itemsReply } from './json-items-stream.js';
 import { LIST_BATCH, WorkflowsService } from './workflows.service.js';
 
 /** The caller's own workflows: register one, list them. */
@@ -62,6 +62,7 @@ export class UserWorkflowsController {
       authorization: body.authorization,
       uuid: body.uuid,
       name: body.name,
+      public: body.public,
     });
     return { name: registered.name, uuid: registered.uuid, wf_version: registered.version };
   }
@@ -88,18 +89,10 @@ export class UserWorkflowsController {
       return { items: views.map(toWorkflowSummaryResponse) };
     }
     // The whole list: answered at once when it fits in one batch, else streamed batch by batch.
-    const batches = this.workflows.listBatches(user, query.offset, withStatus);
-    const first = await batches.next();
-    const firstBatch = first.done ? [] : first.value;
-    if (firstBatch.length < LIST_BATCH) {
-      await batches.return(undefined);
-      return { items: firstBatch.map(toWorkflowSummaryResponse) };
-    }
-    return jsonItemsStream(prepend(firstBatch, batches), toWorkflowSummaryResponse);
+    return itemsReply(
+      this.workflows.listBatches(user, query.offset, withStatus),
+      LIST_BATCH,
+      toWorkflowSummaryResponse,
+    );
   }
-}
-
-async function* prepend<T>(first: T, rest: AsyncIterable<T>): AsyncGenerator<T> {
-  yield first;
-  yield* rest;
 }

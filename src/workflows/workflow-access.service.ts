@@ -1,5 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { hasRole, type AuthUser } from '../auth/auth-user.js';
+import type { Viewer } from '../auth/optional-auth.decorator.js';
 import { DomainError } from '../common/errors/domain-error.js';
 import { latestVersionOf, versionsOf } from './workflow-versions.js';
 import type { TestInstanceEntity } from './entities/test-instance.entity.js';
@@ -15,15 +16,17 @@ export interface VisibleVersion {
 }
 
 /**
- * Lookups by uuid that apply the visibility rule of area B: a workflow, and everything in
- * it, exists only for its owner and for admins. Anybody else gets the same not_found as for
- * a uuid that was never registered, so that uuids do not leak. Exported for test monitoring.
+ * Lookups by uuid that apply the visibility rule of area B (API.md 2, 5.1): a public workflow,
+ * and everything in it, is readable by anybody (a viewer may be anonymous); a private one exists
+ * only for its owner and for admins. Anybody else gets the same not_found as for a uuid that
+ * was never registered, so that uuids do not leak. Writes need the owner or an admin (see
+ * `editableWorkflow`). Exported for test monitoring.
  */
 @Injectable()
 export class WorkflowAccess {
   constructor(private readonly repo: WorkflowsRepository) {}
 
-  async visibleWorkflow(uuid: string, user: AuthUser): Promise<WorkflowEntity> {
+  async visibleWorkflow(uuid: string, user: Viewer): Promise<WorkflowEntity> {
     const workflow = await this.repo.findWorkflow(uuid);
     if (!workflow || !canSee(workflow, user) || versionsOf(workflow).length === 0) {
       throw new DomainError('not_found', `No workflow ${uuid}`);
@@ -32,7 +35,7 @@ export class WorkflowAccess {
   }
 
   /** The given version, or the latest when `version` is undefined. */
-  async visibleVersion(uuid: string, version: string | undefined, user: AuthUser): Promise<VisibleVersion> {
+  async visibleVersion(uuid: string, version: string | undefined, user: Viewer): Promise<VisibleVersion> {
     const workflow = await this.visibleWorkflow(uuid, user);
     if (version === undefined) {
       return { workflow, version: latestVersionOf(workflow) };
@@ -45,7 +48,7 @@ export class WorkflowAccess {
   }
 
   /** With its instances (and their services) and its version's workflow loaded. */
-  async visibleSuite(uuid: string, user: AuthUser): Promise<TestSuiteEntity> {
+  async visibleSuite(uuid: string, user: Viewer): Promise<TestSuiteEntity> {
     const suite = await this.repo.findSuite(uuid);
     const workflow = suite?.version?.workflow;
     if (!suite || !workflow || !canSee(workflow, user)) {
@@ -55,7 +58,7 @@ export class WorkflowAccess {
   }
 
   /** With its service and its suite's version's workflow loaded. */
-  async visibleInstance(uuid: string, user: AuthUser): Promise<TestInstanceEntity> {
+  async visibleInstance(uuid: string, user: Viewer): Promise<TestInstanceEntity> {
     const instance = await this.repo.findInstance(uuid);
     const workflow = instance?.suite?.version?.workflow;
     if (!instance || !workflow || !canSee(workflow, user)) {
@@ -63,8 +66,33 @@ export class WorkflowAccess {
     }
     return instance;
   }
+
+  /**
+   * A workflow the caller may change: not_found when they may not even see it, forbidden when
+   * they see it (it is public) but are neither its owner nor an admin.
+   */
+  async editableWorkflow(uuid: string, user: AuthUser): Promise<WorkflowEntity> {
+    const workflow = await this.visibleWorkflow(uuid, user);
+    if (!canEdit(workflow, user)) {
+      throw new DomainError('forbidden', `Only the owner of the workflow ${uuid} or an admin may change it`);
+    }
+    return workflow;
+  }
+
+  /** `editableWorkflow` at one version (the latest when undefined). */
+  async editableVersion(uuid: string, version: string | undefined, user: AuthUser): Promise<VisibleVersion> {
+    const visible = await this.visibleVersion(uuid, version, user);
+    if (!canEdit(visible.workflow, user)) {
+      throw new DomainError('forbidden', `Only the owner of the workflow ${uuid} or an admin may change it`);
+    }
+    return visible;
+  }
 }
 
-export function canSee(workflow: WorkflowEntity, user: AuthUser): boolean {
+export function canSee(workflow: WorkflowEntity, user: Viewer): boolean {
+  return workflow.public || (user !== undefined && canEdit(workflow, user));
+}
+
+export function canEdit(workflow: WorkflowEntity, user: AuthUser): boolean {
   return workflow.ownerId === user.id || hasRole(user, 'admin');
 }

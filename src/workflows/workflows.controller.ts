@@ -1,11 +1,34 @@
-import { Controller, Delete, Get, HttpCode, Param, Query, Req, Res, StreamableFile } from '@nestjs/common';
-import { ApiNoContentResponse, ApiOkResponse, ApiOperation, ApiProduces, ApiResponse } from '@nestjs/swagger';
+import {
+  Body,
+  Controller,
+  Delete,
+  Get,
+  HttpCode,
+  Param,
+  Put,
+  Query,
+  Req,
+  Res,
+  StreamableFile,
+} from '@nestjs/common';
+import {
+  ApiForbiddenResponse,
+  ApiNoContentResponse,
+  ApiOkResponse,
+  ApiOperation,
+  ApiProduces,
+  ApiResponse,
+} from '@nestjs/swagger';
 import type { Request, Response } from 'express';
 import type { AuthUser } from '../auth/auth-user.js';
 import { CurrentUser } from '../auth/current-user.decorator.js';
+import { CurrentViewer, OptionalAuth, type Viewer } from '../auth/optional-auth.decorator.js';
+import { ProblemDto } from '../common/dto/error-bodies.dto.js';
+import { UpdateWorkflowDto } from './dto/register-workflow.dto.js';
 import { AppConfig } from '../config/app-config.js';
 import { TestSuiteListDto, toSuiteResponse } from './dto/suite-response.dto.js';
 import {
+  ListWorkflowsQuery,
   ReadWorkflowQuery,
   SuitesQuery,
   WorkflowUuidParam,
@@ -14,14 +37,25 @@ import {
 import {
   toVersionListResponse,
   toWorkflowResponse,
+  toWorkflowSummaryResponse,
   VersionListDto,
   WorkflowDto,
+  WorkflowListDto,
 } from './dto/workflow-response.dto.js';
 import { ConditionalRead, matchesIfNoneMatch, REVALIDATE } from './if-none-match.js';
 import { RegistryReads } from './registry-reads.decorator.js';
-import { WorkflowsService } from './workflows.service.js';
+import { itemsReply } from './json-items-stream.js';
+import { LIST_BATCH, WorkflowsService } from './workflows.service.js';
 
-/** One workflow: its versions, their archives and test suites. */
+const FORBIDDEN = {
+  type: ProblemDto,
+  description: 'The workflow is public, but the caller is neither its owner nor an admin',
+};
+
+/**
+ * Workflows: the list of those the caller may see, and one workflow with its versions, their
+ * archives and test suites. Reads are open to anonymous callers for public workflows (API.md 5.1).
+ */
 @RegistryReads()
 @Controller('workflows')
 export class WorkflowsController {
@@ -30,7 +64,35 @@ export class WorkflowsController {
     private readonly config: AppConfig,
   ) {}
 
+  @Get()
+  @OptionalAuth()
+  @ApiOperation({
+    operationId: 'workflows-get',
+    summary:
+      "The public workflows, plus the caller's own (an admin's: all), the one whose latest version was registered last first",
+  })
+  @ApiOkResponse({ type: WorkflowListDto })
+  @ConditionalRead()
+  async list(
+    @Query() query: ListWorkflowsQuery,
+    @CurrentViewer() viewer: Viewer,
+  ): Promise<WorkflowListDto | globalThis.Response> {
+    const withStatus = query.status ?? true;
+    if (query.limit !== undefined) {
+      const page = { limit: query.limit, offset: query.offset };
+      return {
+        items: (await this.workflows.listVisible(viewer, page, withStatus)).map(toWorkflowSummaryResponse),
+      };
+    }
+    return itemsReply(
+      this.workflows.visibleBatches(viewer, query.offset, withStatus),
+      LIST_BATCH,
+      toWorkflowSummaryResponse,
+    );
+  }
+
   @Get(':wf_uuid')
+  @OptionalAuth()
   @ApiOperation({
     operationId: 'workflows-get-latest-version-by-id',
     summary: 'A workflow at its latest version',
@@ -40,7 +102,7 @@ export class WorkflowsController {
   async latest(
     @Param() { wf_uuid }: WorkflowUuidParam,
     @Query() query: ReadWorkflowQuery,
-    @CurrentUser() user: AuthUser,
+    @CurrentViewer() user: Viewer,
     @Req() request: Request,
   ): Promise<WorkflowDto> {
     const view = await this.workflows.get(wf_uuid, undefined, user, {
@@ -50,7 +112,41 @@ export class WorkflowsController {
     return toWorkflowResponse(view, this.baseUrl(request));
   }
 
+  @Put(':wf_uuid')
+  @ApiOperation({
+    operationId: 'workflows-put',
+    summary: "Rename a workflow (its latest version's name) and/or make it public or private",
+    description:
+      'Owner or admin. Absent members stay as they are. Answers the workflow at its latest version, as ' +
+      '`workflows-get-latest-version-by-id` does.',
+  })
+  @ApiOkResponse({ type: WorkflowDto })
+  @ApiForbiddenResponse(FORBIDDEN)
+  async update(
+    @Param() { wf_uuid }: WorkflowUuidParam,
+    @Body() body: UpdateWorkflowDto,
+    @CurrentUser() user: AuthUser,
+    @Req() request: Request,
+  ): Promise<WorkflowDto> {
+    const view = await this.workflows.update(wf_uuid, { name: body.name, public: body.public }, user);
+    return toWorkflowResponse(view, this.baseUrl(request));
+  }
+
+  @Delete(':wf_uuid')
+  @HttpCode(204)
+  @ApiOperation({
+    operationId: 'workflows-delete-all',
+    summary: 'Delete a workflow with every version, their suites, instances, builds and archives',
+    description: 'Owner or admin. `workflows-delete` deletes one version.',
+  })
+  @ApiNoContentResponse({ description: 'Deleted' })
+  @ApiForbiddenResponse(FORBIDDEN)
+  async removeAll(@Param() { wf_uuid }: WorkflowUuidParam, @CurrentUser() user: AuthUser): Promise<void> {
+    await this.workflows.deleteWorkflow(wf_uuid, user);
+  }
+
   @Get(':wf_uuid/versions')
+  @OptionalAuth()
   @ApiOperation({
     operationId: 'workflows-get-versions-by-id',
     summary: 'All versions of a workflow, older first',
@@ -59,20 +155,21 @@ export class WorkflowsController {
   @ConditionalRead()
   async versions(
     @Param() { wf_uuid }: WorkflowUuidParam,
-    @CurrentUser() user: AuthUser,
+    @CurrentViewer() user: Viewer,
     @Req() request: Request,
   ): Promise<VersionListDto> {
     return toVersionListResponse(await this.workflows.workflow(wf_uuid, user), this.baseUrl(request));
   }
 
   @Get(':wf_uuid/versions/:wf_version')
+  @OptionalAuth()
   @ApiOperation({ operationId: 'workflows-get-version-by-id', summary: 'A workflow at one of its versions' })
   @ApiOkResponse({ type: WorkflowDto })
   @ConditionalRead()
   async version(
     @Param() { wf_uuid, wf_version }: WorkflowVersionParams,
     @Query() query: ReadWorkflowQuery,
-    @CurrentUser() user: AuthUser,
+    @CurrentViewer() user: Viewer,
     @Req() request: Request,
   ): Promise<WorkflowDto> {
     const view = await this.workflows.get(wf_uuid, wf_version, user, {
@@ -90,6 +187,7 @@ export class WorkflowsController {
       'Delete a version with its suites, instances, builds and archive; the workflow goes with its last one',
   })
   @ApiNoContentResponse({ description: 'Deleted' })
+  @ApiForbiddenResponse(FORBIDDEN)
   async remove(
     @Param() { wf_uuid, wf_version }: WorkflowVersionParams,
     @CurrentUser() user: AuthUser,
@@ -98,6 +196,7 @@ export class WorkflowsController {
   }
 
   @Get(':wf_uuid/rocrate/:wf_version/download')
+  @OptionalAuth()
   @ApiOperation({ operationId: 'workflows-rocrate-download', summary: 'The RO-Crate archive of a version' })
   @ApiProduces('application/zip')
   @ApiOkResponse({
@@ -107,7 +206,7 @@ export class WorkflowsController {
   @ApiResponse({ status: 304, description: 'Not modified: If-None-Match matched the ETag' })
   async download(
     @Param() { wf_uuid, wf_version }: WorkflowVersionParams,
-    @CurrentUser() user: AuthUser,
+    @CurrentViewer() user: Viewer,
     @Req() request: Request,
     @Res({ passthrough: true }) response: Response,
   ): Promise<StreamableFile | globalThis.Response> {
@@ -128,6 +227,7 @@ export class WorkflowsController {
   }
 
   @Get(':wf_uuid/suites')
+  @OptionalAuth()
   @ApiOperation({
     operationId: 'workflows-get-suites',
     summary: 'The test suites of a version (default: the latest)',
@@ -136,7 +236,7 @@ export class WorkflowsController {
   async suites(
     @Param() { wf_uuid }: WorkflowUuidParam,
     @Query() { version }: SuitesQuery,
-    @CurrentUser() user: AuthUser,
+    @CurrentViewer() user: Viewer,
   ): Promise<TestSuiteListDto> {
     return { items: (await this.workflows.suites(wf_uuid, version, user)).map(toSuiteResponse) };
   }

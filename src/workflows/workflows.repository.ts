@@ -27,6 +27,15 @@ export interface NewVersion {
   source?: { ref: string; commit: string };
   suites: ParsedSuite[];
   now: Date;
+  /** Sets the workflow's visibility when given (a new workflow is private otherwise). */
+  public?: boolean;
+}
+
+/** What `PUT /workflows/{uuid}` changes; absent members stay. */
+export interface WorkflowChanges {
+  /** The latest version's name, which is the workflow's (API.md 2.3). */
+  name?: string;
+  public?: boolean;
 }
 
 export interface Page {
@@ -47,11 +56,13 @@ export interface InstanceFactRow {
 }
 
 /**
- * Which workflows a list shows. Each condition narrows the list; a list of public workflows
- * (or of public and own) widens it here, on the same order and index.
+ * Which workflows a list shows: `ownerId`'s, the public ones, or both (`ownerId` and `public`);
+ * neither: all of them (an admin's `GET /workflows`). Each is read on the list's order from an
+ * index that ends with latest_version_id.
  */
 export interface WorkflowFilter {
-  ownerId: number;
+  ownerId?: number;
+  public?: boolean;
 }
 
 /**
@@ -92,26 +103,62 @@ export class WorkflowsRepository {
    * and costs the same whatever the number of workflows.
    */
   async listWorkflows(filter: WorkflowFilter, window: ListWindow): Promise<WorkflowEntity[]> {
-    const query = this.workflows
-      .createQueryBuilder('w')
-      .select('w.id', 'id')
-      .where('w.ownerId = :ownerId', { ownerId: filter.ownerId })
-      .andWhere('w.latestVersionId IS NOT NULL')
-      .orderBy('w.latestVersionId', 'DESC')
-      .limit(window.limit);
-    if (window.before !== undefined) {
-      query.andWhere('w.latestVersionId < :before', { before: window.before });
-    }
-    if (window.offset) {
-      query.offset(window.offset);
-    }
-    const ids = (await query.getRawMany<{ id: number | string }>()).map((row) => Number(row.id));
+    const ids =
+      filter.ownerId !== undefined && filter.public
+        ? await this.ownAndPublicIds(filter.ownerId, window)
+        : await this.windowIds(filter, window);
     if (ids.length === 0) {
       return [];
     }
     const found = await this.workflows.find({ where: { id: In(ids) }, relations: { versions: true } });
     const byId = new Map(found.map((workflow) => [workflow.id, workflow]));
     return ids.flatMap((id) => byId.get(id) ?? []);
+  }
+
+  /**
+   * One condition (an owner's, the public ones, or none: all), read from the index that leads
+   * with it and ends with latest_version_id.
+   */
+  private async windowIds(filter: WorkflowFilter, window: ListWindow): Promise<number[]> {
+    const query = this.workflows
+      .createQueryBuilder('w')
+      .select('w.id', 'id')
+      .where('w.latestVersionId IS NOT NULL')
+      .orderBy('w.latestVersionId', 'DESC')
+      .limit(window.limit);
+    if (filter.ownerId !== undefined) {
+      query.andWhere('w.ownerId = :ownerId', { ownerId: filter.ownerId });
+    } else if (filter.public) {
+      query.andWhere('w.public = :yes', { yes: 1 });
+    }
+    if (window.before !== undefined) {
+      query.andWhere('w.latestVersionId < :before', { before: window.before });
+    }
+    if (window.offset) {
+      query.offset(window.offset);
+    }
+    return (await query.getRawMany<{ id: number | string }>()).map((row) => Number(row.id));
+  }
+
+  /**
+   * The caller's own and the public workflows: an OR of two columns would read every row of
+   * both, so each side takes its first offset + limit rows from its own index and the union is
+   * cut to the window. A workflow both own and public is one row of the union.
+   */
+  private async ownAndPublicIds(ownerId: number, window: ListWindow): Promise<number[]> {
+    const reach = (window.offset ?? 0) + window.limit;
+    const before = window.before === undefined ? '' : 'AND w.latest_version_id < ?';
+    const side = (condition: string) =>
+      `SELECT * FROM (SELECT w.id AS id, w.latest_version_id AS latest FROM workflows w
+         WHERE ${condition} AND w.latest_version_id IS NOT NULL ${before}
+         ORDER BY w.latest_version_id DESC LIMIT ?) ${condition.startsWith('w.owner') ? 'own' : 'pub'}`;
+    const sideParameters = window.before === undefined ? [reach] : [window.before, reach];
+    const rows = await this.dataSource.query<{ id: number | string }[]>(
+      `SELECT u.id AS id FROM (${side('w.owner_id = ?')} UNION ${side('w.is_public = 1')}) u
+       ORDER BY u.latest DESC LIMIT ? OFFSET ?`,
+      [ownerId, ...sideParameters, ...sideParameters, window.limit, window.offset ?? 0],
+    );
+    return rows.map((row) => Number(row.id));
   }
 
   /** The version's suites with their instances and services, in the crate's order. */
@@ -320,6 +367,9 @@ export class WorkflowsRepository {
       if (existing.ownerId !== input.ownerId) {
         throw ownedByAnother(input.workflowUuid);
       }
+      if (input.public !== undefined && input.public !== existing.public) {
+        await tx.update(WorkflowEntity, { id: existing.id }, { public: input.public });
+      }
       return { id: existing.id, created: false };
     }
     try {
@@ -328,6 +378,7 @@ export class WorkflowsRepository {
           uuid: input.workflowUuid,
           ownerId: input.ownerId,
           createdAt: input.now,
+          public: input.public ?? false,
         }),
       );
       return { id, created: true };
@@ -368,6 +419,50 @@ export class WorkflowsRepository {
       .where('s.type = :type AND s.url = :url', { type, url });
     // A locking read sees rows committed after this transaction's snapshot (InnoDB's consistent reads would not).
     return lockRows(query, 'read').getOne();
+  }
+
+  /** Applies `PUT /workflows/{uuid}` in one transaction; false when the workflow or its latest version was gone. */
+  async updateWorkflow(
+    workflowId: number,
+    latestVersionId: number,
+    changes: WorkflowChanges,
+  ): Promise<boolean> {
+    return this.dataSource.transaction(async (tx) => {
+      if (changes.public !== undefined) {
+        const updated = await tx.update(WorkflowEntity, { id: workflowId }, { public: changes.public });
+        if ((updated.affected ?? 0) === 0) {
+          return false;
+        }
+      }
+      if (changes.name !== undefined) {
+        const renamed = await tx.update(
+          WorkflowVersionEntity,
+          { id: latestVersionId },
+          { name: changes.name },
+        );
+        if ((renamed.affected ?? 0) === 0) {
+          return false;
+        }
+      }
+      return true;
+    });
+  }
+
+  /**
+   * Deletes a workflow with every version (suites, instances and builds go by cascade). Returns
+   * the archives its versions used, for the caller to remove those no other version uses; null
+   * when the workflow was gone already.
+   */
+  async deleteWorkflow(workflowId: number): Promise<string[] | null> {
+    return this.dataSource.transaction(async (tx) => {
+      const archives = await tx
+        .createQueryBuilder(WorkflowVersionEntity, 'v')
+        .select('DISTINCT v.archive_sha256', 'sha256')
+        .where('v.workflow_id = :workflowId', { workflowId })
+        .getRawMany<{ sha256: string }>();
+      const deleted = await tx.delete(WorkflowEntity, { id: workflowId });
+      return (deleted.affected ?? 0) === 0 ? null : archives.map((row) => row.sha256);
+    });
   }
 
   /**

@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import type { Readable } from 'node:stream';
 import { Inject, Injectable, Logger, Optional } from '@nestjs/common';
-import type { AuthUser } from '../auth/auth-user.js';
+import { hasRole, type AuthUser } from '../auth/auth-user.js';
+import type { Viewer } from '../auth/optional-auth.decorator.js';
 import { DomainError } from '../common/errors/domain-error.js';
 import { AppConfig } from '../config/app-config.js';
 import { MetricsService } from '../metrics/metrics.service.js';
@@ -27,6 +28,7 @@ import {
   versionExists,
   WorkflowsRepository,
   type ListWindow,
+  type WorkflowChanges,
   type WorkflowFilter,
 } from './workflows.repository.js';
 import { Clock } from '../common/clock.js';
@@ -37,6 +39,7 @@ export interface Registration {
   authorization?: string;
   uuid?: string;
   name?: string;
+  public?: boolean;
 }
 
 export interface Registered {
@@ -174,6 +177,7 @@ export class WorkflowsService {
             source,
             suites: parsed.suites,
             now: new Date(this.clock.nowMs()),
+            public: input.public,
           });
         } catch (error) {
           await this.forgetArchiveIfUnused(crate.sha256);
@@ -226,14 +230,43 @@ export class WorkflowsService {
    * after the last one's place in the order: memory and the cost of a batch stay the same
    * however long the list is. A batch shorter than LIST_BATCH is the last.
    */
-  async *listBatches(
+  listBatches(
     user: AuthUser,
+    offset: number | undefined,
+    withStatus: boolean,
+  ): AsyncGenerator<WorkflowSummaryView[]> {
+    return this.batches(ownList(user), offset, withStatus);
+  }
+
+  /**
+   * A page of what `GET /workflows` shows the viewer (API.md 5.1): the public workflows, plus
+   * their own with a token; an admin's: all. Ordered as `list`.
+   */
+  async listVisible(
+    viewer: Viewer,
+    page: { limit: number; offset?: number },
+    withStatus: boolean,
+  ): Promise<WorkflowSummaryView[]> {
+    return this.summarize(await this.repo.listWorkflows(visibleList(viewer), page), withStatus);
+  }
+
+  /** `listVisible` whole, batch by batch as `listBatches`. */
+  visibleBatches(
+    viewer: Viewer,
+    offset: number | undefined,
+    withStatus: boolean,
+  ): AsyncGenerator<WorkflowSummaryView[]> {
+    return this.batches(visibleList(viewer), offset, withStatus);
+  }
+
+  private async *batches(
+    filter: WorkflowFilter,
     offset: number | undefined,
     withStatus: boolean,
   ): AsyncGenerator<WorkflowSummaryView[]> {
     let window: ListWindow = { limit: LIST_BATCH, offset };
     for (;;) {
-      const workflows = await this.repo.listWorkflows(ownList(user), window);
+      const workflows = await this.repo.listWorkflows(filter, window);
       yield await this.summarize(workflows, withStatus);
       const last = workflows.at(-1);
       if (workflows.length < LIST_BATCH || !last?.latestVersionId) {
@@ -278,7 +311,7 @@ export class WorkflowsService {
   async get(
     uuid: string,
     version: string | undefined,
-    user: AuthUser,
+    user: Viewer,
     options: ReadOptions,
   ): Promise<WorkflowView> {
     const visible = await this.access.visibleVersion(uuid, version, user);
@@ -308,8 +341,37 @@ export class WorkflowsService {
     }
   }
 
-  async workflow(uuid: string, user: AuthUser): Promise<WorkflowEntity> {
+  async workflow(uuid: string, user: Viewer): Promise<WorkflowEntity> {
     return this.access.visibleWorkflow(uuid, user);
+  }
+
+  /**
+   * `PUT /workflows/{uuid}`: renames (the latest version's name) and/or sets `public`; the
+   * workflow at its latest version afterwards. Owner or admin (see WorkflowAccess.editableWorkflow).
+   */
+  async update(uuid: string, changes: WorkflowChanges, user: AuthUser): Promise<WorkflowView> {
+    const workflow = await this.access.editableWorkflow(uuid, user);
+    if (!(await this.repo.updateWorkflow(workflow.id, latestVersionOf(workflow).id, changes))) {
+      // Deleted, or its latest version replaced, by a concurrent request.
+      throw new DomainError('not_found', `No workflow ${uuid}`);
+    }
+    return this.get(uuid, undefined, user, {});
+  }
+
+  /**
+   * Deletes the whole workflow: every version with its suites, instances and builds, and each
+   * archive no other workflow's version uses.
+   */
+  async deleteWorkflow(uuid: string, user: AuthUser): Promise<void> {
+    const workflow = await this.access.editableWorkflow(uuid, user);
+    const archives = await this.repo.deleteWorkflow(workflow.id);
+    if (archives === null) {
+      throw new DomainError('not_found', `No workflow ${uuid}`);
+    }
+    for (const sha256 of archives) {
+      // Under each archive's lock, as a version deletion does: a registration storing the same bytes meanwhile keeps them.
+      await this.archiveLock.exclusive(sha256, () => this.forgetArchiveIfUnused(sha256));
+    }
   }
 
   /**
@@ -317,7 +379,7 @@ export class WorkflowsService {
    * uses the same bytes, and the workflow when it was its last version.
    */
   async deleteVersion(uuid: string, version: string, user: AuthUser): Promise<void> {
-    const visible = await this.access.visibleVersion(uuid, version, user);
+    const visible = await this.access.editableVersion(uuid, version, user);
     const sha256 = visible.version.archiveSha256;
     const deleted = await this.archiveLock.exclusive(sha256, async () => {
       const done = await this.repo.deleteVersion(visible.version);
@@ -331,7 +393,7 @@ export class WorkflowsService {
     }
   }
 
-  async archive(uuid: string, version: string, user: AuthUser): Promise<ArchiveDownload> {
+  async archive(uuid: string, version: string, user: Viewer): Promise<ArchiveDownload> {
     const visible = await this.access.visibleVersion(uuid, version, user);
     const { archiveSha256: sha256, archiveSize: size } = visible.version;
     return {
@@ -350,20 +412,28 @@ export class WorkflowsService {
   }
 
   /** The suites of the given version, or of the latest. */
-  async suites(uuid: string, version: string | undefined, user: AuthUser): Promise<TestSuiteEntity[]> {
+  async suites(uuid: string, version: string | undefined, user: Viewer): Promise<TestSuiteEntity[]> {
     const visible = await this.access.visibleVersion(uuid, version, user);
     return this.repo.findSuitesOf(visible.version.id);
   }
 
-  async suite(uuid: string, user: AuthUser): Promise<TestSuiteEntity> {
+  async suite(uuid: string, user: Viewer): Promise<TestSuiteEntity> {
     return this.access.visibleSuite(uuid, user);
   }
 
-  async instance(uuid: string, user: AuthUser): Promise<TestInstanceEntity> {
+  async instance(uuid: string, user: Viewer): Promise<TestInstanceEntity> {
     return this.access.visibleInstance(uuid, user);
   }
 }
 
 function ownList(user: AuthUser): WorkflowFilter {
   return { ownerId: user.id };
+}
+
+/** Public and own; an admin's: all; an anonymous caller's: public only. */
+function visibleList(viewer: Viewer): WorkflowFilter {
+  if (viewer && hasRole(viewer, 'admin')) {
+    return {};
+  }
+  return viewer ? { ownerId: viewer.id, public: true } : { public: true };
 }

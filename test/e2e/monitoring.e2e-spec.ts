@@ -355,7 +355,8 @@ describe(`test monitoring (${testDatabase()})`, () => {
         expect(hidden.status).toBe(404);
         expect(hidden.headers['content-type']).toMatch(/^application\/problem\+json/);
         expect((await t.http.get(route).set('Authorization', `Bearer ${admin}`)).status).toBe(200);
-        expect((await t.http.get(route)).status).toBe(401);
+        // Anonymous callers see public workflows only (API.md 5.1): this one is private.
+        expect((await t.http.get(route)).status).toBe(404);
       }
       const base = `/instances/${gh.instance.uuid}`;
       for (const [route, code] of [
@@ -528,7 +529,8 @@ describe(`test monitoring (${testDatabase()})`, () => {
     for (const [path, operationId, schema] of expected) {
       const operation = document.paths[path]?.get;
       expect({ path, operationId: operation?.operationId }).toEqual({ path, operationId });
-      expect(operation.security).toEqual([{ bearer: [] }]);
+      // The token is optional: public workflows are readable without one (API.md 5.1).
+      expect(operation.security).toEqual([{ bearer: [] }, { apiKey: [] }, {}]);
       expect(operation.responses['200'].content?.['application/json'].schema?.$ref).toBe(
         `#/components/schemas/${schema}`,
       );

@@ -156,6 +156,7 @@ describe('workflow registry (API.md 2.1–2.5, 2.7)', () => {
       expect(response.body).toEqual({
         uuid,
         name: fixture.name,
+        public: false,
         meta: {
           base_url: base,
           resource: `/workflows/${uuid}`,
@@ -242,6 +243,7 @@ describe('workflow registry (API.md 2.1–2.5, 2.7)', () => {
         name: fixture.name,
         latest_version: '1.0',
         versions: ['1.0'],
+        public: false,
         status: { aggregate_test_status: 'not_available', latest_build: null },
       });
     });
@@ -466,6 +468,7 @@ describe('workflow registry (API.md 2.1–2.5, 2.7)', () => {
         name: 'bob 1 again',
         latest_version: '1.1',
         versions: ['1', '1.1'],
+        public: false,
         status: { aggregate_test_status: 'not_available', latest_build: null },
       });
     });
@@ -477,6 +480,7 @@ describe('workflow registry (API.md 2.1–2.5, 2.7)', () => {
         name: 'bob 1 again',
         latest_version: '1.1',
         versions: ['1', '1.1'],
+        public: false,
       });
     });
 
@@ -525,7 +529,7 @@ describe('workflow registry (API.md 2.1–2.5, 2.7)', () => {
       expect(listed.body.items).toEqual([
         expect.objectContaining({ uuid: order[2] }),
         expect.objectContaining({ uuid: order[1] }),
-        { uuid: order[0], name: 'bob 1', latest_version: '1', versions: ['1'] },
+        { uuid: order[0], name: 'bob 1', latest_version: '1', versions: ['1'], public: false },
       ]);
       const page = await get(bob, '/users/current/workflows?limit=1&offset=2&status=false');
       expect(page.body.items.map((item: { uuid: string }) => item.uuid)).toEqual([order[0]]);

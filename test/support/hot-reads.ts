@@ -27,6 +27,8 @@ export const HOT_READS: HotRead[] = [
   { name: 'list page', path: () => '/users/current/workflows?limit=20' },
   { name: 'list page further on', path: () => '/users/current/workflows?limit=20&offset=40' },
   { name: 'list page without status', path: () => '/users/current/workflows?limit=20&status=false' },
+  { name: 'public and own list page', path: () => '/workflows?limit=20' },
+  { name: 'public and own list page further on', path: () => '/workflows?limit=20&offset=40&status=false' },
   { name: 'workflow', path: (i) => `/workflows/${workflow(i)}` },
   {
     name: 'workflow with previous versions',

@@ -1,5 +1,6 @@
+import { applyDecorators } from '@nestjs/common';
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { IsDefined, IsOptional, IsUUID, MaxLength, ValidateBy } from 'class-validator';
+import { IsBoolean, IsDefined, IsOptional, IsUUID, MaxLength, ValidateBy } from 'class-validator';
 import { IsHttpUrl, OptionalText } from '../../common/validation.js';
 import { COLUMN_LENGTHS } from '../columns.js';
 
@@ -87,6 +88,37 @@ export class RegisterWorkflowDto {
     "Else the crate's root dataset name, else its main workflow's",
   )
   name?: string;
+
+  @IsPublicFlag()
+  public?: boolean;
+}
+
+/** The `public` member of registration and update bodies: a JSON boolean (a string "true" is a 400). */
+export function IsPublicFlag(): PropertyDecorator {
+  return applyDecorators(
+    IsOptional(),
+    IsBoolean({ message: 'public must be a JSON boolean (true or false)' }),
+    ApiPropertyOptional({
+      type: Boolean,
+      example: true,
+      description:
+        'Readable by anybody, with or without a token (API.md 5.1); a new workflow is private unless this is true',
+    }),
+  );
+}
+
+/** `PUT /workflows/{wf_uuid}`: what to change; absent members stay as they are. */
+export class UpdateWorkflowDto {
+  @OptionalText(
+    1,
+    COLUMN_LENGTHS.name,
+    'sort-and-change-case',
+    "The workflow's name (that of its latest version, as GET /workflows/{wf_uuid} shows it)",
+  )
+  name?: string;
+
+  @IsPublicFlag()
+  public?: boolean;
 }
 
 export class RegisteredWorkflowDto {

@@ -109,6 +109,9 @@ export class WorkflowDto {
   @ApiProperty({ example: 'sort-and-change-case' })
   name!: string;
 
+  @ApiProperty({ example: false, description: 'Readable by anybody, with or without a token' })
+  public!: boolean;
+
   @ApiProperty({ type: WorkflowMetaDto })
   meta!: WorkflowMetaDto;
 
@@ -167,6 +170,9 @@ export class WorkflowSummaryDto {
   @ApiProperty({ type: String, isArray: true, example: ['1.0', '1.1'], description: 'Older first' })
   versions!: string[];
 
+  @ApiProperty({ example: false, description: 'Readable by anybody, with or without a token' })
+  public!: boolean;
+
   @ApiPropertyOptional({ type: WorkflowStatusSummaryDto, description: 'Left out with status=false' })
   status?: WorkflowStatusSummaryDto;
 }
@@ -221,6 +227,7 @@ export function toWorkflowResponse(view: WorkflowView, baseUrl: string): Workflo
   const reply: WorkflowDto = {
     uuid: workflow.uuid,
     name: version.name,
+    public: workflow.public,
     meta: {
       base_url: baseUrl,
       resource: `/workflows/${workflow.uuid}`,
@@ -261,6 +268,7 @@ export function toWorkflowSummaryResponse(view: WorkflowSummaryView): WorkflowSu
     name: latest.name,
     latest_version: latest.version,
     versions: versions.map((version) => version.version),
+    public: view.workflow.public,
   };
   if (view.status !== undefined) {
     const build = view.status.latestBuild;

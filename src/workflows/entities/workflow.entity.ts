@@ -21,6 +21,8 @@ import { COLUMN_LENGTHS } from '../columns.js';
 @Entity('workflows')
 @Unique('UQ_workflows_uuid', ['uuid'])
 @Index('IDX_workflows_owner_latest', ['ownerId', 'latestVersionId'])
+@Index('IDX_workflows_public_latest', ['public', 'latestVersionId'])
+@Index('IDX_workflows_latest', ['latestVersionId'])
 export class WorkflowEntity {
   @PrimaryGeneratedColumn({ type: 'integer' })
   id!: number;
@@ -45,6 +47,10 @@ export class WorkflowEntity {
 
   @Column({ name: 'created_at', type: 'datetime', default: () => 'CURRENT_TIMESTAMP' })
   createdAt!: Date;
+
+  /** Readable by anybody, with or without a token (API.md 5.1); writes stay with the owner and admins. */
+  @Column({ name: 'is_public', type: 'boolean', default: 0 })
+  public!: boolean;
 
   @OneToMany(() => WorkflowVersionEntity, (version) => version.workflow)
   versions?: Relation<WorkflowVersionEntity>[];
