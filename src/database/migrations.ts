@@ -11,6 +11,7 @@ import { CreateVmJobs1763920000000 } from '../../migrations/1763920000000-create
 import { IndexForeignKeys1764200000000 } from '../../migrations/1764200000000-index-foreign-keys.js';
 import { WorkflowListOrder1764210000000 } from '../../migrations/1764210000000-workflow-list-order.js';
 import { PublicWorkflows1764300000000 } from '../../migrations/1764300000000-public-workflows.js';
+import { BadgeTokens1764300000001 } from '../../migrations/1764300000001-badge-tokens.js';
 import { CreateNotifications1764400000000 } from '../../migrations/1764400000000-create-notifications.js';
 import { GithubWorkflowInstances1764400000001 } from '../../migrations/1764400000001-github-workflow-instances.js';
 import { VersionSource1764500000000 } from '../../migrations/1764500000000-version-source.js';
@@ -33,6 +34,7 @@ export const MIGRATIONS: (new () => MigrationInterface)[] = [
   IndexForeignKeys1764200000000,
   WorkflowListOrder1764210000000,
   PublicWorkflows1764300000000,
+  BadgeTokens1764300000001,
   CreateNotifications1764400000000,
   GithubWorkflowInstances1764400000001,
   VersionSource1764500000000,

@@ -2,6 +2,7 @@ import { Global, Module } from '@nestjs/common';
 import { DiscoveryModule } from '@nestjs/core';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { TESTING_SERVICE_CATALOG, WORKFLOW_STATUS_SOURCE, WorkflowsModule } from '../workflows/index.js';
+import { BadgesController } from './badges.controller.js';
 import { BuildsRepository } from './builds.repository.js';
 import { CheckResults } from './check-results.js';
 import { Rechecks } from './rechecks.js';
@@ -54,7 +55,7 @@ import { Clock } from '../common/clock.js';
     // The registry injects this token (optionally) to fill the status of its workflow list.
     { provide: WORKFLOW_STATUS_SOURCE, useExisting: TestStatusService },
   ],
-  controllers: [TestStatusController],
+  controllers: [TestStatusController, BadgesController],
   exports: [RefreshMetrics, WORKFLOW_STATUS_SOURCE, TESTING_SERVICE_CATALOG, CheckResults, Rechecks],
 })
 export class TestMonitoringModule {}

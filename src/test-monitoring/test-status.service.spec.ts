@@ -25,8 +25,11 @@ let repo: CheckStateRepository;
 /** The registry's lookups without its visibility rule (tested in the registry): by uuid, or not_found. */
 function accessTo(
   dataSource: DataSource,
-): Pick<WorkflowAccess, 'visibleVersion' | 'visibleSuite' | 'visibleInstance'> {
+): Pick<WorkflowAccess, 'visibleVersion' | 'visibleSuite' | 'visibleInstance' | 'badgeVersion'> {
   return {
+    async badgeVersion(uuid, version, user) {
+      return { ...(await this.visibleVersion(uuid, version, user)), audience: 'shared' };
+    },
     async visibleVersion(uuid, version) {
       const workflow = await dataSource
         .getRepository(WorkflowEntity)

@@ -5,6 +5,7 @@ import {
   NOT_AVAILABLE,
   RegisteredInstances,
   WorkflowAccess,
+  type BadgeVersion,
   type TestInstanceEntity,
   type TestSuiteEntity,
   type VersionStatusSummary,
@@ -39,6 +40,13 @@ export interface VersionStatus extends InstancesStatus {
   version: WorkflowVersionEntity;
 }
 
+/** What a badge shows (API.md 5.2), and who may share it. */
+export interface BadgeStatus {
+  aggregate: AggregateTestStatus;
+  stale: boolean;
+  audience: BadgeVersion['audience'];
+}
+
 export interface SuiteStatus extends InstancesStatus {
   suite: TestSuiteEntity;
 }
@@ -54,7 +62,10 @@ export class TestStatusService implements WorkflowStatusSource {
     private readonly checkStates: CheckStateRepository,
     private readonly registered: RegisteredInstances,
     @Inject(WorkflowAccess)
-    private readonly access: Pick<WorkflowAccess, 'visibleVersion' | 'visibleSuite' | 'visibleInstance'>,
+    private readonly access: Pick<
+      WorkflowAccess,
+      'visibleVersion' | 'visibleSuite' | 'visibleInstance' | 'badgeVersion'
+    >,
     private readonly clock: Clock,
   ) {}
 
@@ -68,6 +79,19 @@ export class TestStatusService implements WorkflowStatusSource {
     const visible = await this.access.visibleVersion(wfUuid, version, user);
     const instances = await this.registered.ofVersion(visible.version.id);
     return { ...visible, ...(await this.statusOf(instances, now)) };
+  }
+
+  /** The status a badge shows: of a version the caller may see, or opened by the workflow's badge token. */
+  async badge(
+    wfUuid: string,
+    version: string | undefined,
+    user: Viewer,
+    badgeToken: string | undefined,
+    now = new Date(this.clock.nowMs()),
+  ): Promise<BadgeStatus> {
+    const visible = await this.access.badgeVersion(wfUuid, version, user, badgeToken);
+    const status = await this.statusOf(await this.registered.ofVersion(visible.version.id), now);
+    return { aggregate: status.aggregate, stale: status.stale, audience: visible.audience };
   }
 
   async suiteStatus(

@@ -4,7 +4,7 @@
  * no other feature gets their repositories.
  */
 export { WorkflowsModule } from './workflows.module.js';
-export { WorkflowAccess, type VisibleVersion } from './workflow-access.service.js';
+export { WorkflowAccess, type BadgeVersion, type VisibleVersion } from './workflow-access.service.js';
 export { RegisteredInstances, type CheckTarget, type InstanceFacts } from './registered-instances.js';
 export {
   RegistryEvents,
@@ -31,10 +31,15 @@ export {
 export { BUILD_STATUSES, type BuildStatus } from './build-status.js';
 export { latestVersionOf, versionsOf } from './workflow-versions.js';
 export { RegistryReads } from './registry-reads.decorator.js';
-export { ConditionalRead } from './if-none-match.js';
 export { BuildDto, toBuildResponse } from './dto/suite-response.dto.js';
 export { WorkflowRefDto } from './dto/workflow-response.dto.js';
-export { InstanceUuidParam, SuiteUuidParam, WorkflowUuidParam } from './dto/workflow-requests.dto.js';
+export {
+  InstanceUuidParam,
+  OptionalVersionQuery,
+  SuiteUuidParam,
+  WorkflowUuidParam,
+} from './dto/workflow-requests.dto.js';
+export { ConditionalRead, entityTagOf, matchesIfNoneMatch } from './if-none-match.js';
 export type { TestInstanceEntity } from './entities/test-instance.entity.js';
 export type { TestServiceEntity } from './entities/test-service.entity.js';
 export type { TestSuiteEntity } from './entities/test-suite.entity.js';

@@ -7,12 +7,21 @@ import type { TestInstanceEntity } from './entities/test-instance.entity.js';
 import type { TestSuiteEntity } from './entities/test-suite.entity.js';
 import type { WorkflowVersionEntity } from './entities/workflow-version.entity.js';
 import type { WorkflowEntity } from './entities/workflow.entity.js';
+import { BadgeTokens } from './badge-tokens.js';
 import { WorkflowsRepository } from './workflows.repository.js';
 
 export interface VisibleVersion {
   /** With its versions (each with its submitter) loaded. */
   workflow: WorkflowEntity;
   version: WorkflowVersionEntity;
+}
+
+export interface BadgeVersion extends VisibleVersion {
+  /**
+   * `shared` when anybody with the URL may see this badge (a public workflow, or a badge token in
+   * the URL), so shared caches may keep it; `personal` when it was the caller's own token.
+   */
+  audience: 'shared' | 'personal';
 }
 
 /**
@@ -24,7 +33,10 @@ export interface VisibleVersion {
  */
 @Injectable()
 export class WorkflowAccess {
-  constructor(private readonly repo: WorkflowsRepository) {}
+  constructor(
+    private readonly repo: WorkflowsRepository,
+    private readonly badgeTokens: BadgeTokens,
+  ) {}
 
   async visibleWorkflow(uuid: string, user: Viewer): Promise<WorkflowEntity> {
     const workflow = await this.repo.findWorkflow(uuid);
@@ -36,15 +48,30 @@ export class WorkflowAccess {
 
   /** The given version, or the latest when `version` is undefined. */
   async visibleVersion(uuid: string, version: string | undefined, user: Viewer): Promise<VisibleVersion> {
-    const workflow = await this.visibleWorkflow(uuid, user);
-    if (version === undefined) {
-      return { workflow, version: latestVersionOf(workflow) };
+    return versionOf(await this.visibleWorkflow(uuid, user), version);
+  }
+
+  /**
+   * A version for its badge (API.md 5.2): visible to the caller, or opened by the workflow's badge
+   * token. A wrong or revoked token is the same not_found as no token: a badge never tells a
+   * private workflow exists.
+   */
+  async badgeVersion(
+    uuid: string,
+    version: string | undefined,
+    user: Viewer,
+    badgeToken: string | undefined,
+  ): Promise<BadgeVersion> {
+    const workflow = await this.repo.findWorkflow(uuid);
+    if (workflow && versionsOf(workflow).length > 0) {
+      if (canSee(workflow, user)) {
+        return { ...versionOf(workflow, version), audience: workflow.public ? 'shared' : 'personal' };
+      }
+      if (badgeToken !== undefined && this.badgeTokens.matches(badgeToken, workflow.badgeTokenSha256)) {
+        return { ...versionOf(workflow, version), audience: 'shared' };
+      }
     }
-    const found = versionsOf(workflow).find((candidate) => candidate.version === version);
-    if (!found) {
-      throw new DomainError('not_found', `The workflow ${uuid} has no version '${version}'`);
-    }
-    return { workflow, version: found };
+    throw new DomainError('not_found', `No workflow ${uuid}`);
   }
 
   /** With its instances (and their services) and its version's workflow loaded. */
@@ -87,6 +114,18 @@ export class WorkflowAccess {
     }
     return visible;
   }
+}
+
+/** The given version of a workflow (its versions loaded), or the latest when `version` is undefined. */
+function versionOf(workflow: WorkflowEntity, version: string | undefined): VisibleVersion {
+  if (version === undefined) {
+    return { workflow, version: latestVersionOf(workflow) };
+  }
+  const found = versionsOf(workflow).find((candidate) => candidate.version === version);
+  if (!found) {
+    throw new DomainError('not_found', `The workflow ${workflow.uuid} has no version '${version}'`);
+  }
+  return { workflow, version: found };
 }
 
 export function canSee(workflow: WorkflowEntity, user: Viewer): boolean {

@@ -28,6 +28,7 @@ import { UpdateWorkflowDto } from './dto/register-workflow.dto.js';
 import { AppConfig } from '../config/app-config.js';
 import { TestSuiteListDto, toSuiteResponse } from './dto/suite-response.dto.js';
 import {
+  BadgeTokenDto,
   ListWorkflowsQuery,
   ReadWorkflowQuery,
   SuitesQuery,
@@ -143,6 +144,45 @@ export class WorkflowsController {
   @ApiForbiddenResponse(FORBIDDEN)
   async removeAll(@Param() { wf_uuid }: WorkflowUuidParam, @CurrentUser() user: AuthUser): Promise<void> {
     await this.workflows.deleteWorkflow(wf_uuid, user);
+  }
+
+  @Get(':wf_uuid/badge-token')
+  @ApiOperation({
+    operationId: 'workflows-get-badge-token',
+    summary: "The workflow's badge token, made on first request, with the badge URLs that carry it",
+    description:
+      'Owner or admin. The token opens the badges of this workflow (badge.svg, badge.json) to anybody who ' +
+      'has the URL, private workflows included, and nothing else. The same token comes back until ' +
+      'DELETE revokes it. Keep it out of logs: it is a credential.',
+  })
+  @ApiOkResponse({ type: BadgeTokenDto })
+  @ApiForbiddenResponse(FORBIDDEN)
+  async badgeToken(
+    @Param() { wf_uuid }: WorkflowUuidParam,
+    @CurrentUser() user: AuthUser,
+    @Req() request: Request,
+    @Res({ passthrough: true }) response: Response,
+  ): Promise<BadgeTokenDto> {
+    const token = await this.workflows.badgeToken(wf_uuid, user);
+    response.set('Cache-Control', 'no-store');
+    const base = `${this.baseUrl(request)}/workflows/${wf_uuid}`;
+    return { token, svg: `${base}/badge.svg?token=${token}`, json: `${base}/badge.json?token=${token}` };
+  }
+
+  @Delete(':wf_uuid/badge-token')
+  @HttpCode(204)
+  @ApiOperation({
+    operationId: 'workflows-delete-badge-token',
+    summary: 'Revoke the badge token: badge URLs with it answer 404 from now on',
+    description: 'Owner or admin. The next GET of the same path makes a new token.',
+  })
+  @ApiNoContentResponse({ description: 'Revoked (also when there was none)' })
+  @ApiForbiddenResponse(FORBIDDEN)
+  async revokeBadgeToken(
+    @Param() { wf_uuid }: WorkflowUuidParam,
+    @CurrentUser() user: AuthUser,
+  ): Promise<void> {
+    await this.workflows.revokeBadgeToken(wf_uuid, user);
   }
 
   @Get(':wf_uuid/versions')

@@ -1,5 +1,6 @@
 import { Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
+import { BadgeTokens } from './badge-tokens.js';
 import { CrateJanitor } from './crate-janitor.js';
 import { ArchiveLock } from './crate/archive-lock.js';
 import { CrateDownloader } from './crate/crate-downloader.js';
@@ -51,6 +52,7 @@ const ENTITIES = [
     CrateJanitor,
     WorkflowsRepository,
     WorkflowAccess,
+    BadgeTokens,
     VersionStatusReader,
     WorkflowsService,
     Clock,

@@ -449,6 +449,33 @@ export class WorkflowsRepository {
   }
 
   /**
+   * Stores a new badge token unless the workflow's changed since it was read (`previousSha256`,
+   * null when it had none): two requests issuing at once keep one token. False when it had changed.
+   */
+  async setBadgeToken(
+    workflowId: number,
+    token: { sha256: string; sealed: string },
+    previousSha256: string | null,
+  ): Promise<boolean> {
+    const query = this.workflows
+      .createQueryBuilder()
+      .update(WorkflowEntity)
+      .set({ badgeTokenSha256: token.sha256, badgeTokenSealed: token.sealed })
+      .where('id = :workflowId', { workflowId });
+    if (previousSha256 === null) {
+      query.andWhere('badge_token_sha256 IS NULL');
+    } else {
+      query.andWhere('badge_token_sha256 = :previousSha256', { previousSha256 });
+    }
+    return ((await query.execute()).affected ?? 0) > 0;
+  }
+
+  /** Forgets the workflow's badge token: badges then need a token of someone who may see it. */
+  async revokeBadgeToken(workflowId: number): Promise<void> {
+    await this.workflows.update({ id: workflowId }, { badgeTokenSha256: null, badgeTokenSealed: null });
+  }
+
+  /**
    * Deletes a workflow with every version (suites, instances and builds go by cascade). Returns
    * the archives its versions used, for the caller to remove those no other version uses; null
    * when the workflow was gone already.

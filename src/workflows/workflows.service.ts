@@ -19,6 +19,7 @@ import type { WorkflowVersionEntity } from './entities/workflow-version.entity.j
 import type { WorkflowEntity } from './entities/workflow.entity.js';
 import { checkInstanceAddresses, checkStorable, registrationName } from './registration-rules.js';
 import { TESTING_SERVICE_CATALOG, type TestingServiceCatalog } from './testing-service-catalog.js';
+import { BadgeTokens } from './badge-tokens.js';
 import { VersionStatusReader } from './version-status.reader.js';
 import { NOT_AVAILABLE } from './workflow-status-source.js';
 import { latestVersionOf, versionsOf } from './workflow-versions.js';
@@ -90,6 +91,7 @@ export class WorkflowsService {
     private readonly config: AppConfig,
     private readonly metrics: MetricsService,
     private readonly clock: Clock,
+    private readonly badgeTokens: BadgeTokens,
     @Optional()
     @Inject(TESTING_SERVICE_CATALOG)
     private readonly serviceCatalog: TestingServiceCatalog | null = null,
@@ -356,6 +358,37 @@ export class WorkflowsService {
       throw new DomainError('not_found', `No workflow ${uuid}`);
     }
     return this.get(uuid, undefined, user, {});
+  }
+
+  /**
+   * The workflow's badge token (API.md 5.2), issued on first request and the same afterwards
+   * until revoked. Owner or admin.
+   */
+  async badgeToken(uuid: string, user: AuthUser): Promise<string> {
+    for (let attempt = 0; attempt < 3; attempt++) {
+      const workflow = await this.access.editableWorkflow(uuid, user);
+      const stored = workflow.badgeTokenSealed
+        ? this.badgeTokens.unseal(workflow.badgeTokenSealed)
+        : undefined;
+      if (stored !== undefined && this.badgeTokens.matches(stored, workflow.badgeTokenSha256)) {
+        return stored;
+      }
+      const issued = this.badgeTokens.issue();
+      if (await this.repo.setBadgeToken(workflow.id, issued, workflow.badgeTokenSha256)) {
+        return issued.token;
+      }
+      // Another request issued or revoked one since the read: read again, and keep theirs.
+    }
+    throw new DomainError(
+      'conflict',
+      `The badge token of workflow ${uuid} is being changed by other requests`,
+    );
+  }
+
+  /** Revokes the badge token; the next `badgeToken` issues a new one. Owner or admin. */
+  async revokeBadgeToken(uuid: string, user: AuthUser): Promise<void> {
+    const workflow = await this.access.editableWorkflow(uuid, user);
+    await this.repo.revokeBadgeToken(workflow.id);
   }
 
   /**

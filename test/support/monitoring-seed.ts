@@ -31,6 +31,8 @@ export interface SeedOptions {
   suites: { name?: string; instances: SeedInstance[] }[];
   /** When the instances are due; default now. */
   dueAt?: Date;
+  /** Readable by anybody (API.md 5.1); default private. */
+  public?: boolean;
 }
 
 export interface SeededInstance {
@@ -61,7 +63,12 @@ export async function seedVersion(dataSource: DataSource, options: SeedOptions):
     let workflow = await tx.findOneBy(WorkflowEntity, { uuid: workflowUuid });
     if (!workflow) {
       workflow = await tx.save(
-        tx.create(WorkflowEntity, { uuid: workflowUuid, ownerId, createdAt: new Date() }),
+        tx.create(WorkflowEntity, {
+          uuid: workflowUuid,
+          ownerId,
+          createdAt: new Date(),
+          public: options.public ?? false,
+        }),
       );
     }
     const version = await tx.save(

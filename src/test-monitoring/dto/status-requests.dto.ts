@@ -1,16 +1,45 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { IsOptional, IsString, Length } from 'class-validator';
+import { IsOptional, IsString, Length, Matches } from 'class-validator';
 import { OptionalQueryInt } from '../../common/validation.js';
-import { InstanceUuidParam } from '../../workflows/index.js';
+import { InstanceUuidParam, OptionalVersionQuery } from '../../workflows/index.js';
+import { BADGE_LABEL_MAX_LENGTH, DEFAULT_BADGE_LABEL } from '../badge.js';
 
 /** Builds listed when `limit` is not given. */
 export const DEFAULT_LATEST_BUILDS = 10;
 
 export class WorkflowStatusQuery {
-  @IsOptional()
-  @IsString()
-  @ApiPropertyOptional({ example: '1.0', description: 'A version of the workflow (default: the latest)' })
+  @OptionalVersionQuery()
   version?: string;
+}
+
+export class BadgeQuery {
+  @OptionalVersionQuery()
+  version?: string;
+
+  @IsOptional()
+  @IsString({ message: 'label must be given once' })
+  @Length(1, BADGE_LABEL_MAX_LENGTH, {
+    message: `label must be 1 to ${BADGE_LABEL_MAX_LENGTH} characters long`,
+  })
+  @Matches(/^[^\p{Cc}]*$/u, { message: 'label must not contain control characters' })
+  @ApiPropertyOptional({
+    minLength: 1,
+    maxLength: BADGE_LABEL_MAX_LENGTH,
+    default: DEFAULT_BADGE_LABEL,
+    example: 'galaxy tests',
+    description: 'The text of the left part',
+  })
+  label?: string;
+
+  @IsOptional()
+  @IsString({ message: 'token must be given once' })
+  @Length(1, 128, { message: 'token must be 1 to 128 characters long' })
+  @ApiPropertyOptional({
+    example: 'q3Vx0yT1c2k5n8P0aB4dE7gH1jK3mN6pR9sU2vX5yZ0',
+    description:
+      "The workflow's badge token (GET /workflows/{wf_uuid}/badge-token): opens the badge of a private workflow",
+  })
+  token?: string;
 }
 
 export class LatestBuildsQuery {

@@ -91,3 +91,30 @@ export function toSuiteStatusResponse(status: SuiteStatus): SuiteStatusDto {
     latest_builds: status.latestBuilds.map(toBuildView),
   };
 }
+
+/** The shields.io endpoint schema (https://shields.io/badges/endpoint-badge). */
+export class ShieldsEndpointDto {
+  @ApiProperty({ enum: [1], example: 1 })
+  schemaVersion!: 1;
+
+  @ApiProperty({ example: 'tests' })
+  label!: string;
+
+  @ApiProperty({
+    enum: [
+      'passing',
+      'some passing',
+      'failing',
+      'no builds',
+      'passing (stale)',
+      'some passing (stale)',
+      'failing (stale)',
+      'no builds (stale)',
+    ],
+    example: 'passing',
+  })
+  message!: string;
+
+  @ApiProperty({ enum: ['brightgreen', 'yellow', 'red', 'lightgrey'], example: 'brightgreen' })
+  color!: string;
+}

@@ -31,7 +31,7 @@ export function versionProblem(value: unknown): string | null {
 }
 
 /** A version label: one validator, so that the client reads the one reason that applies. */
-function IsVersionLabel(): PropertyDecorator {
+export function IsVersionLabel(): PropertyDecorator {
   return ValidateBy({
     name: 'isVersionLabel',
     validator: {

@@ -1,5 +1,7 @@
+import { applyDecorators } from '@nestjs/common';
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { IsOptional, IsString } from 'class-validator';
+import { IsVersionLabel } from './register-workflow.dto.js';
 import { IsUuidParam, OptionalQueryFlag, OptionalQueryInt } from '../../common/validation.js';
 
 export class WorkflowUuidParam {
@@ -50,4 +52,39 @@ export class SuitesQuery {
   @IsString()
   @ApiPropertyOptional({ example: '1.0', description: 'A version of the workflow (default: the latest)' })
   version?: string;
+}
+
+/** A version in a query (default: the latest); a malformed one is a 400, an unknown one a 404. */
+export function OptionalVersionQuery(): PropertyDecorator {
+  return applyDecorators(
+    IsOptional(),
+    IsVersionLabel(),
+    ApiPropertyOptional({
+      type: String,
+      example: '1.0',
+      description: 'A version of the workflow (default: the latest)',
+    }),
+  );
+}
+
+export class BadgeTokenDto {
+  @ApiProperty({
+    example: 'q3Vx0yT1c2k5n8P0aB4dE7gH1jK3mN6pR9sU2vX5yZ0',
+    description: 'Opens the badges of this workflow only (nothing else); the same until revoked',
+  })
+  token!: string;
+
+  @ApiProperty({
+    format: 'uri',
+    example: `http://localhost:3000/workflows/${'1d8a9c84-8b1c-4bfa-a9c5-52b6b1b9cd67'}/badge.svg?token=q3Vx0yT1c2k5n8P0aB4dE7gH1jK3mN6pR9sU2vX5yZ0`,
+    description: 'The SVG badge, with the token, to put in a README',
+  })
+  svg!: string;
+
+  @ApiProperty({
+    format: 'uri',
+    example: `http://localhost:3000/workflows/${'1d8a9c84-8b1c-4bfa-a9c5-52b6b1b9cd67'}/badge.json?token=q3Vx0yT1c2k5n8P0aB4dE7gH1jK3mN6pR9sU2vX5yZ0`,
+    description: 'The shields.io endpoint, with the token (for https://img.shields.io/endpoint?url=…)',
+  })
+  json!: string;
 }

@@ -52,6 +52,14 @@ export class WorkflowEntity {
   @Column({ name: 'is_public', type: 'boolean', default: 0 })
   public!: boolean;
 
+  /** SHA-256 (hex) of the badge token (API.md 5.2), null while there is none. */
+  @Column({ name: 'badge_token_sha256', type: 'varchar', length: COLUMN_LENGTHS.sha256, nullable: true })
+  badgeTokenSha256!: string | null;
+
+  /** The badge token sealed for its owner to read again (see BadgeTokens). */
+  @Column({ name: 'badge_token_sealed', type: 'varchar', length: 255, nullable: true })
+  badgeTokenSealed!: string | null;
+
   @OneToMany(() => WorkflowVersionEntity, (version) => version.workflow)
   versions?: Relation<WorkflowVersionEntity>[];
 }

@@ -1,0 +1,219 @@
+import { randomUUID } from 'node:crypto';
+import { DataSource } from 'typeorm';
+import { CheckStateEntity } from '../../src/test-monitoring/entities/check-state.entity.js';
+import { createTestApp, testDatabase, type TestApp } from '../support/create-test-app.js';
+import { seedBuilds, seedVersion, type SeededVersion } from '../support/monitoring-seed.js';
+
+const GITHUB = {
+  type: 'github' as const,
+  url: 'http://127.0.0.1:9/api',
+  resource: 'repos/o/r/actions/workflows/ci.yml',
+};
+
+/** Badges (API.md 5.2), history (5.3): what public and private workflows show, to whom, and their caching. */
+describe(`sharing the test status (${testDatabase()})`, () => {
+  let t: TestApp;
+  let dataSource: DataSource;
+  let alice: string;
+  let aliceId: number;
+  let bob: string;
+  let admin: string;
+  /** One seeded workflow per aggregate state, public unless said otherwise. */
+  const seeded = {} as Record<'passing' | 'some' | 'failing' | 'none' | 'private' | 'stale', SeededVersion>;
+
+  const seed = async (statuses: string[][], options: { public?: boolean; name?: string } = {}) => {
+    const version = await seedVersion(dataSource, {
+      ownerId: aliceId,
+      public: options.public ?? true,
+      name: options.name ?? 'secret-project-name',
+      suites: [{ instances: statuses.map(() => GITHUB) }],
+    });
+    for (const [index, builds] of statuses.entries()) {
+      await seedBuilds(
+        dataSource,
+        version.instances[index].id,
+        builds.map((status, n) => ({
+          buildId: `${1000 + n}_1`,
+          status,
+          startedAt: new Date(Date.now() - (builds.length - n) * 3_600_000),
+        })),
+      );
+    }
+    return version;
+  };
+
+  beforeAll(async () => {
+    t = await createTestApp();
+    dataSource = t.app.get(DataSource);
+    alice = await t.userToken(['user']);
+    aliceId = (await t.http.get('/users/current').set('Authorization', `Bearer ${alice}`)).body.id;
+    bob = await t.userToken(['user']);
+    admin = await t.login();
+    seeded.passing = await seed([['passed'], ['failed', 'passed']]);
+    seeded.some = await seed([['passed'], ['failed']]);
+    seeded.failing = await seed([['error']]);
+    seeded.none = await seed([[]]);
+    seeded.private = await seed([['passed']], { public: false });
+    seeded.stale = await seed([['passed']]);
+    await dataSource
+      .getRepository(CheckStateEntity)
+      .update({ instanceId: seeded.stale.instances[0].id }, { lastCheckFailed: true });
+  });
+
+  afterAll(async () => {
+    await t.close();
+  });
+
+  const badge = (w: SeededVersion, query = '') =>
+    t.http.get(`/workflows/${w.workflowUuid}/badge.svg${query}`);
+  const badgeJson = (w: SeededVersion, query = '') =>
+    t.http.get(`/workflows/${w.workflowUuid}/badge.json${query}`);
+
+  describe('badges (5.2)', () => {
+    it.each([
+      ['passing', 'passing', '#4c1', 'brightgreen'],
+      ['some', 'some passing', '#dfb317', 'yellow'],
+      ['failing', 'failing', '#e05d44', 'red'],
+      ['none', 'no builds', '#9f9f9f', 'lightgrey'],
+      ['stale', 'passing (stale)', '#4c1', 'brightgreen'],
+    ] as const)('shows %s as "%s" in %s (shields: %s), to anybody', async (key, message, fill, color) => {
+      const svg = await badge(seeded[key]).buffer(true);
+      expect(svg.status).toBe(200);
+      expect(svg.headers['content-type']).toBe('image/svg+xml; charset=utf-8');
+      const text = svg.body.toString('utf8');
+      expect(text).toContain(`<title>tests: ${message}</title>`);
+      expect(text).toContain(`fill="${fill}"`);
+      expect(text).not.toContain('secret-project-name');
+      const json = await badgeJson(seeded[key]);
+      expect(json.status).toBe(200);
+      expect(json.headers['content-type']).toBe('application/json; charset=utf-8');
+      expect(json.body).toEqual({ schemaVersion: 1, label: 'tests', message, color });
+    });
+
+    it('takes a label, escaped in the SVG', async () => {
+      const svg = await badge(seeded.passing, `?label=${encodeURIComponent('<CI & "more">')}`).buffer(true);
+      expect(svg.status).toBe(200);
+      expect(svg.body.toString('utf8')).toContain(
+        '<title>&#60;CI &#38; &#34;more&#34;&#62;: passing</title>',
+      );
+      const json = await badgeJson(seeded.passing, '?label=galaxy%20tests&version=1.0');
+      expect(json.body).toMatchObject({ label: 'galaxy tests', message: 'passing' });
+    });
+
+    it('answers 304 to If-None-Match with its ETag, and lets shared caches keep public badges for 60 s', async () => {
+      for (const get of [badge, badgeJson]) {
+        const first = await get(seeded.passing);
+        expect(first.headers['cache-control']).toBe('public, max-age=60');
+        const etag = first.headers.etag;
+        expect(etag).toMatch(/^"[\w-]{27}"$/);
+        const again = await get(seeded.passing).set('If-None-Match', etag);
+        expect(again.status).toBe(304);
+        expect(again.headers.etag).toBe(etag);
+        expect(again.headers['cache-control']).toBe('public, max-age=60');
+        expect(again.text ?? '').toBe('');
+        const other = await get(seeded.passing, '?label=other').set('If-None-Match', etag);
+        expect(other.status).toBe(200);
+      }
+    });
+
+    it("hides a private workflow's badge (404) from anybody without access, keeps it private in caches for those with", async () => {
+      for (const token of [undefined, bob]) {
+        const request = badge(seeded.private);
+        const response = await (token ? request.set('Authorization', `Bearer ${token}`) : request);
+        expect(response.status).toBe(404);
+        expect(response.headers['content-type']).toMatch(/^application\/problem\+json/);
+        expect(JSON.stringify(response.body)).not.toContain('secret-project-name');
+      }
+      for (const token of [alice, admin]) {
+        const response = await badgeJson(seeded.private).set('Authorization', `Bearer ${token}`);
+        expect(response.status).toBe(200);
+        expect(response.headers['cache-control']).toBe('private, max-age=60');
+      }
+    });
+
+    it('opens a private badge with its badge token, the same until revoked, and nothing else', async () => {
+      const w = seeded.private;
+      const path = `/workflows/${w.workflowUuid}/badge-token`;
+      expect((await t.http.get(path)).status).toBe(401);
+      expect((await t.http.get(path).set('Authorization', `Bearer ${bob}`)).status).toBe(404);
+      const issued = await t.http.get(path).set('Authorization', `Bearer ${alice}`);
+      expect(issued.status).toBe(200);
+      expect(issued.headers['cache-control']).toBe('no-store');
+      const token = issued.body.token as string;
+      expect(token).toMatch(/^[\w-]{43}$/);
+      expect(issued.body.svg).toBe(`${t.baseUrl}/workflows/${w.workflowUuid}/badge.svg?token=${token}`);
+      expect(issued.body.json).toBe(`${t.baseUrl}/workflows/${w.workflowUuid}/badge.json?token=${token}`);
+      expect((await t.http.get(path).set('Authorization', `Bearer ${admin}`)).body.token).toBe(token);
+      // Stored hashed, not in clear.
+      const [row] = await dataSource.query(
+        'SELECT badge_token_sha256 AS sha, badge_token_sealed AS sealed FROM workflows WHERE uuid = ?',
+        [w.workflowUuid],
+      );
+      expect(row.sha).toMatch(/^[0-9a-f]{64}$/);
+      expect(JSON.stringify(row)).not.toContain(token);
+
+      const opened = await badgeJson(w, `?token=${token}`);
+      expect(opened.status).toBe(200);
+      expect(opened.body.message).toBe('passing');
+      expect(opened.headers['cache-control']).toBe('public, max-age=60');
+      expect((await badge(w, `?token=${token}`)).status).toBe(200);
+      // A badge token is not a login: every other read stays 404.
+      for (const read of [
+        `/workflows/${w.workflowUuid}?token=${token}`,
+        `/workflows/${w.workflowUuid}/status?token=${token}`,
+      ]) {
+        expect({ read, status: (await t.http.get(read)).status }).toEqual({ read, status: 404 });
+      }
+      expect(
+        (await t.http.get(`/workflows/${w.workflowUuid}`).set('Authorization', `Bearer ${token}`)).status,
+      ).toBe(401);
+      // Nor does it open another workflow's badge.
+      expect((await badge(seeded.passing, `?token=${token}`)).status).toBe(200);
+      const otherPrivate = await seed([['passed']], { public: false });
+      expect((await badge(otherPrivate, `?token=${token}`)).status).toBe(404);
+
+      expect((await t.http.delete(path).set('Authorization', `Bearer ${bob}`)).status).toBe(404);
+      expect((await t.http.delete(path).set('Authorization', `Bearer ${alice}`)).status).toBe(204);
+      expect((await badge(w, `?token=${token}`)).status).toBe(404);
+      const renewed = await t.http.get(path).set('Authorization', `Bearer ${alice}`);
+      expect(renewed.body.token).not.toBe(token);
+      expect((await badge(w, `?token=${renewed.body.token}`)).status).toBe(200);
+      expect((await t.http.delete(path).set('Authorization', `Bearer ${alice}`)).status).toBe(204);
+      expect((await t.http.delete(path).set('Authorization', `Bearer ${alice}`)).status).toBe(204);
+    });
+
+    it('forbids another user (403) the badge token of a public workflow they can see', async () => {
+      const path = `/workflows/${seeded.passing.workflowUuid}/badge-token`;
+      expect((await t.http.get(path).set('Authorization', `Bearer ${bob}`)).status).toBe(403);
+      expect((await t.http.delete(path).set('Authorization', `Bearer ${bob}`)).status).toBe(403);
+    });
+
+    it('answers 400 to a bad version, label or token, 404 to an unknown uuid or version, never a 500', async () => {
+      const w = seeded.passing;
+      for (const query of [
+        '?label=',
+        `?label=${'x'.repeat(33)}`,
+        '?label=a%00b',
+        '?label=a&label=b',
+        `?version=${'9'.repeat(65)}`,
+        '?version=a%2Fb',
+        '?version=',
+        '?token=',
+        `?token=${'t'.repeat(129)}`,
+      ]) {
+        for (const get of [badge, badgeJson]) {
+          const response = await get(w, query);
+          expect({ query, status: response.status }).toEqual({ query, status: 400 });
+          expect(response.headers['content-type']).toMatch(/^application\/problem\+json/);
+        }
+      }
+      expect((await badge(w, '?version=9.9')).status).toBe(404);
+      expect((await badge(w, '?token=not-the-token')).status).toBe(200);
+      expect((await t.http.get(`/workflows/${randomUUID()}/badge.svg`)).status).toBe(404);
+      expect((await t.http.get(`/workflows/${randomUUID()}/badge.json?token=${'a'.repeat(43)}`)).status).toBe(
+        404,
+      );
+      expect((await t.http.get('/workflows/nope/badge.svg')).status).toBe(400);
+    });
+  });
+});
