@@ -22,6 +22,9 @@ interface Document {
   tags?: { name: string; description?: string }[];
   paths: Record<string, Record<string, Operation>>;
   servers?: unknown[];
+  components?: {
+    securitySchemes?: Record<string, { type: string; in?: string; name?: string; scheme?: string }>;
+  };
 }
 
 const METHODS = new Set(['get', 'put', 'post', 'delete', 'patch', 'head', 'options', 'trace']);
@@ -231,8 +234,8 @@ describe(`the OpenAPI document (${testDatabase()})`, () => {
       // fills from the first scheme (bearer) and then leaves alone.
       const headers = schemes.map((scheme) => {
         const declared = document.components?.securitySchemes?.[scheme];
-        return declared && 'type' in declared && declared.type === 'apiKey'
-          ? `${declared.in}:${declared.name.toLowerCase()}`
+        return declared?.type === 'apiKey'
+          ? `${declared.in}:${(declared.name ?? '').toLowerCase()}`
           : 'header:authorization';
       });
       expect({ method, path, headers: [...new Set(headers)] }).toEqual({
