@@ -21,6 +21,7 @@ import { FakeServer, type FakeAnswer, type FakeRequest } from './fake-server.js'
  * - repositories (`addRepository`, `push`): `GET /repos/{o}/{r}` (`repository.json`),
  *   `GET /repos/{o}/{r}/commits/{ref}` (`commit.json`; ref a SHA, a branch, a tag, `heads/x` or
  *   `tags/x`; an unknown ref → 422 "No commit found for SHA", as GitHub answers), and
+ *   `GET /repos/{o}/{r}/git/ref/heads/{b}` and `…/git/ref/tags/{t}` (a reference, 404 when absent),
  *   `GET /repos/{o}/{r}/zipball/{ref}` → 302 to the archive host (`archiveHost`), as GitHub
  *   redirects to codeload.github.com; there `/{o}/{r}/legacy.zip/{sha}` is the zip with the
  *   top-level folder `{o}-{r}-{sha7}/`. A private repository answers 404 on every route
@@ -282,6 +283,30 @@ export class GithubFake extends FakeServer {
     }
     if (kind === undefined) {
       return { status: 200, body: this.repositoryJson(repository) };
+    }
+    if (
+      kind === 'git' &&
+      rest[0] === 'ref' &&
+      (rest[1] === 'heads' || rest[1] === 'tags') &&
+      rest.length > 2
+    ) {
+      const name = rest.slice(2).join('/');
+      const target = (rest[1] === 'heads' ? repository.heads : repository.tags).get(name);
+      return target
+        ? {
+            status: 200,
+            body: {
+              ref: `refs/${rest[1]}/${name}`,
+              node_id: 'MDM6UmVmcmVmcy9oZWFkcy9mZWF0dXJlQQ==',
+              url: `${this.url}/repos/${owner}/${repo}/git/refs/${rest[1]}/${name}`,
+              object: {
+                type: 'commit',
+                sha: target,
+                url: `${this.url}/repos/${owner}/${repo}/git/commits/${target}`,
+              },
+            },
+          }
+        : notFound();
     }
     const sha = rest.length > 0 ? resolveRef(repository, rest.join('/')) : undefined;
     if (kind === 'commits' && rest.length > 0) {

@@ -6,7 +6,9 @@ import { FakeServer, type FakeAnswer, type FakeRequest } from './fake-server.js'
  * minimal inside each build).
  *
  * Routes (under the fake's base URL, like `https://api.travis-ci.com`):
- * - `GET /repo/{id or url-encoded slug}/builds?limit=&offset=` → `{"@type": "builds", builds: […]}`, newest first
+ * - `GET /repo/{id or url-encoded slug}/builds?limit=&offset=&branch.name=` → `{"@type": "builds", builds: […]}`, newest first
+ *   (`branch.name` keeps the builds of that branch, or tag: Travis files tag builds under a branch of the tag's name)
+ * - `GET /repo/{id or url-encoded slug}/branch/{name}` → the branch, when a build ran on it (404 otherwise)
  * - `GET /repo/{id or url-encoded slug}` → the repository
  * - anything else → 404 `{"@type": "error", "error_type": "not_found", …}`
  */
@@ -19,6 +21,8 @@ export interface FakeTravisBuild {
   startedAt?: string | Date | null;
   /** Seconds; default 120 for finished builds, `null` otherwise. */
   duration?: number | null;
+  /** The branch it ran on (`branch.name`); default `main`. */
+  branch?: string;
 }
 
 type Json = Record<string, unknown>;
@@ -76,6 +80,25 @@ export class TravisFake extends FakeServer {
 
   protected route(request: FakeRequest): FakeAnswer {
     const s = request.segments;
+    if (request.method === 'GET' && s[0] === 'repo' && s[2] === 'branch' && s.length >= 4) {
+      const entry = this.lookup(s[1]);
+      const name = s.slice(3).join('/');
+      const ran = entry?.builds.some((build) => (build.branch as { name: string }).name === name);
+      return entry && ran
+        ? {
+            status: 200,
+            body: {
+              '@type': 'branch',
+              '@href': `/repo/${entry.id}/branch/${name}`,
+              '@representation': 'standard',
+              name,
+              repository: repositoryJson(entry, 'minimal'),
+              default_branch: name === 'main',
+              exists_on_github: true,
+            },
+          }
+        : notFound('branch');
+    }
     if (
       request.method !== 'GET' ||
       s[0] !== 'repo' ||
@@ -94,11 +117,16 @@ export class TravisFake extends FakeServer {
     }
     const limit = Math.min(100, Math.max(1, Number(request.query.get('limit') ?? 25) || 25));
     const offset = Math.max(0, Number(request.query.get('offset') ?? 0) || 0);
-    const cacheKey = `${limit}:${offset}`;
+    const branch = request.query.get('branch.name');
+    const cacheKey = `${limit}:${offset}:${branch}`;
     let json = entry.pages.get(cacheKey);
     if (json === undefined) {
       const href = (at: number): string => `/repo/${entry.id}/builds?limit=${limit}&offset=${at}`;
-      const count = entry.builds.length;
+      const all =
+        branch === null
+          ? entry.builds
+          : entry.builds.filter((build) => (build.branch as { name: string }).name === branch);
+      const count = all.length;
       const lastOffset = Math.max(0, Math.floor((count - 1) / limit) * limit);
       json = JSON.stringify({
         '@type': 'builds',
@@ -119,7 +147,7 @@ export class TravisFake extends FakeServer {
           first: { '@href': href(0), offset: 0, limit },
           last: { '@href': href(lastOffset), offset: lastOffset, limit },
         },
-        builds: entry.builds.slice(offset, offset + limit),
+        builds: all.slice(offset, offset + limit),
       });
       entry.pages.set(cacheKey, json);
     }
@@ -209,9 +237,9 @@ function buildJson(entry: RepoEntry, build: FakeTravisBuild): Json {
     repository: repositoryJson(entry, 'minimal'),
     branch: {
       '@type': 'branch',
-      '@href': `/repo/${entry.id}/branch/main`,
+      '@href': `/repo/${entry.id}/branch/${build.branch ?? 'main'}`,
       '@representation': 'minimal',
-      name: 'main',
+      name: build.branch ?? 'main',
     },
     tag: null,
     commit: {
