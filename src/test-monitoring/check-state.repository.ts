@@ -4,6 +4,7 @@ import { Repository, type EntityManager } from 'typeorm';
 import { insertMissing, lockRows } from '../database/dialect.js';
 import { retryOnDeadlock } from '../database/retry-on-deadlock.js';
 import { RegisteredInstances, RegistryEvents, type AddedInstance } from '../workflows/index.js';
+import { buildSelectionOf, type BuildSelection } from './build-selection.js';
 import { BuildsRepository } from './builds.repository.js';
 import { CheckResults, type RecordedCheck } from './check-results.js';
 import { CheckStateEntity } from './entities/check-state.entity.js';
@@ -27,6 +28,8 @@ export interface ClaimedInstance {
   /** The claim's token, held in `lease_owner`; writes are conditional on it. */
   leaseToken: string;
   service: { id: number; type: string; url: string };
+  /** The builds of its version (API.md 7.2). */
+  selection: BuildSelection;
 }
 
 /** What one check of a claimed instance changes; every kind also releases the lease. */
@@ -175,6 +178,7 @@ export class CheckStateRepository implements OnModuleInit {
               failureCount: state.failureCount,
               leaseToken: token,
               service: target.service,
+              selection: buildSelectionOf(target.version),
             },
           ]
         : [];

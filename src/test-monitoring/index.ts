@@ -12,3 +12,4 @@ export {
   type RecordedCheck,
 } from './check-results.js';
 export { Rechecks } from './rechecks.js';
+export { buildSelectionOf, inRegistrationWindow, type BuildSelection } from './build-selection.js';

@@ -42,6 +42,7 @@ export class InstanceChecker {
         ),
         knownBuildIds,
         now,
+        selection: instance.selection,
       });
     } catch (error) {
       // Clients report upstream trouble as values; a rejection is a bug, kept out of the reply.

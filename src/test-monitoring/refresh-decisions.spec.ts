@@ -19,6 +19,7 @@ const INSTANCE: ClaimedInstance = {
   failureCount: 2,
   leaseToken: 'copy-a#1',
   service: { id: 3, type: 'github', url: 'https://api.github.com' },
+  selection: { refs: ['1.0'], from: new Date('2024-04-01T00:00:00.000Z') },
 };
 
 describe('tickMs', () => {

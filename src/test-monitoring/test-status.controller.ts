@@ -36,6 +36,11 @@ export class TestStatusController {
   @ApiOperation({
     operationId: 'workflows-get-status',
     summary: 'The test status of a workflow version: aggregate, latest builds, freshness',
+    description:
+      "The version's own builds only (API.md 7.2): on GitHub and Travis the runs of the version's source ref " +
+      "or of the branch or tag named like the version, when the instance's repository has one; otherwise the " +
+      "runs created in the version's registration window (until the next version's registration; the first " +
+      'version from the start); on Jenkins all builds.',
   })
   @ApiOkResponse({ type: WorkflowStatusDto })
   @ConditionalRead()

@@ -5,7 +5,12 @@
  */
 export { WorkflowsModule } from './workflows.module.js';
 export { WorkflowAccess, type BadgeVersion, type VisibleVersion } from './workflow-access.service.js';
-export { RegisteredInstances, type CheckTarget, type InstanceFacts } from './registered-instances.js';
+export {
+  RegisteredInstances,
+  type CheckTarget,
+  type InstanceFacts,
+  type TargetVersion,
+} from './registered-instances.js';
 export {
   RegistryEvents,
   type AddedInstance,

@@ -8,6 +8,22 @@ export interface CheckTarget {
   id: number;
   resource: string;
   service: { id: number; type: string; url: string };
+  /** Its version, for the builds-per-version rule (API.md 7.2). */
+  version: TargetVersion;
+}
+
+/** A version as the builds-per-version rule sees it (API.md 7.2). */
+export interface TargetVersion {
+  id: number;
+  /** The version string, e.g. `1.0`: a branch or tag of that name, if the repository has one, holds its runs. */
+  version: string;
+  /** The ref a GitHub repository link registered (API.md 7.1), else null. */
+  sourceRef: string | null;
+  registeredAt: Date;
+  /** Whether an earlier version of the workflow exists (the first version's window has no start, API.md 7.2 as built). */
+  first: boolean;
+  /** When the workflow's next version was registered; null for the latest. */
+  nextRegisteredAt: Date | null;
 }
 
 /** What a notification says about an instance. */
@@ -35,20 +51,61 @@ export class RegisteredInstances {
   /** By id, with their service; ids of deleted instances are absent. */
   async checkTargets(ids: readonly number[]): Promise<Map<number, CheckTarget>> {
     const found = await this.repo.findInstancesByIds(ids);
-    return new Map(
-      found.map((instance) => [
-        instance.id,
-        {
-          id: instance.id,
-          resource: instance.resource,
-          service: {
-            id: instance.serviceId,
-            type: instance.service?.type ?? '',
-            url: instance.service?.url ?? '',
-          },
-        },
-      ]),
+    const versions = await this.targetVersions(
+      found.flatMap((instance) => (instance.suite ? [instance.suite.versionId] : [])),
     );
+    const targets = new Map<number, CheckTarget>();
+    for (const instance of found) {
+      const version = instance.suite ? versions.get(instance.suite.versionId) : undefined;
+      // Deleted with its version since the instance was read: nothing to check.
+      if (!version) {
+        continue;
+      }
+      targets.set(instance.id, {
+        id: instance.id,
+        resource: instance.resource,
+        service: {
+          id: instance.serviceId,
+          type: instance.service?.type ?? '',
+          url: instance.service?.url ?? '',
+        },
+        version,
+      });
+    }
+    return targets;
+  }
+
+  /** These versions with the registration time of each one's next version, in one query. */
+  private async targetVersions(versionIds: readonly number[]): Promise<Map<number, TargetVersion>> {
+    const all = await this.repo.versionsBeside([...new Set(versionIds)]);
+    const wanted = new Set(versionIds);
+    const result = new Map<number, TargetVersion>();
+    for (const version of all) {
+      if (!wanted.has(version.id)) {
+        continue;
+      }
+      const isLater = (other: (typeof all)[number]): boolean =>
+        other.registeredAt.getTime() > version.registeredAt.getTime() ||
+        (other.registeredAt.getTime() === version.registeredAt.getTime() && other.id > version.id);
+      const siblings = all.filter(
+        (other) => other.workflowId === version.workflowId && other.id !== version.id,
+      );
+      const later = siblings.filter(isLater);
+      const next = later.reduce<Date | null>(
+        (earliest, other) =>
+          earliest === null || other.registeredAt < earliest ? other.registeredAt : earliest,
+        null,
+      );
+      result.set(version.id, {
+        id: version.id,
+        version: version.version,
+        sourceRef: version.sourceRef,
+        registeredAt: version.registeredAt,
+        first: siblings.every(isLater),
+        nextRegisteredAt: next,
+      });
+    }
+    return result;
   }
 
   /** By id, read in `tx` when given (inside a caller's transaction); ids of deleted instances are absent. */

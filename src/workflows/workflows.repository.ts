@@ -223,6 +223,32 @@ export class WorkflowsRepository {
       .getRawMany<InstanceFactRow>();
   }
 
+  /**
+   * Every version of the workflows these versions belong to (id, workflow, version string, source
+   * ref, registration time): what the builds-per-version rule needs to know of each (API.md 7.2).
+   */
+  async versionsBeside(
+    versionIds: readonly number[],
+  ): Promise<Pick<WorkflowVersionEntity, 'id' | 'workflowId' | 'version' | 'sourceRef' | 'registeredAt'>[]> {
+    if (versionIds.length === 0) {
+      return [];
+    }
+    return this.versions
+      .createQueryBuilder('v')
+      .select(['v.id', 'v.workflowId', 'v.version', 'v.sourceRef', 'v.registeredAt'])
+      .where((qb) => {
+        const owners = qb
+          .subQuery()
+          .select('o.workflowId')
+          .from(WorkflowVersionEntity, 'o')
+          .where('o.id IN (:...versionIds)')
+          .getQuery();
+        return `v.workflowId IN ${owners}`;
+      })
+      .setParameter('versionIds', [...versionIds])
+      .getMany();
+  }
+
   /** The instances of a version with their suite and service, suite by suite, in crate order. */
   instancesOfVersion(versionId: number): Promise<TestInstanceEntity[]> {
     return this.instances

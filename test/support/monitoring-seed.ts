@@ -27,6 +27,11 @@ export interface SeedOptions {
   ownerId?: number;
   workflowUuid?: string;
   version?: string;
+  /**
+   * The version's source ref (API.md 7.1); default `main`, the branch the fakes' runs are on, so
+   * that a check of a seeded instance is one request for its runs (API.md 7.2); null for none.
+   */
+  sourceRef?: string | null;
   name?: string;
   suites: { name?: string; instances: SeedInstance[] }[];
   /** When the instances are due; default now. */
@@ -80,6 +85,8 @@ export async function seedVersion(dataSource: DataSource, options: SeedOptions):
         rocLink: 'http://127.0.0.1/seeded.crate.zip',
         archiveSha256: randomBytes(32).toString('hex'),
         archiveSize: 1,
+        sourceRef: options.sourceRef === undefined ? 'main' : options.sourceRef,
+        sourceCommit: options.sourceRef === null ? null : 'acb5820ced9479c074f688cc328bf03f341a511d',
         submitterId: ownerId,
         registeredAt: new Date(),
       }),

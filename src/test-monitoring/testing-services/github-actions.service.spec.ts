@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { GithubFake, type FakeGithubRun } from '../../../test/fakes/github-fake.js';
 import { GithubActionsService, MAX_ATTEMPT_REQUESTS } from './github-actions.service.js';
 import type { BuildStatus } from './testing-service.js';
-import { clientSpec } from '../../../test/support/testing-service-spec.js';
+import { buildsOf, clientSpec } from '../../../test/support/testing-service-spec.js';
 
 const RESOURCE = GithubFake.resource('octo-org', 'octo-repo', 'ci.yml');
 const RUNS_PATH = GithubFake.runsPath('octo-org', 'octo-repo', 'ci.yml');
@@ -357,5 +357,119 @@ describe('GithubActionsService', () => {
         kind: 'builds',
       });
     });
+  });
+});
+
+describe('GithubActionsService builds per version (API.md 7.2)', () => {
+  const JAN = (day: number) => new Date(Date.UTC(2024, 0, day));
+
+  beforeAll(() => {
+    fake.addRepository('octo-org', 'octo-repo');
+    fake.push('octo-org', 'octo-repo', { tag: '1.0', files: {} });
+    fake.push('octo-org', 'octo-repo', { tag: '2.0', files: {} });
+    fake.push('octo-org', 'octo-repo', { branch: 'release/3', files: {} });
+  });
+
+  beforeEach(() => {
+    fake.setRuns('octo-org', 'octo-repo', 'ci.yml', [
+      { id: 1, branch: '1.0', conclusion: 'success', createdAt: JAN(2), startedAt: JAN(2) },
+      { id: 2, branch: '2.0', conclusion: 'failure', createdAt: JAN(5), startedAt: JAN(5) },
+      { id: 3, branch: 'main', conclusion: 'failure', createdAt: JAN(6), startedAt: JAN(6) },
+      { id: 4, branch: 'main', conclusion: 'success', createdAt: JAN(12), startedAt: JAN(12) },
+    ]);
+  });
+
+  const ids = (found: { buildId: string }[]) => found.map((build) => build.buildId);
+
+  it('keeps the runs of the version string when it is a tag with runs, in one request', async () => {
+    const selection = { refs: ['1.0'], from: JAN(10) };
+    expect(ids(await builds({ selection }))).toEqual(['1_1']);
+    expect(ids(await builds({ selection: { refs: ['2.0'], from: JAN(10) } }))).toEqual(['2_1']);
+    expect(fake.requests.filter((request) => request.path === RUNS_PATH)).toHaveLength(2);
+    expect(fake.requests[0].url).toContain('branch=1.0');
+  });
+
+  it('takes the source ref first, then the version string', async () => {
+    expect(ids(await builds({ selection: { refs: ['2.0', '1.0'], from: JAN(1) } }))).toEqual(['2_1']);
+  });
+
+  it('answers no builds for an existing ref without runs, not the window', async () => {
+    const result = await check({ selection: { refs: ['release/3'], from: JAN(1) } });
+    expect(result).toEqual({ kind: 'builds', builds: [], etag: expect.any(String) });
+  });
+
+  it('remembers a missing ref for an hour: the next check is one request, its window', async () => {
+    const selection = { refs: ['9.6'], from: JAN(1) };
+    await builds({ selection, now: JAN(20) });
+    const before = fake.totalRequests;
+    expect(ids(await builds({ selection, now: new Date(JAN(20).getTime() + 3000_000) }))).toEqual([
+      '4_1',
+      '3_1',
+      '2_1',
+      '1_1',
+    ]);
+    expect(fake.totalRequests - before).toBe(1);
+    await builds({ selection, now: new Date(JAN(20).getTime() + 3700_000) });
+    expect(fake.totalRequests - before).toBe(5);
+  });
+
+  it('falls back to the registration window when no candidate names a branch or tag', async () => {
+    expect(ids(await builds({ selection: { refs: ['9.9'], from: JAN(4), until: JAN(10) } }))).toEqual([
+      '3_1',
+      '2_1',
+    ]);
+    expect(ids(await builds({ selection: { refs: [], from: JAN(10) } }))).toEqual(['4_1']);
+    const windowed = fake.requests.filter((request) => request.url.includes('created='));
+    expect(decodeURIComponent(windowed[0].url)).toContain(
+      'created=2024-01-04T00:00:00Z..2024-01-10T00:00:00Z',
+    );
+    expect(decodeURIComponent(windowed[1].url)).toContain('created=>=2024-01-10T00:00:00Z');
+  });
+
+  it('keeps the ETag of the request that gave the result, which the next check sends first', async () => {
+    const byRef = await check({ selection: { refs: ['1.0'], from: JAN(1) } });
+    expect(byRef).toMatchObject({ kind: 'builds', etag: expect.any(String) });
+    const again = await check({
+      selection: { refs: ['1.0'], from: JAN(1) },
+      etag: (byRef as { etag: string }).etag,
+      knownBuildIds: new Set(['1_1']),
+    });
+    expect(again).toEqual({ kind: 'not_modified' });
+    const byWindow = await check({ selection: { refs: ['9.8'], from: JAN(1) }, now: JAN(20) });
+    expect(byWindow).toMatchObject({ kind: 'builds', etag: expect.any(String) });
+    const before = fake.totalRequests;
+    const windowAgain = await check({
+      selection: { refs: ['9.8'], from: JAN(1) },
+      etag: (byWindow as { etag: string }).etag,
+      knownBuildIds: new Set(['1_1']),
+      now: JAN(20),
+    });
+    expect(windowAgain).toEqual({ kind: 'not_modified' });
+    expect(fake.totalRequests - before).toBe(1);
+  });
+
+  it('does not take a 304 of a ref for "unchanged" when the ETag may be an empty window’s', async () => {
+    fake.setRuns('octo-org', 'octo-repo', 'ci.yml', []);
+    const empty = await check({ selection: { refs: ['9.5'], from: JAN(1) }, now: JAN(20) });
+    expect(empty).toMatchObject({ kind: 'builds', builds: [] });
+    fake.addRun('octo-org', 'octo-repo', 'ci.yml', {
+      id: 9,
+      branch: 'main',
+      createdAt: JAN(3),
+      startedAt: JAN(3),
+    });
+    // The memory of the missing ref has expired: the ref's (empty) listing comes first, with the window's ETag.
+    const later = await check({
+      selection: { refs: ['9.5'], from: JAN(1) },
+      etag: (empty as { etag: string }).etag,
+      now: new Date(JAN(20).getTime() + 2 * 3600_000),
+    });
+    expect(ids(buildsOf(later))).toEqual(['9_1']);
+  });
+
+  it('reports a failure of the ref lookup as a failed check', async () => {
+    fake.fail({ kind: 'status', status: 500 }, /\/git\/ref\//);
+    const result = await check({ selection: { refs: ['9.7'], from: JAN(1) } });
+    expect(result).toMatchObject({ kind: 'failed' });
   });
 });

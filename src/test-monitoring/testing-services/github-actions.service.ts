@@ -10,7 +10,16 @@ import {
   RegisterTestingService,
 } from './testing-service.js';
 import type { InstanceTarget } from '../../workflows/index.js';
-import { buildLimit, isRecord, joinUrl, resourceSegments, toDate, HttpTestingService } from './upstream.js';
+import { inRegistrationWindow, MissingRefs } from '../build-selection.js';
+import {
+  buildLimit,
+  isRecord,
+  joinUrl,
+  resourceSegments,
+  toDate,
+  HttpTestingService,
+  type UpstreamTrouble,
+} from './upstream.js';
 
 /**
  * Earlier re-run attempts fetched in one check at most. Attempts left over are fetched by the
@@ -38,6 +47,9 @@ const CONCLUSIONS: Readonly<Record<string, BuildStatus>> = {
 interface GithubRun {
   id: number;
   attempt: number;
+  /** The branch or tag it ran on, when the answer says. */
+  headBranch?: string;
+  createdAt: Date;
   status: BuildStatus;
   startedAt: Date;
   updatedAt: Date;
@@ -54,6 +66,7 @@ interface GithubRun {
 export class GithubActionsService extends HttpTestingService {
   readonly type = 'github';
   readonly settings = ['token'] as const;
+  private readonly missingRefs = new MissingRefs();
 
   /**
    * API.md 7.1: the resource may be a full URL of the workflow, on the API
@@ -131,20 +144,118 @@ export class GithubActionsService extends HttpTestingService {
       timeoutMs: this.http.timeoutMs,
       now,
     };
-    const listing = await this.http.getJson({
-      ...base,
-      url: joinUrl(request.serviceUrl, [...segments, 'runs'], `per_page=${buildLimit(request)}`),
-      etag: request.etag,
-      notFound: `workflow ${owner}/${repo}/${workflow} not found`,
-    });
-    if (listing.kind !== 'json') {
+    const list = async (filter: string, etag: string | undefined): Promise<Listing | UpstreamTrouble> => {
+      const listing = await this.http.getJson({
+        ...base,
+        url: joinUrl(request.serviceUrl, [...segments, 'runs'], `per_page=${buildLimit(request)}${filter}`),
+        etag,
+        notFound: `workflow ${owner}/${repo}/${workflow} not found`,
+      });
+      if (listing.kind !== 'json') {
+        return listing;
+      }
+      const rawRuns = isRecord(listing.body) ? listing.body.workflow_runs : undefined;
+      if (!Array.isArray(rawRuns)) {
+        return { kind: 'failed', reason: 'the GitHub answer has no workflow_runs list' };
+      }
+      const runs = rawRuns.map(parseRun).filter((run): run is GithubRun => run !== undefined);
+      return { kind: 'runs', runs, etag: listing.etag };
+    };
+    const selection = request.selection;
+    if (!selection) {
+      const listing = await list('', request.etag);
+      return listing.kind === 'runs'
+        ? this.withEarlierAttempts(listing, listing.etag, request, base)
+        : listing;
+    }
+    // API.md 7.2: the runs of the first candidate ref the repository has, else of the registration
+    // window. Refs found missing are remembered, so that the request giving the result is the first
+    // of the next check, the one that carries the stored ETag.
+    const refKey = (ref: string) => `${normalizeServiceUrl(request.serviceUrl)} ${owner}/${repo} ${ref}`;
+    const refs = selection.refs.filter((ref) => !this.missingRefs.has(refKey(ref), now));
+    for (const [index, ref] of refs.entries()) {
+      let listing = await list(`&branch=${encodeURIComponent(ref)}`, index === 0 ? request.etag : undefined);
+      if (listing.kind === 'not_modified') {
+        // The stored ETag may be that of an empty window listing (once a missing ref's memory
+        // expires): with no build stored, "unchanged" here can only mean "no runs of the ref".
+        if ((request.knownBuildIds?.size ?? 0) > 0) {
+          return listing;
+        }
+        listing = { kind: 'runs', runs: [] };
+      }
+      if (listing.kind !== 'runs') {
+        return listing;
+      }
+      const kept = listing.runs.filter((run) => run.headBranch === undefined || run.headBranch === ref);
+      if (kept.length > 0) {
+        return this.withEarlierAttempts({ ...listing, runs: kept }, listing.etag, request, base);
+      }
+      const exists = await this.refExists(request.serviceUrl, owner, repo, ref, base);
+      if (exists !== false && exists !== true) {
+        return exists;
+      }
+      if (exists) {
+        return { kind: 'builds', builds: [], etag: listing.etag };
+      }
+      this.missingRefs.remember(refKey(ref), now);
+    }
+    const from = selection.from === undefined ? undefined : githubTime(selection.from);
+    const until = selection.until === undefined ? undefined : githubTime(selection.until);
+    const created =
+      from !== undefined && until !== undefined
+        ? `${from}..${until}`
+        : from !== undefined
+          ? `>=${from}`
+          : until !== undefined
+            ? `<${until}`
+            : undefined;
+    const listing = await list(
+      created === undefined ? '' : `&created=${encodeURIComponent(created)}`,
+      refs.length === 0 ? request.etag : undefined,
+    );
+    if (listing.kind !== 'runs') {
       return listing;
     }
-    const rawRuns = isRecord(listing.body) ? listing.body.workflow_runs : undefined;
-    if (!Array.isArray(rawRuns)) {
-      return { kind: 'failed', reason: 'the GitHub answer has no workflow_runs list' };
+    const inWindow = listing.runs.filter((run) => inRegistrationWindow(selection, run.createdAt));
+    return this.withEarlierAttempts({ ...listing, runs: inWindow }, listing.etag, request, base);
+  }
+
+  /** Whether `ref` is a branch or a tag of the repository (`git/ref/heads/…`, `git/ref/tags/…`: 404 when not). */
+  private async refExists(
+    serviceUrl: string,
+    owner: string,
+    repo: string,
+    ref: string,
+    base: RequestBase,
+  ): Promise<boolean | UpstreamTrouble> {
+    for (const kind of ['heads', 'tags']) {
+      const answer = await this.http.getJson({
+        ...base,
+        url: joinUrl(serviceUrl, ['repos', owner, repo, 'git', 'ref', kind, ...ref.split('/')]),
+        notFound: NO_SUCH_REF,
+      });
+      if (answer.kind === 'json') {
+        return true;
+      }
+      if (answer.kind !== 'failed' || answer.reason !== `${NO_SUCH_REF} (404)`) {
+        return answer.kind === 'not_modified' ? true : answer;
+      }
     }
-    const runs = rawRuns.map(parseRun).filter((run): run is GithubRun => run !== undefined);
+    return false;
+  }
+
+  /**
+   * The listing's builds plus the earlier attempts of its re-run runs that `request.knownBuildIds`
+   * lacks (one request each, at most MAX_ATTEMPT_REQUESTS); `etag` is kept only when none is left.
+   */
+  private async withEarlierAttempts(
+    listing: Listing,
+    etag: string | undefined,
+    request: BuildCheckRequest,
+    base: RequestBase,
+  ): Promise<BuildCheckResult> {
+    const [, owner, repo] = resourceSegments(request.resource) ?? [];
+    const runs = listing.runs;
     const builds = runs.map(toBuild);
 
     const known = request.knownBuildIds ?? new Set<string>();
@@ -181,8 +292,30 @@ export class GithubActionsService extends HttpTestingService {
     builds.sort(
       (a, b) => b.startedAt.getTime() - a.startedAt.getTime() || b.buildId.localeCompare(a.buildId),
     );
-    return { kind: 'builds', builds, etag: complete ? listing.etag : undefined };
+    return { kind: 'builds', builds, etag: complete ? etag : undefined };
   }
+}
+
+/** GitHub's search syntax takes ISO 8601 times; whole seconds, as GitHub keeps them. */
+function githubTime(date: Date): string {
+  return date.toISOString().replace(/\.\d{3}Z$/, 'Z');
+}
+
+/** The not-found reason of a ref lookup: a 404 there is an answer (no such ref), not a failure. */
+const NO_SUCH_REF = 'no such ref';
+
+interface Listing {
+  kind: 'runs';
+  runs: GithubRun[];
+  etag?: string;
+}
+
+interface RequestBase {
+  headers: Record<string, string>;
+  authorization?: string;
+  allowPrivate: boolean;
+  timeoutMs: number;
+  now: Date;
 }
 
 /** The state table of API.md 2.8. */
@@ -210,6 +343,8 @@ function parseRun(value: unknown): GithubRun | undefined {
   return {
     id: value.id,
     attempt: Math.floor(attempt),
+    headBranch: typeof value.head_branch === 'string' ? value.head_branch : undefined,
+    createdAt: toDate(value.created_at) ?? startedAt,
     status: buildStatusOf(value.status, value.conclusion),
     startedAt,
     updatedAt: toDate(value.updated_at) ?? startedAt,

@@ -1,6 +1,7 @@
 import { Inject, Injectable, type OnModuleInit, type Provider } from '@nestjs/common';
 import { DiscoveryService } from '@nestjs/core';
 import { registrationsProvider } from '../../common/discovered.js';
+import type { BuildSelection } from '../build-selection.js';
 import { DomainError } from '../../common/errors/domain-error.js';
 import { AppConfig } from '../../config/app-config.js';
 import { ConfigError } from '../../config/config-error.js';
@@ -64,6 +65,12 @@ export interface BuildCheckRequest {
   knownBuildIds?: ReadonlySet<string>;
   /** The time of the check, for relative `Retry-After` values. Default: now. */
   now?: Date;
+  /**
+   * The builds of the instance's version only (API.md 7.2): clients of services that know refs
+   * (GitHub, Travis) ask for the runs of the selection's ref, else of its registration window;
+   * others ignore it. Absent: the latest builds, whatever their ref.
+   */
+  selection?: BuildSelection;
 }
 
 /**

@@ -188,3 +188,41 @@ describe('travisWebBase', () => {
     expect(travisWebBase('http://127.0.0.1:4000')).toBe('http://127.0.0.1:4000');
   });
 });
+
+describe('TravisService builds per version (API.md 7.2)', () => {
+  const JAN = (day: number) => new Date(Date.UTC(2024, 0, day));
+
+  beforeEach(() => {
+    fake.setRepo(SLUG, [
+      { id: 11, branch: '1.0', state: 'passed', startedAt: JAN(2) },
+      { id: 12, branch: '2.0', state: 'failed', startedAt: JAN(5) },
+      { id: 13, branch: 'main', state: 'failed', startedAt: JAN(6) },
+      { id: 14, branch: 'main', state: 'passed', startedAt: JAN(12) },
+    ]);
+  });
+
+  const ids = (found: { buildId: string }[]) => found.map((build) => build.buildId);
+
+  it('keeps the builds of the first candidate ref Travis has builds of', async () => {
+    expect(ids(await builds({ selection: { refs: ['1.0'], from: JAN(10) } }))).toEqual(['11']);
+    expect(ids(await builds({ selection: { refs: ['9.9', '2.0'], from: JAN(10) } }))).toEqual(['12']);
+    expect(fake.requests[0].url).toContain('branch.name=1.0');
+  });
+
+  it('falls back to the registration window when no candidate is a branch Travis knows', async () => {
+    expect(ids(await builds({ selection: { refs: ['9.9'], from: JAN(4), until: JAN(10) } }))).toEqual([
+      '13',
+      '12',
+    ]);
+    expect(ids(await builds({ selection: { refs: [], from: JAN(10) } }))).toEqual(['14']);
+  });
+
+  it('keeps the ETag of the request that gave the result', async () => {
+    const byRef = await check({ selection: { refs: ['1.0'], from: JAN(1) } });
+    expect(byRef).toMatchObject({ kind: 'builds', etag: expect.any(String) });
+    expect(await check({ selection: { refs: ['9.8'], from: JAN(1) } })).toMatchObject({
+      kind: 'builds',
+      etag: expect.any(String),
+    });
+  });
+});

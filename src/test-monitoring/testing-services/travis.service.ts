@@ -5,10 +5,20 @@ import {
   type BuildCheckRequest,
   type BuildCheckResult,
   type BuildStatus,
+  normalizeServiceUrl,
   RegisterTestingService,
 } from './testing-service.js';
 import type { InstanceTarget } from '../../workflows/index.js';
-import { buildLimit, isRecord, joinUrl, resourceSegments, toDate, HttpTestingService } from './upstream.js';
+import { inRegistrationWindow, MissingRefs } from '../build-selection.js';
+import {
+  buildLimit,
+  isRecord,
+  joinUrl,
+  resourceSegments,
+  toDate,
+  HttpTestingService,
+  type UpstreamTrouble,
+} from './upstream.js';
 
 const STATES: Readonly<Record<string, BuildStatus>> = {
   created: 'waiting',
@@ -56,6 +66,7 @@ const PUBLIC_API = 'https://api.travis-ci.com';
 export class TravisService extends HttpTestingService {
   readonly type = 'travis';
   readonly settings = ['token'] as const;
+  private readonly missingRefs = new MissingRefs();
 
   /**
    * API.md 7.1: a web-site URL (`https://travis-ci.com`, `https://app.travis-ci.com`, the retired
@@ -101,30 +112,116 @@ export class TravisService extends HttpTestingService {
       return { kind: 'failed', reason: `not a valid URL: ${request.serviceUrl.slice(0, 200)}` };
     }
     const token = this.http.credentials(request)?.token;
-    const answer = await this.http.getJson({
-      url: joinUrl(request.serviceUrl, ['repo', repository, 'builds'], `limit=${buildLimit(request)}`),
+    const base = {
       headers: { accept: 'application/json', 'travis-api-version': '3' },
       authorization: token ? `token ${token}` : undefined,
-      etag: request.etag,
       allowPrivate: this.http.allowPrivate(request.serviceUrl),
       timeoutMs: this.http.timeoutMs,
-      notFound: `repository ${repository} not found`,
       now,
-    });
-    if (answer.kind !== 'json') {
-      return answer;
-    }
-    const rawBuilds = isRecord(answer.body) ? answer.body.builds : undefined;
-    if (!Array.isArray(rawBuilds)) {
-      return { kind: 'failed', reason: 'the Travis answer has no builds list' };
-    }
+    };
     const fallbackSlug = /^\d+$/.test(repository) ? undefined : repository;
-    const builds = rawBuilds
-      .map((raw) => toBuild(raw, webBase, fallbackSlug, now))
-      .filter((build): build is Build => build !== undefined)
-      .sort((a, b) => Number(b.buildId) - Number(a.buildId));
-    return { kind: 'builds', builds, etag: answer.etag };
+    const list = async (
+      filter: string,
+      etag: string | undefined,
+    ): Promise<TravisListing | UpstreamTrouble> => {
+      const answer = await this.http.getJson({
+        ...base,
+        url: joinUrl(
+          request.serviceUrl,
+          ['repo', repository, 'builds'],
+          `limit=${buildLimit(request)}${filter}`,
+        ),
+        etag,
+        notFound: `repository ${repository} not found`,
+      });
+      if (answer.kind !== 'json') {
+        return answer;
+      }
+      const rawBuilds = isRecord(answer.body) ? answer.body.builds : undefined;
+      if (!Array.isArray(rawBuilds)) {
+        return { kind: 'failed', reason: 'the Travis answer has no builds list' };
+      }
+      const builds = (rawBuilds as unknown[])
+        .map((raw) => ({ raw, build: toBuild(raw, webBase, fallbackSlug, now) }))
+        .filter((entry): entry is { raw: unknown; build: Build } => entry.build !== undefined)
+        .sort((a, b) => Number(b.build.buildId) - Number(a.build.buildId));
+      return { kind: 'listing', builds, etag: answer.etag };
+    };
+    const selection = request.selection;
+    if (!selection) {
+      const listing = await list('', request.etag);
+      return listing.kind === 'listing'
+        ? { kind: 'builds', builds: listing.builds.map((entry) => entry.build), etag: listing.etag }
+        : listing;
+    }
+    // API.md 7.2: the builds of the first candidate ref Travis knows (tag builds are filed under a
+    // branch of the tag's name), else those of the registration window. Travis's API cannot filter
+    // by time: the window keeps what the latest builds hold of it.
+    const refKey = (ref: string) => `${normalizeServiceUrl(request.serviceUrl)} ${repository} ${ref}`;
+    const refs = selection.refs.filter((ref) => !this.missingRefs.has(refKey(ref), now));
+    for (const [index, ref] of refs.entries()) {
+      let listing = await list(
+        `&branch.name=${encodeURIComponent(ref)}`,
+        index === 0 ? request.etag : undefined,
+      );
+      if (listing.kind === 'not_modified') {
+        // As for GitHub: with no build stored, "unchanged" can only mean "no builds of the ref".
+        if ((request.knownBuildIds?.size ?? 0) > 0) {
+          return listing;
+        }
+        listing = { kind: 'listing', builds: [] };
+      }
+      if (listing.kind !== 'listing') {
+        return listing;
+      }
+      const kept = listing.builds.filter(
+        (entry) => branchOf(entry.raw) === undefined || branchOf(entry.raw) === ref,
+      );
+      if (kept.length > 0) {
+        return { kind: 'builds', builds: kept.map((entry) => entry.build), etag: listing.etag };
+      }
+      const branch = await this.http.getJson({
+        ...base,
+        url: joinUrl(request.serviceUrl, ['repo', repository, 'branch', ref]),
+        notFound: NO_SUCH_BRANCH,
+      });
+      if (branch.kind === 'json') {
+        return { kind: 'builds', builds: [], etag: listing.etag };
+      }
+      if (branch.kind !== 'failed' || branch.reason !== `${NO_SUCH_BRANCH} (404)`) {
+        return branch.kind === 'not_modified' ? { kind: 'builds', builds: [] } : branch;
+      }
+      this.missingRefs.remember(refKey(ref), now);
+    }
+    const listing = await list('', refs.length === 0 ? request.etag : undefined);
+    if (listing.kind !== 'listing') {
+      return listing;
+    }
+    return {
+      kind: 'builds',
+      builds: listing.builds
+        .map((entry) => entry.build)
+        .filter((build) => inRegistrationWindow(selection, build.startedAt)),
+      etag: listing.etag,
+    };
   }
+}
+
+/** The not-found reason of a branch lookup: a 404 there is an answer (no such branch), not a failure. */
+const NO_SUCH_BRANCH = 'no such branch';
+
+interface TravisListing {
+  kind: 'listing';
+  /** Each build with the raw object it came from (its branch is read from there). */
+  builds: { raw: unknown; build: Build }[];
+  etag?: string;
+}
+
+/** `branch.name` of a raw build, when it has one. */
+function branchOf(raw: unknown): string | undefined {
+  return isRecord(raw) && isRecord(raw.branch) && typeof raw.branch.name === 'string'
+    ? raw.branch.name
+    : undefined;
 }
 
 function toBuild(
