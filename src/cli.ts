@@ -10,7 +10,7 @@ import { DomainError } from './common/errors/domain-error.js';
 import { loadConfig, loadDotEnv, type AppConfig } from './config/app-config.js';
 import { ConfigError } from './config/config-error.js';
 import { ConfigModule } from './config/config.module.js';
-import { dataSourceOptions, runMigrations } from './database/data-source.js';
+import { dataSourceOptions, revertLastMigration, runMigrations } from './database/data-source.js';
 import { DatabaseModule } from './database/database.module.js';
 
 const USAGE = `Usage: npm run cli -- <command>
@@ -133,7 +133,7 @@ async function migrations(config: AppConfig, command: string): Promise<void> {
       await runMigrations(dataSource);
       process.stdout.write('migrations are up to date\n');
     } else if (command === 'migrations:revert') {
-      await dataSource.undoLastMigration({ transaction: 'each' });
+      await revertLastMigration(dataSource);
       process.stdout.write('reverted the last migration\n');
     } else {
       const applied = new Set(

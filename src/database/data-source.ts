@@ -82,3 +82,24 @@ export async function openDataSource(options: AppDataSourceOptions): Promise<Dat
   }
   return dataSource;
 }
+
+/**
+ * Reverts the last migration. On SQLite with foreign keys off around it, as TypeORM's own runs
+ * have them: TypeORM changes a SQLite column by copying its table and dropping the old one, and
+ * its own switch comes inside the revert's transaction, where SQLite ignores it, so the drop
+ * cascaded into every row that referenced the table (a revert of a column on `workflows`
+ * deleted every version).
+ */
+export async function revertLastMigration(dataSource: DataSource): Promise<void> {
+  const sqlite = dataSource.options.type === 'better-sqlite3';
+  if (sqlite) {
+    await dataSource.query('PRAGMA foreign_keys = OFF');
+  }
+  try {
+    await dataSource.undoLastMigration({ transaction: 'each' });
+  } finally {
+    if (sqlite) {
+      await dataSource.query('PRAGMA foreign_keys = ON');
+    }
+  }
+}

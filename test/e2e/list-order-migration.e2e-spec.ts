@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { DataSource } from 'typeorm';
 import { loadConfig } from '../../src/config/app-config.js';
-import { dataSourceOptions, openDataSource } from '../../src/database/data-source.js';
+import { dataSourceOptions, openDataSource, revertLastMigration } from '../../src/database/data-source.js';
 import { baseTestEnv, createTestDatabase, testDatabase } from '../support/create-test-app.js';
 
 /** The migration that keeps the list's order on the workflow row. */
@@ -17,7 +17,8 @@ async function undoDownTo(dataSource: DataSource, stamp: number): Promise<void> 
     if (last.t === null || Number(last.t) < stamp) {
       return;
     }
-    await dataSource.undoLastMigration({ transaction: 'each' });
+    // As `npm run migration:revert` does: later migrations rebuild SQLite tables on the way down too.
+    await revertLastMigration(dataSource);
   }
 }
 
