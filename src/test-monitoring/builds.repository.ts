@@ -14,6 +14,7 @@ import {
 /** Builds kept per instance; older ones are dropped when new ones arrive (the API shows at most 100). */
 export const MAX_STORED_BUILDS = MAX_BUILD_LIMIT;
 const FINISHED_STATUSES = BUILD_STATUSES.filter(isFinishedStatus);
+const FAILING_STATUSES = FINISHED_STATUSES.filter((status) => status !== 'passed');
 /** Builds per INSERT (7 values each). */
 const ROWS_PER_INSERT = 200;
 
@@ -26,6 +27,18 @@ export interface StoredBuild {
   startedAt: Date;
   durationSeconds: number;
   url: string;
+}
+
+/** API.md 5.3: an instance's finished builds in a window. */
+export interface BuildStats {
+  builds: number;
+  passed: number;
+  failed: number;
+  lastPassed: Date | null;
+  /** Seconds; the mean of the middle two for an even count; null without builds. */
+  medianDuration: number | null;
+  /** Runs with a failed attempt followed by a passed one. */
+  flaky: number;
 }
 
 /** An instance's latest build of any state and its latest finished one (absent when it has none). */
@@ -142,6 +155,92 @@ export class BuildsRepository {
       }
     }
     return pairs;
+  }
+
+  /**
+   * Pass/fail figures of an instance's finished builds that started at or after `since`
+   * (API.md 5.3), in three statements on the (instance_id, started_at) index: counts and last
+   * pass; the median duration (window functions); re-runs that failed and then passed, from
+   * GitHub's `<run id>_<attempt>` build ids (other services' ids have no `_` and count none).
+   */
+  async statsOf(instanceId: number, since: Date): Promise<BuildStats> {
+    const window = 'b.instance_id = :instanceId AND b.started_at >= :since AND b.status IN (:...finished)';
+    const parameters = { instanceId, since, finished: FINISHED_STATUSES, failing: FAILING_STATUSES };
+    const [counts] = await this.select<{
+      builds: number | string;
+      passed: number | string | null;
+      failed: number | string | null;
+      last_passed: Date | string | null;
+    }>(
+      `SELECT COUNT(*) AS builds,
+         SUM(CASE WHEN b.status = 'passed' THEN 1 ELSE 0 END) AS passed,
+         SUM(CASE WHEN b.status IN (:...failing) THEN 1 ELSE 0 END) AS failed,
+         MAX(CASE WHEN b.status = 'passed' THEN b.started_at END) AS last_passed
+       FROM builds b WHERE ${window}`,
+      parameters,
+    );
+    // The middle one, or the mean of the middle two: the rows n with c <= 2n <= c + 2.
+    const [median] = await this.select<{ median: number | string | null }>(
+      `SELECT AVG(r.d) AS median FROM (
+         SELECT b.duration_seconds AS d,
+           ROW_NUMBER() OVER (ORDER BY b.duration_seconds) AS n, COUNT(*) OVER () AS c
+         FROM builds b WHERE ${window}
+       ) r WHERE 2 * r.n >= r.c AND 2 * r.n <= r.c + 2`,
+      parameters,
+    );
+    const attempt = "SUBSTR(b.build_id, INSTR(b.build_id, '_') + 1) + 0";
+    const [flaky] = await this.select<{ flaky: number | string }>(
+      `SELECT COUNT(*) AS flaky FROM (
+         SELECT MIN(CASE WHEN b.status IN (:...failing) THEN ${attempt} END) AS first_failed,
+                MAX(CASE WHEN b.status = 'passed' THEN ${attempt} END) AS last_passed
+         FROM builds b WHERE ${window} AND INSTR(b.build_id, '_') > 1
+         GROUP BY SUBSTR(b.build_id, 1, INSTR(b.build_id, '_') - 1)
+       ) runs WHERE runs.last_passed > runs.first_failed`,
+      parameters,
+    );
+    return {
+      builds: Number(counts.builds),
+      passed: Number(counts.passed ?? 0),
+      failed: Number(counts.failed ?? 0),
+      lastPassed: counts.last_passed === null ? null : rawDate(counts.last_passed),
+      medianDuration: median === undefined || median.median === null ? null : Number(median.median),
+      flaky: Number(flaky.flaky),
+    };
+  }
+
+  /**
+   * Finished builds per UTC day of the given instances since `since`, passing and failing
+   * (API.md 5.3): only the days that have some, oldest first, as `YYYY-MM-DD`.
+   */
+  async dailyCounts(
+    instanceIds: readonly number[],
+    since: Date,
+  ): Promise<{ date: string; passed: number; failed: number }[]> {
+    if (instanceIds.length === 0) {
+      return [];
+    }
+    const rows = await this.select<{ day: Date | string; passed: number | string; failed: number | string }>(
+      `SELECT DATE(b.started_at) AS day,
+         SUM(CASE WHEN b.status = 'passed' THEN 1 ELSE 0 END) AS passed,
+         SUM(CASE WHEN b.status IN (:...failing) THEN 1 ELSE 0 END) AS failed
+       FROM builds b
+       WHERE b.instance_id IN (:...instanceIds) AND b.started_at >= :since AND b.status IN (:...finished)
+       GROUP BY DATE(b.started_at)
+       ORDER BY day`,
+      { instanceIds: [...instanceIds], since, finished: FINISHED_STATUSES, failing: FAILING_STATUSES },
+    );
+    return rows.map((row) => ({
+      // mysql2 gives a DATE as a Date at midnight UTC (the connection's timezone is Z); SQLite a string.
+      date: row.day instanceof Date ? row.day.toISOString().slice(0, 10) : String(row.day),
+      passed: Number(row.passed),
+      failed: Number(row.failed),
+    }));
+  }
+
+  /** Raw SQL with named parameters, which the driver writes as its dialect wants (dates too). */
+  private select<T>(sql: string, parameters: Record<string, unknown>): Promise<T[]> {
+    const [query, values] = this.builds.manager.connection.driver.escapeQueryWithParameters(sql, parameters);
+    return this.builds.query<T[]>(query, values);
   }
 
   /**

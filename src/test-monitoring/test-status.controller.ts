@@ -12,11 +12,17 @@ import {
 import {
   BuildParams,
   DEFAULT_LATEST_BUILDS,
+  HistoryQuery,
   LatestBuildsQuery,
+  StatsQuery,
   WorkflowStatusQuery,
 } from './dto/status-requests.dto.js';
+import { DEFAULT_HISTORY_DAYS, DEFAULT_STATS_DAYS } from './history.js';
 import {
   BuildListDto,
+  InstanceStatsDto,
+  toInstanceStatsResponse,
+  WorkflowHistoryDto,
   SuiteStatusDto,
   toBuildView,
   toSuiteStatusResponse,
@@ -52,6 +58,23 @@ export class TestStatusController {
     return toWorkflowStatusResponse(await this.status.workflowStatus(wf_uuid, version, user));
   }
 
+  @Get('workflows/:wf_uuid/history')
+  @ApiOperation({
+    operationId: 'workflows-get-history',
+    summary: "Finished builds per day, passing and failing, over the latest version's instances",
+    description:
+      'One entry per UTC day of the last `days` (today included, oldest first); days without builds count 0. ' +
+      'Passing is `passed`; failing is `failed`, `error` or `aborted`.',
+  })
+  @ApiOkResponse({ type: WorkflowHistoryDto })
+  async history(
+    @Param() { wf_uuid }: WorkflowUuidParam,
+    @Query() { days }: HistoryQuery,
+    @CurrentViewer() user: Viewer,
+  ): Promise<WorkflowHistoryDto> {
+    return { days: await this.status.history(wf_uuid, days ?? DEFAULT_HISTORY_DAYS, user) };
+  }
+
   @Get('suites/:suite_uuid/status')
   @ApiOperation({ operationId: 'suites-get-status', summary: 'The test status of a suite' })
   @ApiOkResponse({ type: SuiteStatusDto })
@@ -77,6 +100,25 @@ export class TestStatusController {
   ): Promise<BuildListDto> {
     const builds = await this.status.latestBuilds(instance_uuid, limit ?? DEFAULT_LATEST_BUILDS, user);
     return { items: builds.map(toBuildView) };
+  }
+
+  @Get('instances/:instance_uuid/stats')
+  @ApiOperation({
+    operationId: 'instances-get-stats',
+    summary: 'Pass rate, median duration, last pass and flaky re-runs of a test instance',
+    description:
+      'Over the finished builds that started in the last `days` days (the service keeps the latest 100 builds ' +
+      'of each instance).',
+  })
+  @ApiOkResponse({ type: InstanceStatsDto })
+  async stats(
+    @Param() { instance_uuid }: InstanceUuidParam,
+    @Query() { days }: StatsQuery,
+    @CurrentViewer() user: Viewer,
+  ): Promise<InstanceStatsDto> {
+    return toInstanceStatsResponse(
+      await this.status.instanceStats(instance_uuid, days ?? DEFAULT_STATS_DAYS, user),
+    );
   }
 
   @Get('instances/:instance_uuid/builds/:build_id')

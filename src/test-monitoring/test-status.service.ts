@@ -14,7 +14,13 @@ import {
   type WorkflowVersionEntity,
 } from '../workflows/index.js';
 import { aggregateStatus, type AggregateTestStatus } from './aggregate-status.js';
-import { BuildsRepository, type LatestOfInstance, type StoredBuild } from './builds.repository.js';
+import {
+  BuildsRepository,
+  type BuildStats,
+  type LatestOfInstance,
+  type StoredBuild,
+} from './builds.repository.js';
+import { dailySeries, firstDayOf, windowStart, type DayCount } from './history.js';
 import { CheckStateRepository } from './check-state.repository.js';
 import { Clock } from '../common/clock.js';
 
@@ -38,6 +44,11 @@ export interface InstancesStatus {
 export interface VersionStatus extends InstancesStatus {
   workflow: WorkflowEntity;
   version: WorkflowVersionEntity;
+}
+
+/** API.md 5.3: an instance's figures over the last `days` days. */
+export interface InstanceStats extends BuildStats {
+  days: number;
 }
 
 /** What a badge shows (API.md 5.2), and who may share it. */
@@ -92,6 +103,37 @@ export class TestStatusService implements WorkflowStatusSource {
     const visible = await this.access.badgeVersion(wfUuid, version, user, badgeToken);
     const status = await this.statusOf(await this.registered.ofVersion(visible.version.id), now);
     return { aggregate: status.aggregate, stale: status.stale, audience: visible.audience };
+  }
+
+  /** Pass rate, median duration, last pass and flaky re-runs of an instance's finished builds of the last `days` days. */
+  async instanceStats(
+    instanceUuid: string,
+    days: number,
+    user: Viewer,
+    now = new Date(this.clock.nowMs()),
+  ): Promise<InstanceStats> {
+    const instance = await this.access.visibleInstance(instanceUuid, user);
+    return { days, ...(await this.repo.statsOf(instance.id, windowStart(now, days))) };
+  }
+
+  /**
+   * Finished builds per day, passing and failing, over the latest version's instances: the last
+   * `days` UTC days, today included, one entry each, oldest first.
+   */
+  async history(
+    wfUuid: string,
+    days: number,
+    user: Viewer,
+    now = new Date(this.clock.nowMs()),
+  ): Promise<DayCount[]> {
+    const visible = await this.access.visibleVersion(wfUuid, undefined, user);
+    const instances = await this.registered.ofVersion(visible.version.id);
+    const first = firstDayOf(now, days);
+    const counts = await this.repo.dailyCounts(
+      instances.map((instance) => instance.id),
+      first,
+    );
+    return dailySeries(counts, first, days);
   }
 
   async suiteStatus(

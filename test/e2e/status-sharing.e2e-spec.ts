@@ -4,6 +4,9 @@ import { CheckStateEntity } from '../../src/test-monitoring/entities/check-state
 import { createTestApp, testDatabase, type TestApp } from '../support/create-test-app.js';
 import { seedBuilds, seedVersion, type SeededVersion } from '../support/monitoring-seed.js';
 
+const DAY = 86_400_000;
+const dateOf = (ms: number): string => new Date(ms).toISOString().slice(0, 10);
+
 const GITHUB = {
   type: 'github' as const,
   url: 'http://127.0.0.1:9/api',
@@ -214,6 +217,161 @@ describe(`sharing the test status (${testDatabase()})`, () => {
         404,
       );
       expect((await t.http.get('/workflows/nope/badge.svg')).status).toBe(400);
+    });
+  });
+
+  describe('history and stats (5.3)', () => {
+    let history: SeededVersion;
+    const now = Date.now();
+
+    beforeAll(async () => {
+      history = await seedVersion(dataSource, {
+        ownerId: aliceId,
+        public: true,
+        suites: [{ instances: [GITHUB, GITHUB] }],
+      });
+      const at = (daysAgo: number, hours = 0) => new Date(now - daysAgo * DAY - hours * 3_600_000);
+      await seedBuilds(dataSource, history.instances[0].id, [
+        // Run 501: failed, then passed on its second attempt: flaky.
+        { buildId: '501_1', status: 'failed', startedAt: at(2, 2), durationSeconds: 100 },
+        { buildId: '501_2', status: 'passed', startedAt: at(2, 1), durationSeconds: 300 },
+        // Run 502: passed, then failed on a re-run: not flaky.
+        { buildId: '502_1', status: 'passed', startedAt: at(1, 2), durationSeconds: 200 },
+        { buildId: '502_2', status: 'error', startedAt: at(1, 1), durationSeconds: 400 },
+        // Unfinished builds count nowhere.
+        { buildId: '503_1', status: 'running', startedAt: at(0), durationSeconds: 0 },
+        // Outside a 30-day window, inside 90 days.
+        { buildId: '400_1', status: 'failed', startedAt: at(40), durationSeconds: 1000 },
+        { buildId: '400_2', status: 'passed', startedAt: at(40), durationSeconds: 1000 },
+      ]);
+      await seedBuilds(dataSource, history.instances[1].id, [
+        { buildId: '77', status: 'passed', startedAt: at(2), durationSeconds: 50 },
+        { buildId: '78', status: 'aborted', startedAt: at(0), durationSeconds: 50 },
+      ]);
+    });
+
+    it('counts builds per UTC day over the latest version, one entry per day, oldest first', async () => {
+      const response = await t.http.get(`/workflows/${history.workflowUuid}/history?days=5`);
+      expect(response.status).toBe(200);
+      // Each finished build on the UTC day it started: [when, passed, failed].
+      const counted = new Map<string, { passed: number; failed: number }>();
+      for (const [ms, passed, failed] of [
+        [now - 2 * DAY - 2 * 3_600_000, 0, 1],
+        [now - 2 * DAY - 3_600_000, 1, 0],
+        [now - DAY - 2 * 3_600_000, 1, 0],
+        [now - DAY - 3_600_000, 0, 1],
+        [now - 2 * DAY, 1, 0],
+        [now, 0, 1],
+      ]) {
+        const day = counted.get(dateOf(ms)) ?? { passed: 0, failed: 0 };
+        counted.set(dateOf(ms), { passed: day.passed + passed, failed: day.failed + failed });
+      }
+      expect(response.body.days).toEqual(
+        [4, 3, 2, 1, 0].map((daysAgo) => {
+          const date = dateOf(now - daysAgo * DAY);
+          return { date, ...(counted.get(date) ?? { passed: 0, failed: 0 }) };
+        }),
+      );
+      const month = await t.http.get(`/workflows/${history.workflowUuid}/history`);
+      expect(month.body.days).toHaveLength(30);
+      expect(month.body.days.at(-1).date).toBe(dateOf(now));
+      const total = (month.body.days as { passed: number; failed: number }[]).reduce(
+        (sum, day) => sum + day.passed + day.failed,
+        0,
+      );
+      expect(total).toBe(6);
+      const year = await t.http.get(`/workflows/${history.workflowUuid}/history?days=365`);
+      expect(year.body.days).toHaveLength(365);
+    });
+
+    it('gives pass rate, median duration, last pass and flaky re-runs of an instance', async () => {
+      const instance = history.instances[0].uuid;
+      const month = await t.http.get(`/instances/${instance}/stats?days=30`);
+      expect(month.status).toBe(200);
+      expect(month.body).toMatchObject({
+        days: 30,
+        builds: 4,
+        passed: 2,
+        failed: 2,
+        pass_rate: 0.5,
+        median_duration: 250,
+        flaky: 1,
+      });
+      // Run 502's first attempt; MariaDB keeps whole seconds.
+      const lastPassed = new Date(now - DAY - 2 * 3_600_000).getTime();
+      expect(Math.abs(Date.parse(month.body.last_passed) - lastPassed)).toBeLessThan(1000);
+    });
+
+    it('widens the window with days: the run of 40 days ago is flaky too', async () => {
+      const quarter = await t.http.get(`/instances/${history.instances[0].uuid}/stats`);
+      expect(quarter.body).toMatchObject({
+        days: 90,
+        builds: 6,
+        passed: 3,
+        failed: 3,
+        pass_rate: 0.5,
+        // Durations 100, 200, 300, 400, 1000, 1000: the mean of the middle two.
+        median_duration: 350,
+        flaky: 2,
+      });
+      const other = await t.http.get(`/instances/${history.instances[1].uuid}/stats?days=1`);
+      expect(other.body).toMatchObject({
+        builds: 1,
+        passed: 0,
+        failed: 1,
+        pass_rate: 0,
+        median_duration: 50,
+        last_passed: null,
+        flaky: 0,
+      });
+    });
+
+    it('answers an instance without builds with nulls, not zeros that mean something', async () => {
+      const empty = await t.http.get(`/instances/${seeded.none.instances[0].uuid}/stats`);
+      expect(empty.body).toEqual({
+        days: 90,
+        builds: 0,
+        passed: 0,
+        failed: 0,
+        pass_rate: null,
+        median_duration: null,
+        last_passed: null,
+        flaky: 0,
+      });
+    });
+
+    it('answers 400 to a bad days and 404 to what the caller may not see', async () => {
+      for (const days of ['0', '366', '-1', '1.5', 'x', '']) {
+        for (const path of [
+          `/workflows/${history.workflowUuid}/history?days=${days}`,
+          `/instances/${history.instances[0].uuid}/stats?days=${days}`,
+        ]) {
+          const response = await t.http.get(path);
+          expect({ path, status: response.status }).toEqual({ path, status: 400 });
+          expect(response.headers['content-type']).toMatch(/^application\/problem\+json/);
+        }
+      }
+      for (const path of [
+        `/workflows/${seeded.private.workflowUuid}/history`,
+        `/instances/${seeded.private.instances[0].uuid}/stats`,
+        `/workflows/${randomUUID()}/history`,
+        `/instances/${randomUUID()}/stats`,
+      ]) {
+        expect({
+          path,
+          status: (await t.http.get(path).set('Authorization', `Bearer ${bob}`)).status,
+        }).toEqual({
+          path,
+          status: 404,
+        });
+      }
+      expect(
+        (
+          await t.http
+            .get(`/workflows/${seeded.private.workflowUuid}/history`)
+            .set('Authorization', `Bearer ${alice}`)
+        ).status,
+      ).toBe(200);
     });
   });
 });

@@ -3,6 +3,7 @@ import { IsOptional, IsString, Length, Matches } from 'class-validator';
 import { OptionalQueryInt } from '../../common/validation.js';
 import { InstanceUuidParam, OptionalVersionQuery } from '../../workflows/index.js';
 import { BADGE_LABEL_MAX_LENGTH, DEFAULT_BADGE_LABEL } from '../badge.js';
+import { DEFAULT_HISTORY_DAYS, DEFAULT_STATS_DAYS, MAX_HISTORY_DAYS } from '../history.js';
 
 /** Builds listed when `limit` is not given. */
 export const DEFAULT_LATEST_BUILDS = 10;
@@ -56,4 +57,18 @@ export class BuildParams extends InstanceUuidParam {
       'The build id, as `build_id` of the builds shows it (each CI service numbers its builds its own way)',
   })
   build_id!: string;
+}
+
+export class StatsQuery {
+  @OptionalQueryInt(1, MAX_HISTORY_DAYS, `The window, in days back from now (default ${DEFAULT_STATS_DAYS})`)
+  days?: number;
+}
+
+export class HistoryQuery {
+  @OptionalQueryInt(
+    1,
+    MAX_HISTORY_DAYS,
+    `How many UTC days, today included (default ${DEFAULT_HISTORY_DAYS})`,
+  )
+  days?: number;
 }

@@ -1,7 +1,7 @@
 import { ApiProperty } from '@nestjs/swagger';
 import { BuildDto, latestVersionOf, toBuildResponse, WorkflowRefDto } from '../../workflows/index.js';
 import { AGGREGATE_TEST_STATUSES, type AggregateTestStatus } from '../aggregate-status.js';
-import type { BuildView, SuiteStatus, VersionStatus } from '../test-status.service.js';
+import type { BuildView, InstanceStats, SuiteStatus, VersionStatus } from '../test-status.service.js';
 
 export class VersionRefDto {
   @ApiProperty({ format: 'uuid', example: '0f4e1d2c-3b4a-5968-7a8b-9c0d1e2f3a4b' })
@@ -117,4 +117,72 @@ export class ShieldsEndpointDto {
 
   @ApiProperty({ enum: ['brightgreen', 'yellow', 'red', 'lightgrey'], example: 'brightgreen' })
   color!: string;
+}
+
+export class InstanceStatsDto {
+  @ApiProperty({ example: 90, description: 'The window, in days back from now' })
+  days!: number;
+
+  @ApiProperty({ example: 42, description: 'Finished builds that started in the window' })
+  builds!: number;
+
+  @ApiProperty({ example: 39 })
+  passed!: number;
+
+  @ApiProperty({ example: 3, description: 'failed, error or aborted' })
+  failed!: number;
+
+  @ApiProperty({
+    type: Number,
+    nullable: true,
+    example: 0.93,
+    description: 'passed / builds; null without builds',
+  })
+  pass_rate!: number | null;
+
+  @ApiProperty({ type: Number, nullable: true, example: 312, description: 'Seconds; null without builds' })
+  median_duration!: number | null;
+
+  @ApiProperty({ type: String, format: 'date-time', nullable: true, example: '2026-11-23T08:00:00.000Z' })
+  last_passed!: string | null;
+
+  @ApiProperty({
+    example: 1,
+    description:
+      "Runs that failed on one attempt and passed on a later one (GitHub's `<run id>_<attempt>` build ids)",
+  })
+  flaky!: number;
+}
+
+export class HistoryDayDto {
+  @ApiProperty({ example: '2026-11-23', description: 'A UTC day' })
+  date!: string;
+
+  @ApiProperty({ example: 4 })
+  passed!: number;
+
+  @ApiProperty({ example: 1, description: 'failed, error or aborted' })
+  failed!: number;
+}
+
+export class WorkflowHistoryDto {
+  @ApiProperty({
+    type: HistoryDayDto,
+    isArray: true,
+    description: 'One entry per day, oldest first, today last',
+  })
+  days!: HistoryDayDto[];
+}
+
+export function toInstanceStatsResponse(stats: InstanceStats): InstanceStatsDto {
+  return {
+    days: stats.days,
+    builds: stats.builds,
+    passed: stats.passed,
+    failed: stats.failed,
+    pass_rate: stats.builds === 0 ? null : stats.passed / stats.builds,
+    median_duration: stats.medianDuration,
+    last_passed: stats.lastPassed?.toISOString() ?? null,
+    flaky: stats.flaky,
+  };
 }
