@@ -9,6 +9,7 @@ import { HealthModule } from './health/health.module.js';
 import { MetricsModule } from './metrics/metrics.module.js';
 import { NotificationsModule } from './notifications/index.js';
 import { OrchestrationModule } from './orchestration/index.js';
+import { StatusPagesModule } from './status-pages/status-pages.module.js';
 import { TestMonitoringModule } from './test-monitoring/index.js';
 import { WorkflowsModule } from './workflows/index.js';
 
@@ -28,6 +29,7 @@ export class AppModule {
         TestMonitoringModule,
         OrchestrationModule,
         NotificationsModule,
+        StatusPagesModule,
       ],
       // Here, not in AuthModule: the CLI builds AuthModule and must not create an admin.
       providers: [AdminBootstrap],

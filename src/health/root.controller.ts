@@ -3,15 +3,16 @@ import { ApiExcludeController } from '@nestjs/swagger';
 import { Public } from '../auth/public.decorator.js';
 
 /**
- * `GET /` sends a newcomer to the Swagger UI rather than a 404. Not an API operation, so it stays
- * out of the OpenAPI document; 302, not 301, because a status page will take this place later.
+ * `GET /` sends a newcomer to the status page of the workflows they may see (API.md 5.4), which
+ * links to the API's Swagger UI. Not an API operation, so it stays out of the OpenAPI document;
+ * 302, not 301, so that browsers do not keep it for ever.
  */
 @ApiExcludeController()
 @Public()
 @Controller()
 export class RootController {
   @Get()
-  @Redirect('/docs', 302)
+  @Redirect('/status', 302)
   root(): void {
     // The redirect is the whole reply.
   }

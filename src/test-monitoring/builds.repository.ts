@@ -230,11 +230,46 @@ export class BuildsRepository {
       { instanceIds: [...instanceIds], since, finished: FINISHED_STATUSES, failing: FAILING_STATUSES },
     );
     return rows.map((row) => ({
-      // mysql2 gives a DATE as a Date at midnight UTC (the connection's timezone is Z); SQLite a string.
-      date: row.day instanceof Date ? row.day.toISOString().slice(0, 10) : String(row.day),
+      date: dayOf(row.day),
       passed: Number(row.passed),
       failed: Number(row.failed),
     }));
+  }
+
+  /**
+   * `dailyCounts` of the instances of many versions at once, by version (a status page's rows),
+   * through the check states' version index.
+   */
+  async dailyCountsOfVersions(
+    versionIds: readonly number[],
+    since: Date,
+  ): Promise<Map<number, { date: string; passed: number; failed: number }[]>> {
+    const byVersion = new Map<number, { date: string; passed: number; failed: number }[]>();
+    if (versionIds.length === 0) {
+      return byVersion;
+    }
+    const rows = await this.select<{
+      version_id: number | string;
+      day: Date | string;
+      passed: number | string;
+      failed: number | string;
+    }>(
+      `SELECT c.version_id AS version_id, DATE(b.started_at) AS day,
+         SUM(CASE WHEN b.status = 'passed' THEN 1 ELSE 0 END) AS passed,
+         SUM(CASE WHEN b.status IN (:...failing) THEN 1 ELSE 0 END) AS failed
+       FROM test_check_states c
+       INNER JOIN builds b ON b.instance_id = c.instance_id
+       WHERE c.version_id IN (:...versionIds) AND b.started_at >= :since AND b.status IN (:...finished)
+       GROUP BY c.version_id, DATE(b.started_at)`,
+      { versionIds: [...versionIds], since, finished: FINISHED_STATUSES, failing: FAILING_STATUSES },
+    );
+    for (const row of rows) {
+      const versionId = Number(row.version_id);
+      const days = byVersion.get(versionId) ?? [];
+      days.push({ date: dayOf(row.day), passed: Number(row.passed), failed: Number(row.failed) });
+      byVersion.set(versionId, days);
+    }
+    return byVersion;
   }
 
   /** Raw SQL with named parameters, which the driver writes as its dialect wants (dates too). */
@@ -373,6 +408,11 @@ interface RawLatestRow {
   started_at: Date | string;
   duration_seconds: number | string;
   url: string;
+}
+
+/** A DATE of a raw row: mysql2 gives a Date at midnight UTC (the connection's timezone is Z), SQLite a string. */
+function dayOf(value: Date | string): string {
+  return value instanceof Date ? value.toISOString().slice(0, 10) : String(value);
 }
 
 function placeholders(count: number): string {

@@ -316,6 +316,27 @@ export class CheckStateRepository implements OnModuleInit {
     return new Set(rows.map((row) => Number(row.service_id)));
   }
 
+  /** The check states of the instances of many versions, in one query (the version index). */
+  async statesOfVersions(
+    versionIds: readonly number[],
+  ): Promise<
+    { versionId: number; serviceId: number; lastCheckedAt: Date | null; lastCheckFailed: boolean }[]
+  > {
+    if (versionIds.length === 0) {
+      return [];
+    }
+    const rows = await this.states
+      .createQueryBuilder('c')
+      .where('c.versionId IN (:...ids)', { ids: [...versionIds] })
+      .getMany();
+    return rows.map((row) => ({
+      versionId: row.versionId,
+      serviceId: row.serviceId,
+      lastCheckedAt: row.lastCheckedAt,
+      lastCheckFailed: row.lastCheckFailed,
+    }));
+  }
+
   /** The check state of each instance that has one. */
   async viewsOf(instanceIds: readonly number[]): Promise<Map<number, CheckStateView>> {
     if (instanceIds.length === 0) {

@@ -13,3 +13,11 @@ export {
 } from './check-results.js';
 export { Rechecks } from './rechecks.js';
 export { buildSelectionOf, inRegistrationWindow, type BuildSelection } from './build-selection.js';
+export {
+  TestStatusService,
+  type BuildView,
+  type VersionOverview,
+  type VersionStatus,
+} from './test-status.service.js';
+export { badgeOf, renderBadgeSvg } from './badge.js';
+export type { DayCount } from './history.js';

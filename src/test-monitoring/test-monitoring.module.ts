@@ -56,6 +56,13 @@ import { Clock } from '../common/clock.js';
     { provide: WORKFLOW_STATUS_SOURCE, useExisting: TestStatusService },
   ],
   controllers: [TestStatusController, BadgesController],
-  exports: [RefreshMetrics, WORKFLOW_STATUS_SOURCE, TESTING_SERVICE_CATALOG, CheckResults, Rechecks],
+  exports: [
+    RefreshMetrics,
+    WORKFLOW_STATUS_SOURCE,
+    TESTING_SERVICE_CATALOG,
+    CheckResults,
+    Rechecks,
+    TestStatusService,
+  ],
 })
 export class TestMonitoringModule {}

@@ -51,6 +51,13 @@ export interface InstanceStats extends BuildStats {
   days: number;
 }
 
+/** A version's freshness and recent days, as a status page's list shows them. */
+export interface VersionOverview {
+  lastChecked: Date | null;
+  stale: boolean;
+  days: DayCount[];
+}
+
 /** What a badge shows (API.md 5.2), and who may share it. */
 export interface BadgeStatus {
   aggregate: AggregateTestStatus;
@@ -134,6 +141,41 @@ export class TestStatusService implements WorkflowStatusSource {
       first,
     );
     return dailySeries(counts, first, days);
+  }
+
+  /**
+   * Last check, staleness and the last `days` days of many versions at once (a status page's
+   * rows): three queries whatever their number. The caller has checked their visibility.
+   */
+  async overviews(
+    versionIds: readonly number[],
+    days: number,
+    now = new Date(this.clock.nowMs()),
+  ): Promise<Map<number, VersionOverview>> {
+    const states = await this.checkStates.statesOfVersions(versionIds);
+    const paused = await this.checkStates.pausedServices(
+      states.map((state) => state.serviceId),
+      now,
+    );
+    const first = firstDayOf(now, days);
+    const counts = await this.repo.dailyCountsOfVersions(versionIds, first);
+    const overviews = new Map<number, VersionOverview>(
+      versionIds.map((id) => [
+        id,
+        { lastChecked: null, stale: false, days: dailySeries(counts.get(id) ?? [], first, days) },
+      ]),
+    );
+    for (const state of states) {
+      const overview = overviews.get(state.versionId);
+      if (!overview) {
+        continue;
+      }
+      if (state.lastCheckedAt && (!overview.lastChecked || state.lastCheckedAt > overview.lastChecked)) {
+        overview.lastChecked = state.lastCheckedAt;
+      }
+      overview.stale ||= state.lastCheckFailed || paused.has(state.serviceId);
+    }
+    return overviews;
   }
 
   async suiteStatus(

@@ -50,3 +50,5 @@ export type { TestServiceEntity } from './entities/test-service.entity.js';
 export type { TestSuiteEntity } from './entities/test-suite.entity.js';
 export type { WorkflowVersionEntity } from './entities/workflow-version.entity.js';
 export type { WorkflowEntity } from './entities/workflow.entity.js';
+export { WorkflowsService } from './workflows.service.js';
+export type { WorkflowSummaryView } from './dto/workflow-response.dto.js';

@@ -60,6 +60,6 @@ const ENTITIES = [
     RegistryEvents,
     ServiceTypeSchema,
   ],
-  exports: [WorkflowAccess, RegisteredInstances, RegistryEvents],
+  exports: [WorkflowAccess, RegisteredInstances, RegistryEvents, WorkflowsService],
 })
 export class WorkflowsModule {}

@@ -101,9 +101,9 @@ describe(`hostile input and a newcomer's first requests (${testDatabase()})`, ()
     });
   });
 
-  it('redirects GET / to the Swagger UI', async () => {
+  it('redirects GET / to the status page (API.md 5.4)', async () => {
     const response = await t.http.get('/');
     expect(response.status).toBe(302);
-    expect(response.headers.location).toBe('/docs');
+    expect(response.headers.location).toBe('/status');
   });
 });

@@ -85,7 +85,14 @@ describe('workflow registry access (API.md 2, 2.3, 2.9, 5.1)', () => {
     `/suites/${w.suiteUuid}/status`,
     `/instances/${w.instanceUuid}`,
     `/instances/${w.instanceUuid}/latest-builds`,
+    `/instances/${w.instanceUuid}/stats`,
+    `/workflows/${w.uuid}/history?days=7`,
+    `/workflows/${w.uuid}/badge.svg`,
+    `/workflows/${w.uuid}/badge.json?label=ci`,
   ];
+
+  /** The HTML status page of one workflow (API.md 5.4): the same rule, a 404 page. */
+  const pages = (w: Registered): string[] => [`/status/${w.uuid}`];
 
   const get = (path: string) => t.http.get(path).buffer(true).parse(binaryBody);
   const bodyOf = (response: { body: unknown }): Record<string, unknown> =>
@@ -116,6 +123,16 @@ describe('workflow registry access (API.md 2, 2.3, 2.9, 5.1)', () => {
       },
     );
 
+    it(sees ? 'reads its status page' : 'gets the 404 page for its status page', async () => {
+      for (const path of pages(workflows[visibility])) {
+        const response = await as(t.http.get(path), caller);
+        expect({ path, status: response.status }).toEqual({ path, status: sees ? 200 : 404 });
+        expect(response.headers['content-type']).toBe('text/html; charset=utf-8');
+      }
+      const listed = (await as(t.http.get('/status'), caller)).text;
+      expect(listed.includes(`/status/${workflows[visibility].uuid}`)).toBe(sees);
+    });
+
     it(`${sees ? 'finds' : 'does not find'} it in GET /workflows`, async () => {
       const response = await as(t.http.get('/workflows?status=false'), caller);
       expect(response.status).toBe(200);
@@ -128,6 +145,15 @@ describe('workflow registry access (API.md 2, 2.3, 2.9, 5.1)', () => {
     });
 
     const writeStatus = caller === 'anonymous' ? 401 : !sees ? 404 : caller === 'another user' ? 403 : 200;
+
+    it(`answers ${writeStatus} to the badge token's GET and DELETE`, async () => {
+      const path = `/workflows/${workflows[visibility].uuid}/badge-token`;
+      expect((await as(t.http.get(path), caller)).status).toBe(writeStatus);
+      if (writeStatus !== 200) {
+        expect((await as(t.http.delete(path), caller)).status).toBe(writeStatus);
+      }
+    });
+
     it(`answers ${writeStatus} to a write (PUT, DELETE of the workflow or a version)${writeStatus === 200 ? ' (PUT shown; deletions below)' : ''}`, async () => {
       const w = workflows[visibility];
       const put = await as(t.http.put(`/workflows/${w.uuid}`), caller).send({
@@ -360,6 +386,14 @@ describe('workflow registry access (API.md 2, 2.3, 2.9, 5.1)', () => {
       ['get', '/suites/{suite_uuid}/status', 'suites-get-status', true],
       ['get', '/instances/{instance_uuid}', 'instances-get-by-id', true],
       ['get', '/instances/{instance_uuid}/latest-builds', 'instances-get-builds', true],
+      ['get', '/instances/{instance_uuid}/stats', 'instances-get-stats', true],
+      ['get', '/workflows/{wf_uuid}/history', 'workflows-get-history', true],
+      ['get', '/workflows/{wf_uuid}/badge.svg', 'workflows-get-badge-svg', true],
+      ['get', '/workflows/{wf_uuid}/badge.json', 'workflows-get-badge-json', true],
+      ['get', '/workflows/{wf_uuid}/badge-token', 'workflows-get-badge-token', false],
+      ['delete', '/workflows/{wf_uuid}/badge-token', 'workflows-delete-badge-token', false],
+      ['get', '/status', 'status-page', true],
+      ['get', '/status/{wf_uuid}', 'status-page-workflow', true],
     ];
     for (const [method, path, operationId, optional] of expected) {
       const operation = document.paths[path]?.[method];
@@ -374,16 +408,20 @@ describe('workflow registry access (API.md 2, 2.3, 2.9, 5.1)', () => {
           forbidden: path !== '/users/current/workflows',
         });
       }
-      expect(operation.responses['401']).toEqual(
-        expect.objectContaining({
-          content: {
-            'application/problem+json': expect.objectContaining({
-              schema: { $ref: '#/components/schemas/ProblemDto' },
-              example: expect.objectContaining({ status: 401 }),
-            }),
-          },
-        }),
-      );
+      // The status pages answer their errors as HTML pages.
+      const errorType = path.startsWith('/status') ? 'text/html' : 'application/problem+json';
+      expect(Object.keys((operation.responses['401'] as { content: object }).content)).toEqual([errorType]);
+      if (errorType !== 'text/html')
+        expect(operation.responses['401']).toEqual(
+          expect.objectContaining({
+            content: {
+              'application/problem+json': expect.objectContaining({
+                schema: { $ref: '#/components/schemas/ProblemDto' },
+                example: expect.objectContaining({ status: 401 }),
+              }),
+            },
+          }),
+        );
     }
     expect(document.paths['/users/current/workflows'].post.responses['409']).toBeDefined();
     expect(document.paths['/users/current/workflows'].post.responses['201']).toBeDefined();

@@ -374,4 +374,125 @@ describe(`sharing the test status (${testDatabase()})`, () => {
       ).toBe(200);
     });
   });
+
+  describe('status pages (5.4)', () => {
+    let named: SeededVersion;
+    let hostile: SeededVersion;
+
+    beforeAll(async () => {
+      named = await seed([['passed'], ['failed']], { name: 'Visible pipeline' });
+      hostile = await seed([['passed']], { name: '<script>alert("x")</script> & co' });
+    });
+
+    const page = (path: string, cookie?: string) => {
+      const request = t.http.get(path);
+      return cookie ? request.set('Cookie', `session=${cookie}`) : request;
+    };
+
+    const expectSelfContained = (html: string) => {
+      expect(html).toMatch(/^<!doctype html>/);
+      expect(html).not.toMatch(/<script/i);
+      expect(html).not.toMatch(/<link[^>]+stylesheet/i);
+      // Every src and href is this service's own (absolute links out go to CI pages only, never assets).
+      for (const [, url] of html.matchAll(/\ssrc="([^"]*)"/g)) {
+        expect(url.startsWith('/')).toBe(true);
+      }
+    };
+
+    it('lists the public workflows to anybody, with status, badge and last 30 days, without scripts or outside assets', async () => {
+      const response = await page('/status');
+      expect(response.status).toBe(200);
+      expect(response.headers['content-type']).toBe('text/html; charset=utf-8');
+      const html = response.text;
+      expectSelfContained(html);
+      expect(html).toContain(`href="/status/${named.workflowUuid}">Visible pipeline</a>`);
+      expect(html).toContain(`src="/workflows/${named.workflowUuid}/badge.svg"`);
+      expect(html).toContain('Public workflows (not signed in)');
+      expect(html).not.toContain(`/status/${seeded.private.workflowUuid}`);
+      // The hostile name is text, not markup.
+      expect(html).toContain('&lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt; &amp; co');
+      expect(html).not.toContain('<script>alert');
+    });
+
+    it('lists private workflows to their owner through the session cookie', async () => {
+      const html = (await page('/status', alice)).text;
+      expect(html).toContain(`/status/${seeded.private.workflowUuid}`);
+      expect(html).toMatch(/Signed in as <strong>user\d+_[0-9a-f]+<\/strong>/);
+      expect(html).toContain('<span class="tag">private</span>');
+      expect((await page('/status', bob)).text).not.toContain(`/status/${seeded.private.workflowUuid}`);
+    });
+
+    it('shows one workflow: status, chart, instances with links to their CI resource and runs, versions', async () => {
+      const response = await page(`/status/${named.workflowUuid}`);
+      expect(response.status).toBe(200);
+      const html = response.text;
+      expectSelfContained(html);
+      expect(html).toContain('<h1>Visible pipeline <span class="tag">public</span></h1>');
+      expect(html).toContain('<span class="state some_passing">some passing</span>');
+      expect(html).toMatch(
+        /<svg[^>]+class="chart"[^>]+role="img" aria-label="Last 30 days: 1 passed, 1 failed builds; failures on 1 day"/,
+      );
+      // The instance's GitHub workflow page (the fake API base http://127.0.0.1:9/api is a GitHub Enterprise one).
+      expect(html).toContain('href="http://127.0.0.1:9/o/r/actions/workflows/ci.yml"');
+      expect(html).toContain('href="https://ci.example.org/builds/1000_1">Build 1000_1</a>');
+      expect(html).toContain('<strong>1.0</strong> (shown)');
+    });
+
+    it('answers a private or unknown workflow with the same 404 page, and the owner with the page', async () => {
+      for (const [path, cookie] of [
+        [`/status/${seeded.private.workflowUuid}`, undefined],
+        [`/status/${seeded.private.workflowUuid}`, bob],
+        [`/status/${randomUUID()}`, alice],
+        [`/status/${named.workflowUuid}?version=9.9`, undefined],
+      ] as const) {
+        const response = await page(path, cookie);
+        expect({ path, status: response.status }).toEqual({ path, status: 404 });
+        expect(response.headers['content-type']).toBe('text/html; charset=utf-8');
+        expect(response.text).toContain('<h1>404 Not Found</h1>');
+        expect(response.text).not.toContain('secret-project-name');
+      }
+      const own = await page(`/status/${seeded.private.workflowUuid}`, alice);
+      expect(own.status).toBe(200);
+      expect(own.text).toContain('<span class="tag">private</span>');
+    });
+
+    it('answers bad input with a 400 page and a bad session with a 401 page, never a 500', async () => {
+      for (const path of [
+        '/status?page=0',
+        '/status?page=x',
+        '/status/nope',
+        `/status/${named.workflowUuid}?version=a%2Fb`,
+      ]) {
+        const response = await page(path);
+        expect({ path, status: response.status }).toEqual({ path, status: 400 });
+        expect(response.headers['content-type']).toBe('text/html; charset=utf-8');
+        expect(response.text).toContain('<h1>400 Bad Request</h1>');
+      }
+      const expired = await page('/status', 'not-a-token');
+      expect(expired.status).toBe(401);
+      expect(expired.text).toContain('Log in again');
+      const far = await page('/status?page=999');
+      expect(far.status).toBe(200);
+      expect(far.text).toContain('No workflows to show on this page.');
+    });
+
+    it('pages the list, newest first, 50 to a page', async () => {
+      for (let n = 0; n < 50; n++) {
+        await seedVersion(dataSource, { ownerId: aliceId, public: true, name: `bulk ${n}`, suites: [] });
+      }
+      const first = (await page('/status')).text;
+      expect(first).toContain('href="/status?page=2" rel="next"');
+      expect(first).toContain('bulk 49');
+      expect(first).not.toContain('Visible pipeline');
+      const second = (await page('/status?page=2')).text;
+      expect(second).toContain('Visible pipeline');
+      expect(second).toContain('href="/status" rel="prev"');
+    });
+
+    it('is what GET / redirects to', async () => {
+      const response = await t.http.get('/');
+      expect(response.status).toBe(302);
+      expect(response.headers.location).toBe('/status');
+    });
+  });
 });

@@ -1,0 +1,100 @@
+import { Controller, Get, Header, Param, Query, UseFilters } from '@nestjs/common';
+import { ApiOkResponse, ApiOperation, ApiProduces, ApiResponse, ApiTags } from '@nestjs/swagger';
+import { ApiAuth } from '../auth/api-auth.decorator.js';
+import { CurrentViewer, OptionalAuth, type Viewer } from '../auth/optional-auth.decorator.js';
+import { OptionalQueryInt } from '../common/validation.js';
+import { OptionalVersionQuery, WorkflowUuidParam } from '../workflows/index.js';
+import { HtmlErrorFilter } from './html-error.filter.js';
+import { StatusPagesService } from './status-pages.service.js';
+
+export class StatusListQuery {
+  @OptionalQueryInt(1, 100_000, 'The page, 50 workflows each, newest first (default 1)')
+  page?: number;
+}
+
+export class StatusPageQuery {
+  @OptionalVersionQuery()
+  version?: string;
+}
+
+const html = (description: string) => ({
+  description,
+  content: {
+    'text/html': { schema: { type: 'string' }, example: '<!doctype html><html lang="en">…</html>' },
+  },
+});
+
+const UNAVAILABLE = {
+  status: 503,
+  ...html('The database did not answer in time: an HTML error page; try again after `Retry-After` seconds'),
+  headers: {
+    'Retry-After': {
+      description: 'Seconds to wait before trying again',
+      schema: { type: 'integer', example: 2 },
+    },
+  },
+};
+
+/**
+ * The HTML status pages (API.md 5.4): no script, no asset from another origin (styles inline,
+ * charts inline SVG, badges from this service). Identity is the session cookie (or any token).
+ */
+@ApiTags('registry')
+@ApiAuth()
+@OptionalAuth()
+@UseFilters(HtmlErrorFilter)
+@Controller('status')
+export class StatusPagesController {
+  constructor(private readonly pages: StatusPagesService) {}
+
+  @Get()
+  @Header('Content-Type', 'text/html; charset=utf-8')
+  @Header('Cache-Control', 'private, no-cache')
+  @ApiOperation({
+    operationId: 'status-page',
+    summary:
+      'An HTML page of the workflows GET /workflows lists for the caller, with status, badge and 30 days',
+    description:
+      'Server-rendered, readable without JavaScript. Each workflow with its status, badge, latest version, last ' +
+      'check and a strip of the last 30 days; 50 per page (`page`). Signed in by the `session` cookie ' +
+      '(POST /api/v1/auth sets it) or any token; without one, the public workflows.',
+  })
+  @ApiProduces('text/html')
+  @ApiOkResponse(html('The page'))
+  @ApiResponse({ status: 400, ...html('A bad page number: an HTML error page') })
+  @ApiResponse({ status: 401, ...html('A token or cookie that is not valid: an HTML error page') })
+  @ApiResponse(UNAVAILABLE)
+  async overview(@Query() { page }: StatusListQuery, @CurrentViewer() viewer: Viewer): Promise<string> {
+    return this.pages.overview(viewer, page ?? 1);
+  }
+
+  @Get(':wf_uuid')
+  @Header('Content-Type', 'text/html; charset=utf-8')
+  @Header('Cache-Control', 'private, no-cache')
+  @ApiOperation({
+    operationId: 'status-page-workflow',
+    summary:
+      'An HTML page of one workflow: status, 30-day chart, instances with their latest builds, versions',
+    description:
+      'Server-rendered, readable without JavaScript: the version (`version`, default latest), its aggregate ' +
+      'status, last check and staleness, a 30-day chart (inline SVG), each test instance with its service and a ' +
+      'link to the CI resource, its latest build with state, start, duration and a link to the CI run, and the ' +
+      'versions. A private workflow the caller may not see is the same 404 page as an unknown uuid.',
+  })
+  @ApiProduces('text/html')
+  @ApiOkResponse(html('The page'))
+  @ApiResponse({ status: 400, ...html('A bad uuid or version: an HTML error page') })
+  @ApiResponse({ status: 401, ...html('A token or cookie that is not valid: an HTML error page') })
+  @ApiResponse({
+    status: 404,
+    ...html('No such workflow (or version) visible to the caller: an HTML 404 page'),
+  })
+  @ApiResponse(UNAVAILABLE)
+  async workflow(
+    @Param() { wf_uuid }: WorkflowUuidParam,
+    @Query() { version }: StatusPageQuery,
+    @CurrentViewer() viewer: Viewer,
+  ): Promise<string> {
+    return this.pages.workflow(wf_uuid, version, viewer);
+  }
+}

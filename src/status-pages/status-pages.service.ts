@@ -1,0 +1,166 @@
+import { Injectable } from '@nestjs/common';
+import type { Viewer } from '../auth/optional-auth.decorator.js';
+import { Clock } from '../common/clock.js';
+import { TestStatusService, type BuildView } from '../test-monitoring/index.js';
+import {
+  latestVersionOf,
+  versionsOf,
+  WorkflowsService,
+  type AggregateTestStatus,
+} from '../workflows/index.js';
+import { historyChart, historyStrip, historySummary } from './chart.js';
+import { ciResourcePage, safeHref } from './ci-links.js';
+import { renderPage } from './templates.js';
+
+/** Workflows per page of /status. */
+export const STATUS_PAGE_SIZE = 50;
+const HISTORY_DAYS = 30;
+
+const MESSAGES: Record<AggregateTestStatus, string> = {
+  all_passing: 'passing',
+  some_passing: 'some passing',
+  all_failing: 'failing',
+  not_available: 'no builds',
+};
+
+interface Shown {
+  iso: string;
+  text: string;
+}
+
+function shown(date: Date): Shown {
+  return { iso: date.toISOString(), text: `${date.toISOString().slice(0, 16).replace('T', ' ')} UTC` };
+}
+
+function duration(seconds: number): string {
+  if (seconds < 60) {
+    return `${seconds} s`;
+  }
+  const minutes = Math.floor(seconds / 60);
+  return minutes < 60
+    ? `${minutes} min ${seconds % 60} s`
+    : `${Math.floor(minutes / 60)} h ${minutes % 60} min`;
+}
+
+/**
+ * The HTML status pages (API.md 5.4): the same reads as the API, under the same visibility rule,
+ * rendered on the server.
+ */
+@Injectable()
+export class StatusPagesService {
+  constructor(
+    private readonly workflows: WorkflowsService,
+    private readonly status: TestStatusService,
+    private readonly clock: Clock,
+  ) {}
+
+  /** /status: a page of what `GET /workflows` lists for the viewer, newest first. */
+  async overview(viewer: Viewer, page: number): Promise<string> {
+    const now = new Date(this.clock.nowMs());
+    const views = await this.workflows.listVisible(
+      viewer,
+      { limit: STATUS_PAGE_SIZE + 1, offset: (page - 1) * STATUS_PAGE_SIZE },
+      true,
+    );
+    const rows = views.slice(0, STATUS_PAGE_SIZE);
+    const overviews = await this.status.overviews(
+      rows.map((view) => latestVersionOf(view.workflow).id),
+      HISTORY_DAYS,
+      now,
+    );
+    const counts = new Map<AggregateTestStatus, number>();
+    const shownRows = rows.map((view) => {
+      const latest = latestVersionOf(view.workflow);
+      const aggregate = view.status?.aggregate ?? 'not_available';
+      counts.set(aggregate, (counts.get(aggregate) ?? 0) + 1);
+      const overview = overviews.get(latest.id);
+      const days = overview?.days ?? [];
+      return {
+        uuid: view.workflow.uuid,
+        name: latest.name,
+        public: view.workflow.public,
+        version: latest.version,
+        aggregate,
+        message: MESSAGES[aggregate],
+        stale: overview?.stale ?? false,
+        lastChecked: overview?.lastChecked ? shown(overview.lastChecked) : null,
+        strip: historyStrip(days),
+        stripText: historySummary(days),
+      };
+    });
+    const parts = (['all_passing', 'some_passing', 'all_failing', 'not_available'] as const)
+      .filter((aggregate) => counts.has(aggregate))
+      .map(
+        (aggregate) =>
+          `${counts.get(aggregate)} ${aggregate === 'not_available' ? 'without builds' : MESSAGES[aggregate]}`,
+      );
+    const first = (page - 1) * STATUS_PAGE_SIZE + 1;
+    const range =
+      page > 1 || views.length > STATUS_PAGE_SIZE
+        ? `Workflows ${first}–${first + rows.length - 1}`
+        : `${rows.length} ${rows.length === 1 ? 'workflow' : 'workflows'}`;
+    return renderPage('overview', {
+      viewer: viewer?.username,
+      page,
+      rows: shownRows,
+      summary: `${range}: ${parts.join(', ')}`,
+      newer: page > 1 ? (page === 2 ? '/status' : `/status?page=${page - 1}`) : undefined,
+      older: views.length > STATUS_PAGE_SIZE ? `/status?page=${page + 1}` : undefined,
+    });
+  }
+
+  /** /status/{uuid}: one workflow at a version (default latest). not_found as the API's reads. */
+  async workflow(uuid: string, version: string | undefined, viewer: Viewer): Promise<string> {
+    const now = new Date(this.clock.nowMs());
+    const status = await this.status.workflowStatus(uuid, version, viewer, now);
+    const suites = await this.workflows.suites(uuid, status.version.version, viewer);
+    const days =
+      (await this.status.overviews([status.version.id], HISTORY_DAYS, now)).get(status.version.id)?.days ??
+      [];
+    const builds = new Map<number, BuildView>(status.latestBuilds.map((view) => [view.instance.id, view]));
+    const aggregate = status.aggregate;
+    return renderPage('workflow', {
+      viewer: viewer?.username,
+      uuid,
+      name: status.version.name,
+      public: status.workflow.public,
+      version: status.version.version,
+      isLatest: latestVersionOf(status.workflow).id === status.version.id,
+      aggregate,
+      message: MESSAGES[aggregate],
+      stale: status.stale,
+      lastChecked: status.lastChecked ? shown(status.lastChecked) : null,
+      badge: `/workflows/${uuid}/badge.svg?version=${encodeURIComponent(status.version.version)}`,
+      chart: historyChart(days),
+      chartText: historySummary(days),
+      suites: suites.map((suite) => ({
+        name: suite.name ?? suite.rocSuite,
+        instances: (suite.instances ?? []).map((instance) => {
+          const view = builds.get(instance.id);
+          return {
+            name: instance.name ?? instance.rocInstance,
+            service: instance.service?.type ?? 'unknown',
+            resource: instance.resource,
+            resourceUrl: instance.service
+              ? ciResourcePage(instance.service.type, instance.service.url, instance.resource)
+              : undefined,
+            build: view
+              ? {
+                  id: view.build.buildId,
+                  status: view.build.status,
+                  started: shown(view.build.startedAt),
+                  duration: duration(view.build.durationSeconds),
+                  url: safeHref(view.build.url),
+                }
+              : undefined,
+          };
+        }),
+      })),
+      versions: versionsOf(status.workflow).map((other) => ({
+        version: other.version,
+        current: other.id === status.version.id,
+        registered: shown(other.registeredAt),
+      })),
+    });
+  }
+}

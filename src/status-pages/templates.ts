@@ -1,0 +1,157 @@
+import { Eta } from 'eta';
+
+/**
+ * The status pages' templates (Eta, see the README for why). `<%= %>` escapes (autoEscape is
+ * on); `<%~ %>` writes raw and is used only for SVG drawn by chart.ts, which escapes its texts.
+ * Kept in this module rather than in .eta files so that the build (tsc) carries them to dist/.
+ */
+const LAYOUT = `<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title><%= it.title %> · Workflow test status</title>
+<style>
+:root { color-scheme: light; }
+body { margin: 0; font: 16px/1.5 system-ui, -apple-system, "Segoe UI", sans-serif; color: #1f2328; background: #ffffff; }
+header { background: #24292f; color: #ffffff; padding: 12px 24px; display: flex; justify-content: space-between; align-items: baseline; flex-wrap: wrap; gap: 8px; }
+header a { color: #ffffff; }
+header .brand { font-weight: 600; font-size: 18px; margin: 0; }
+header .who { margin: 0; font-size: 14px; }
+main { padding: 16px 24px 40px; max-width: 1180px; }
+h1 { font-size: 28px; margin: 8px 0 4px; }
+h2 { font-size: 20px; margin: 28px 0 8px; }
+h3 { font-size: 17px; margin: 20px 0 6px; }
+a { color: #0550ae; }
+.summary { font-size: 18px; margin: 4px 0 16px; }
+table { border-collapse: collapse; width: 100%; margin: 8px 0; }
+th, td { text-align: left; padding: 8px 10px; border-bottom: 1px solid #d0d7de; vertical-align: middle; }
+thead th { font-size: 14px; color: #424a53; border-bottom: 2px solid #8c959f; }
+tbody th { font-weight: 600; }
+.state { font-weight: 600; white-space: nowrap; }
+.state::before { content: "●"; margin-right: 6px; }
+.all_passing, .passed { color: #1a7f37; }
+.some_passing { color: #7d4e00; }
+.all_failing, .failed, .error, .aborted { color: #cf222e; }
+.not_available, .running, .waiting { color: #57606a; }
+.tag { display: inline-block; font-size: 12px; font-weight: 600; padding: 0 8px; border-radius: 10px; border: 1px solid #57606a; color: #424a53; margin-left: 6px; vertical-align: middle; }
+.stale { color: #7d4e00; font-weight: 600; }
+.muted { color: #57606a; }
+.counts { white-space: nowrap; }
+nav.pages { display: flex; gap: 16px; margin-top: 16px; }
+.visually-hidden { position: absolute; width: 1px; height: 1px; overflow: hidden; clip: rect(0 0 0 0); white-space: nowrap; }
+.facts { display: flex; flex-wrap: wrap; gap: 8px 32px; margin: 8px 0 0; padding: 0; list-style: none; }
+.legend { font-size: 14px; color: #424a53; }
+.legend span::before { content: "■"; margin-right: 4px; }
+.legend .passed::before { color: #1a7f37; }
+.legend .failed::before { color: #cf222e; }
+svg.chart { max-width: 100%; height: auto; }
+</style>
+</head>
+<body>
+<header>
+<p class="brand"><a href="/status">Workflow test status</a></p>
+<p class="who"><% if (it.viewer) { %>Signed in as <strong><%= it.viewer %></strong><% } else { %>Public workflows (not signed in)<% } %> · <a href="/docs">API</a></p>
+</header>
+<main>
+<%~ it.body %>
+</main>
+</body>
+</html>
+`;
+
+const OVERVIEW = `<% layout('@layout', { title: 'Workflows', viewer: it.viewer }) %>
+<h1>Workflows</h1>
+<% if (it.rows.length === 0) { %>
+<p class="summary">No workflows to show<% if (it.page > 1) { %> on this page<% } %>.</p>
+<% } else { %>
+<p class="summary"><%= it.summary %></p>
+<table>
+<caption class="visually-hidden">Workflows with their test status, newest first</caption>
+<thead><tr><th scope="col">Workflow</th><th scope="col">Status</th><th scope="col">Badge</th><th scope="col">Latest version</th><th scope="col">Last check</th><th scope="col">Last 30 days</th></tr></thead>
+<tbody>
+<% it.rows.forEach(function (row) { %>
+<tr>
+<th scope="row"><a href="/status/<%= row.uuid %>"><%= row.name %></a><% if (!row.public) { %> <span class="tag">private</span><% } %></th>
+<td><span class="state <%= row.aggregate %>"><%= row.message %></span><% if (row.stale) { %> <span class="stale">(stale)</span><% } %></td>
+<td><img src="/workflows/<%= row.uuid %>/badge.svg" alt="tests: <%= row.message %><%= row.stale ? ' (stale)' : '' %>" height="20"></td>
+<td><%= row.version %></td>
+<td><% if (row.lastChecked) { %><time datetime="<%= row.lastChecked.iso %>"><%= row.lastChecked.text %></time><% } else { %><span class="muted">never</span><% } %></td>
+<td><%~ row.strip %><span class="visually-hidden"><%= row.stripText %></span></td>
+</tr>
+<% }) %>
+</tbody>
+</table>
+<% } %>
+<% if (it.newer || it.older) { %>
+<nav class="pages" aria-label="Pages">
+<% if (it.newer) { %><a href="<%= it.newer %>" rel="prev">← Newer workflows</a><% } %>
+<% if (it.older) { %><a href="<%= it.older %>" rel="next">Older workflows →</a><% } %>
+</nav>
+<% } %>
+`;
+
+const WORKFLOW = `<% layout('@layout', { title: it.name, viewer: it.viewer }) %>
+<p><a href="/status">← All workflows</a></p>
+<h1><%= it.name %> <span class="tag"><%= it.public ? 'public' : 'private' %></span></h1>
+<p class="summary"><span class="state <%= it.aggregate %>"><%= it.message %></span><% if (it.stale) { %> <span class="stale">— stale: the last check of some instance failed, the builds shown may be out of date</span><% } %></p>
+<ul class="facts">
+<li>Version <strong><%= it.version %></strong><%= it.isLatest ? ' (latest)' : '' %></li>
+<li>Last check: <% if (it.lastChecked) { %><time datetime="<%= it.lastChecked.iso %>"><%= it.lastChecked.text %></time><% } else { %><span class="muted">never</span><% } %></li>
+<li><img src="<%= it.badge %>" alt="tests: <%= it.message %><%= it.stale ? ' (stale)' : '' %>" height="20"></li>
+</ul>
+
+<h2>Last 30 days</h2>
+<%~ it.chart %>
+<p class="legend"><span class="passed">passed</span> &nbsp; <span class="failed">failed, error or aborted</span> &nbsp; — <%= it.chartText %></p>
+
+<h2>Test instances and their latest builds</h2>
+<% if (it.suites.length === 0) { %><p class="muted">This version has no test suites.</p><% } %>
+<% it.suites.forEach(function (suite) { %>
+<h3>Suite <%= suite.name %></h3>
+<table>
+<thead><tr><th scope="col">Instance</th><th scope="col">Service</th><th scope="col">Latest build</th><th scope="col">Started</th><th scope="col">Duration</th><th scope="col">CI run</th></tr></thead>
+<tbody>
+<% suite.instances.forEach(function (instance) { %>
+<tr>
+<th scope="row"><%= instance.name %></th>
+<td><% if (instance.resourceUrl) { %><a href="<%= instance.resourceUrl %>"><%= instance.service %>: <%= instance.resource %></a><% } else { %><%= instance.service %>: <%= instance.resource %><% } %></td>
+<% if (instance.build) { %>
+<td><span class="state <%= instance.build.status %>"><%= instance.build.status %></span></td>
+<td><time datetime="<%= instance.build.started.iso %>"><%= instance.build.started.text %></time></td>
+<td><%= instance.build.duration %></td>
+<td><% if (instance.build.url) { %><a href="<%= instance.build.url %>">Build <%= instance.build.id %></a><% } else { %>Build <%= instance.build.id %><% } %></td>
+<% } else { %>
+<td colspan="4" class="muted">No builds yet</td>
+<% } %>
+</tr>
+<% }) %>
+</tbody>
+</table>
+<% }) %>
+
+<h2>Versions</h2>
+<ul>
+<% it.versions.forEach(function (version) { %>
+<li><% if (version.current) { %><strong><%= version.version %></strong> (shown)<% } else { %><a href="/status/<%= it.uuid %>?version=<%= encodeURIComponent(version.version) %>"><%= version.version %></a><% } %> — registered <time datetime="<%= version.registered.iso %>"><%= version.registered.text %></time></li>
+<% }) %>
+</ul>
+`;
+
+const ERROR = `<% layout('@layout', { title: it.title, viewer: it.viewer }) %>
+<h1><%= it.title %></h1>
+<p><%= it.message %></p>
+<p><a href="/status">See the workflows you may see</a></p>
+`;
+
+export type PageName = 'overview' | 'workflow' | 'error';
+
+const engine = new Eta({ autoEscape: true, cache: true });
+engine.loadTemplate('@layout', LAYOUT);
+engine.loadTemplate('@overview', OVERVIEW);
+engine.loadTemplate('@workflow', WORKFLOW);
+engine.loadTemplate('@error', ERROR);
+
+export function renderPage(name: PageName, data: object): string {
+  return engine.render(`@${name}`, data);
+}
