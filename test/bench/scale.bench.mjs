@@ -37,6 +37,9 @@ const READS = [
   ['suite status', (i) => `/suites/${seededUuid('suite', i)}/status`],
   ['instance builds', (i) => `/instances/${seededUuid('instance', i)}/latest-builds`],
   ['download', (i) => `/workflows/${seededUuid('workflow', i)}/rocrate/${SEEDED_VERSION}/download`],
+  ['badge', (i) => `/workflows/${seededUuid('workflow', i)}/badge.svg`],
+  ['history (30 days)', (i) => `/workflows/${seededUuid('workflow', i)}/history`],
+  ['instance stats (90 days)', (i) => `/instances/${seededUuid('instance', i)}/stats`],
 ];
 
 function load(url, headers, path, size, duration = seconds) {
