@@ -412,6 +412,9 @@ describe(`sharing the test status (${testDatabase()})`, () => {
       // The hostile name is text, not markup.
       expect(html).toContain('&lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt; &amp; co');
       expect(html).not.toContain('<script>alert');
+      const own = (await page(`/status/${hostile.workflowUuid}`)).text;
+      expect(own).toContain('<h1>&lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt; &amp; co <span');
+      expect(own).not.toContain('<script>alert');
     });
 
     it('lists private workflows to their owner through the session cookie', async () => {
