@@ -165,11 +165,13 @@ function copyOf(column: (typeof CHECK_COLUMNS)[number]): {
  * DROP TABLE with foreign keys on deletes the builds that reference it by cascade. TypeORM's
  * undo opens its transaction before it turns foreign keys off, where SQLite ignores the pragma;
  * so on SQLite this runs `work` in a transaction of its own with the keys off, checks them
- * before committing, and opens a new transaction for TypeORM to finish in.
+ * before committing, and opens a new transaction for TypeORM to finish in. Later migrations
+ * that rebuild `test_instances` on their way down use it too.
  */
-async function withoutForeignKeysOnSqlite(
+export async function withoutForeignKeysOnSqlite(
   queryRunner: QueryRunner,
   work: () => Promise<void>,
+  undoing = MonitoringCheckState1763800000000.name,
 ): Promise<void> {
   if (queryRunner.connection.options.type !== 'better-sqlite3' || !queryRunner.isTransactionActive) {
     return work();
@@ -182,9 +184,7 @@ async function withoutForeignKeysOnSqlite(
       await work();
       const broken = (await queryRunner.query('PRAGMA foreign_key_check')) as unknown[];
       if (broken.length > 0) {
-        throw new Error(
-          `undoing ${MonitoringCheckState1763800000000.name} broke ${broken.length} foreign key(s)`,
-        );
+        throw new Error(`undoing ${undoing} broke ${broken.length} foreign key(s)`);
       }
       await queryRunner.commitTransaction();
     } catch (error) {

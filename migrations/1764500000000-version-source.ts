@@ -1,4 +1,5 @@
 import { TableColumn, type MigrationInterface, type QueryRunner } from 'typeorm';
+import { withoutForeignKeysOnSqlite } from './1763800000000-monitoring-check-state.js';
 
 /** The ref and commit a version was registered from, for links naming a GitHub repository (API.md 7.1). */
 export class VersionSource1764500000000 implements MigrationInterface {
@@ -12,7 +13,15 @@ export class VersionSource1764500000000 implements MigrationInterface {
   }
 
   async down(queryRunner: QueryRunner): Promise<void> {
-    await queryRunner.dropColumn('workflow_versions', 'source_commit');
-    await queryRunner.dropColumn('workflow_versions', 'source_ref');
+    // Dropping a column rebuilds workflow_versions on SQLite: with foreign keys on, its suites and
+    // instances would go by cascade.
+    await withoutForeignKeysOnSqlite(
+      queryRunner,
+      async () => {
+        await queryRunner.dropColumn('workflow_versions', 'source_commit');
+        await queryRunner.dropColumn('workflow_versions', 'source_ref');
+      },
+      this.name,
+    );
   }
 }
