@@ -16,6 +16,7 @@ import { CreateNotifications1764400000000 } from '../../migrations/1764400000000
 import { GithubWorkflowInstances1764400000001 } from '../../migrations/1764400000001-github-workflow-instances.js';
 import { VersionSource1764500000000 } from '../../migrations/1764500000000-version-source.js';
 import { CreateApiKeys1764550000000 } from '../../migrations/1764550000000-create-api-keys.js';
+import { InstancesThroughTheApi1764560000000 } from '../../migrations/1764560000000-instances-through-the-api.js';
 
 /**
  * Every migration, oldest first. Listed here rather than found by a file glob, so the
@@ -39,4 +40,5 @@ export const MIGRATIONS: (new () => MigrationInterface)[] = [
   GithubWorkflowInstances1764400000001,
   VersionSource1764500000000,
   CreateApiKeys1764550000000,
+  InstancesThroughTheApi1764560000000,
 ];

@@ -53,6 +53,17 @@ export class GithubWebhooksService implements OnModuleInit {
         await insertMissing(tx, GithubWorkflowInstanceEntity, rows.slice(at, at + 200));
       }
     });
+    // An instance added through the API comes through onInstancesAdded too; one given a new
+    // resource (PUT /instances/{uuid}) is keyed again, in the transaction that changed it.
+    this.registry.onInstanceRetargeted(async (tx, instance) => {
+      await tx.delete(GithubWorkflowInstanceEntity, { instanceId: instance.instanceId });
+      const workflowKey = instance.serviceType === 'github' ? workflowKeyOf(instance.resource) : undefined;
+      if (workflowKey) {
+        await insertMissing(tx, GithubWorkflowInstanceEntity, [
+          { instanceId: instance.instanceId, workflowKey },
+        ]);
+      }
+    });
   }
 
   async receive(

@@ -342,6 +342,11 @@ export class BuildsRepository {
     }
   }
 
+  /** Forgets every build of an instance, in the caller's transaction. */
+  async removeOf(tx: EntityManager, instanceId: number): Promise<void> {
+    await tx.delete(BuildEntity, { instanceId });
+  }
+
   private async latestRows(filter: string, params: readonly number[]): Promise<LatestOfInstance[]> {
     const finished = FINISHED_STATUSES.map(() => '?').join(', ');
     // Per instance (its check state row, by primary key or the version index): the id of its

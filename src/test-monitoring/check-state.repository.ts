@@ -87,6 +87,30 @@ export class CheckStateRepository implements OnModuleInit {
 
   onModuleInit(): void {
     this.events.onInstancesAdded((tx, added, at) => this.addDue(tx, added, at));
+    this.events.onInstanceRetargeted((tx, instance, at) => this.startOver(tx, instance.instanceId, at));
+  }
+
+  /**
+   * Forgets what was learnt of an instance that now names another resource (its builds, ETag,
+   * back-off, last check) and makes it due at `at`. The lease goes too: a check of the old resource
+   * still under way then holds no row, and records nothing.
+   */
+  async startOver(tx: EntityManager, instanceId: number, at: Date): Promise<void> {
+    await this.builds.removeOf(tx, instanceId);
+    await tx.update(
+      CheckStateEntity,
+      { instanceId },
+      {
+        nextCheckAt: at,
+        leaseOwner: null,
+        leaseUntil: null,
+        etag: null,
+        failureCount: 0,
+        lastCheckedAt: null,
+        lastCheckFailed: false,
+        lastError: null,
+      },
+    );
   }
 
   /** Makes new instances due at `at` (an instance that has a row already keeps it). */

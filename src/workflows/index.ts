@@ -15,6 +15,8 @@ export {
   RegistryEvents,
   type AddedInstance,
   type AddedVersion,
+  type InstanceRetargetedListener,
+  type RetargetedInstance,
   type InstancesAddedListener,
   type VersionAddedListener,
 } from './registry-events.js';

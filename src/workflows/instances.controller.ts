@@ -1,19 +1,38 @@
-import { Controller, Get, Param } from '@nestjs/common';
-import { ApiOkResponse, ApiOperation } from '@nestjs/swagger';
+import { Body, Controller, Delete, Get, HttpCode, Param, Put } from '@nestjs/common';
+import {
+  ApiConflictResponse,
+  ApiForbiddenResponse,
+  ApiNoContentResponse,
+  ApiOkResponse,
+  ApiOperation,
+} from '@nestjs/swagger';
+import type { AuthUser } from '../auth/auth-user.js';
+import { CurrentUser } from '../auth/current-user.decorator.js';
 import { CurrentViewer, OptionalAuth, type Viewer } from '../auth/optional-auth.decorator.js';
+import { ProblemDto } from '../common/dto/error-bodies.dto.js';
 import { TestInstanceDto, toInstanceResponse } from './dto/suite-response.dto.js';
+import { UpdateInstanceDto } from './dto/instance-requests.dto.js';
 import { InstanceUuidParam } from './dto/workflow-requests.dto.js';
+import { InstancesService } from './instances.service.js';
 import { RegistryReads } from './registry-reads.decorator.js';
 import { WorkflowsService } from './workflows.service.js';
 
-/** Test instances, by uuid. */
+const FORBIDDEN = {
+  type: ProblemDto,
+  description: 'The workflow is public, but the caller is neither its owner nor an admin',
+};
+
+/** Test instances, by uuid: reads open to anybody for public workflows, writes for the owner and admins. */
 @RegistryReads()
-@OptionalAuth()
 @Controller('instances')
 export class InstancesController {
-  constructor(private readonly workflows: WorkflowsService) {}
+  constructor(
+    private readonly workflows: WorkflowsService,
+    private readonly instances: InstancesService,
+  ) {}
 
   @Get(':instance_uuid')
+  @OptionalAuth()
   @ApiOperation({ operationId: 'instances-get-by-id', summary: 'A test instance with its service' })
   @ApiOkResponse({ type: TestInstanceDto })
   async get(
@@ -21,5 +40,39 @@ export class InstancesController {
     @CurrentViewer() user: Viewer,
   ): Promise<TestInstanceDto> {
     return toInstanceResponse(await this.workflows.instance(instance_uuid, user));
+  }
+
+  @Put(':instance_uuid')
+  @ApiOperation({
+    operationId: 'instances-put',
+    summary: 'Rename an instance added through the API, or point it at another resource of its service',
+    description:
+      'Owner or admin. A new resource forgets the builds of the old one and makes a check due at once. ' +
+      "The crate's own instances (`roc_instance` set) stay as the crate says: 409.",
+  })
+  @ApiOkResponse({ type: TestInstanceDto })
+  @ApiForbiddenResponse(FORBIDDEN)
+  @ApiConflictResponse({ type: ProblemDto, description: "An instance of the crate, which can't be changed" })
+  async update(
+    @Param() { instance_uuid }: InstanceUuidParam,
+    @Body() body: UpdateInstanceDto,
+    @CurrentUser() user: AuthUser,
+  ): Promise<TestInstanceDto> {
+    return toInstanceResponse(await this.instances.update(instance_uuid, body, user));
+  }
+
+  @Delete(':instance_uuid')
+  @HttpCode(204)
+  @ApiOperation({
+    operationId: 'instances-delete-by-id',
+    summary: 'Delete an instance added through the API, with its builds and monitoring',
+    description:
+      "Owner or admin. The crate's own instances (`roc_instance` set) stay as the crate says: 409.",
+  })
+  @ApiNoContentResponse({ description: 'Deleted' })
+  @ApiForbiddenResponse(FORBIDDEN)
+  @ApiConflictResponse({ type: ProblemDto, description: "An instance of the crate, which can't be deleted" })
+  async remove(@Param() { instance_uuid }: InstanceUuidParam, @CurrentUser() user: AuthUser): Promise<void> {
+    await this.instances.remove(instance_uuid, user);
   }
 }

@@ -2,6 +2,8 @@ import { DomainError } from '../common/errors/domain-error.js';
 import type { ParsedCrate, ParsedSuite } from './crate/ro-crate-parser.js';
 import {
   checkInstanceAddresses,
+  checkResources,
+  checkServiceAddress,
   checkStorable,
   lookupHost,
   registrationName,
@@ -166,5 +168,51 @@ describe('checkInstanceAddresses', () => {
 
   it('gives no address for a name that does not resolve', async () => {
     await expect(lookupHost('no-such-host.invalid')).resolves.toEqual([]);
+  });
+});
+
+describe('checkResources', () => {
+  const jenkins = {
+    type: 'jenkins',
+    crateTerm: 'JenkinsService',
+    resourceProblem: (resource: string) =>
+      resource.startsWith('job/') ? undefined : `'${resource}' is not a job`,
+  };
+
+  it("refuses a resource its service cannot check, naming the instance and the service's reason", () => {
+    const suite = suiteWith('https://ci.example.org');
+    suite.instances[0].resource = 'view/all';
+    expect(() => checkResources([suite], [jenkins])).toThrow(
+      "the test instance '#ci' has a resource its service cannot check: 'view/all' is not a job",
+    );
+  });
+
+  it('accepts what the service takes, and anything for a service that does not say', () => {
+    expect(() => checkResources([suiteWith('https://ci.example.org')], [jenkins])).not.toThrow();
+    const suite = suiteWith('https://ci.example.org');
+    suite.instances[0].resource = 'anything';
+    expect(() => checkResources([suite], [{ type: 'jenkins', crateTerm: 'JenkinsService' }])).not.toThrow();
+  });
+});
+
+describe('checkServiceAddress', () => {
+  it('refuses a URL on a private address, naming the field and the host only', async () => {
+    const resolve: HostLookup = () => Promise.resolve(['10.0.0.7']);
+    await expectInvalid(
+      checkServiceAddress('https://ci.internal.example/', resolve),
+      'service.url is on a private or reserved address (ci.internal.example), which this service does not call',
+    );
+    await expect(checkServiceAddress('https://ci.internal.example/', resolve)).rejects.toMatchObject({
+      fields: [{ field: 'service.url' }],
+    });
+  });
+
+  it('accepts a public address and a name that does not resolve now', async () => {
+    await expect(
+      checkServiceAddress('https://ci.example.org', () => Promise.resolve(['93.184.216.34'])),
+    ).resolves.toBeUndefined();
+    await expect(
+      checkServiceAddress('https://ci.invalid', () => Promise.resolve([])),
+    ).resolves.toBeUndefined();
   });
 });

@@ -4,6 +4,7 @@ import { isPublicAddress } from '../common/net/address-guard.js';
 import { DomainError } from '../common/errors/domain-error.js';
 import type { ParsedCrate, ParsedSuite } from './crate/ro-crate-parser.js';
 import { COLUMN_LENGTHS } from './columns.js';
+import { resourceProblem, type CrateServiceType } from './testing-service-catalog.js';
 
 /** The body's name, else the root dataset's, else the main workflow's. */
 export function registrationName(bodyName: string | undefined, crate: ParsedCrate): string {
@@ -76,18 +77,56 @@ export async function checkInstanceAddresses(
   suites: readonly ParsedSuite[],
   resolve: HostLookup = lookupHost,
 ): Promise<void> {
-  const checked = new Map<string, string | null>();
+  const checked = new Map<string, boolean>();
   for (const instance of suites.flatMap((suite) => suite.instances)) {
-    const host = new URL(instance.serviceUrl).hostname.replace(/^\[|\]$/g, '');
-    if (!checked.has(host)) {
-      const addresses = isIP(host) !== 0 ? [host] : await resolve(host);
-      checked.set(host, addresses.find((address) => !isPublicAddress(address)) ?? null);
-    }
-    const refused = checked.get(host);
-    if (refused) {
-      // The host only: the address a name resolves to would map internal DNS for the caller.
+    const host = await refusedHost(instance.serviceUrl, resolve, checked);
+    if (host !== undefined) {
       throw invalid(
         `the test instance ${quote(instance.id)} has a url on a private or reserved address (${host}), which this service does not call`,
+      );
+    }
+  }
+}
+
+/** checkInstanceAddresses for one service URL given through the API (field `service.url`). */
+export async function checkServiceAddress(url: string, resolve: HostLookup = lookupHost): Promise<void> {
+  const host = await refusedHost(url, resolve, new Map());
+  if (host !== undefined) {
+    const message = `service.url is on a private or reserved address (${host}), which this service does not call`;
+    throw new DomainError('invalid_input', message, [{ field: 'service.url', message }]);
+  }
+}
+
+/**
+ * The host of `url` when it is, or resolves to, a non-public address. The host only, never the
+ * address: the address a name resolves to would map internal DNS for the caller.
+ */
+async function refusedHost(
+  url: string,
+  resolve: HostLookup,
+  checked: Map<string, boolean>,
+): Promise<string | undefined> {
+  const host = new URL(url).hostname.replace(/^\[|\]$/g, '');
+  if (!checked.has(host)) {
+    const addresses = isIP(host) !== 0 ? [host] : await resolve(host);
+    checked.set(
+      host,
+      addresses.some((address) => !isPublicAddress(address)),
+    );
+  }
+  return checked.get(host) ? host : undefined;
+}
+
+/**
+ * Refuses a resource its service cannot check (the service's `resourceProblem`), instead of
+ * registering an instance whose every check would fail.
+ */
+export function checkResources(suites: readonly ParsedSuite[], services: readonly CrateServiceType[]): void {
+  for (const instance of suites.flatMap((suite) => suite.instances)) {
+    const problem = resourceProblem(services, instance.serviceType, instance.resource);
+    if (problem !== undefined) {
+      throw invalid(
+        `the test instance ${quote(instance.id)} has a resource its service cannot check: ${problem}`,
       );
     }
   }

@@ -35,14 +35,33 @@ export type InstancesAddedListener = (
 ) => Promise<void>;
 
 /**
+ * Told, inside the transaction that changed it, that an instance now names another resource:
+ * what was learnt about the old one (builds, ETag, back-off) no longer applies.
+ */
+export type InstanceRetargetedListener = (
+  tx: EntityManager,
+  instance: RetargetedInstance,
+  at: Date,
+) => Promise<void>;
+
+/** An instance whose resource changed, with its service's type and the new resource. */
+export interface RetargetedInstance {
+  instanceId: number;
+  serviceType: string;
+  resource: string;
+}
+
+/**
  * What happens in the registry that other features keep state about, without the registry
- * knowing them: test monitoring listens here to make new instances due for a first check,
- * notifications to subscribe the submitter to a new workflow.
+ * knowing them: test monitoring listens here to make new instances due for a first check, and
+ * to start over with an instance whose resource changed (a deleted instance takes monitoring's
+ * rows with it by cascade); notifications to subscribe the submitter to a new workflow.
  */
 @Injectable()
 export class RegistryEvents {
   private readonly instancesAddedListeners: InstancesAddedListener[] = [];
   private readonly versionAddedListeners: VersionAddedListener[] = [];
+  private readonly instanceRetargetedListeners: InstanceRetargetedListener[] = [];
 
   onVersionAdded(listener: VersionAddedListener): void {
     this.versionAddedListeners.push(listener);
@@ -57,6 +76,17 @@ export class RegistryEvents {
 
   onInstancesAdded(listener: InstancesAddedListener): void {
     this.instancesAddedListeners.push(listener);
+  }
+
+  onInstanceRetargeted(listener: InstanceRetargetedListener): void {
+    this.instanceRetargetedListeners.push(listener);
+  }
+
+  /** Called by the registry's repository in the transaction that changed the instance's resource. */
+  async instanceRetargeted(tx: EntityManager, instance: RetargetedInstance, at: Date): Promise<void> {
+    for (const listener of this.instanceRetargetedListeners) {
+      await listener(tx, instance, at);
+    }
   }
 
   /** Called by the registry's repository in the registration's transaction. */

@@ -1,19 +1,33 @@
-import { Controller, Get, Param } from '@nestjs/common';
-import { ApiOkResponse, ApiOperation } from '@nestjs/swagger';
+import { Body, Controller, Get, Param, Post } from '@nestjs/common';
+import { ApiCreatedResponse, ApiForbiddenResponse, ApiOkResponse, ApiOperation } from '@nestjs/swagger';
+import type { AuthUser } from '../auth/auth-user.js';
+import { CurrentUser } from '../auth/current-user.decorator.js';
 import { CurrentViewer, OptionalAuth, type Viewer } from '../auth/optional-auth.decorator.js';
-import { TestInstanceListDto, TestSuiteDto, toSuiteResponse } from './dto/suite-response.dto.js';
+import { ProblemDto } from '../common/dto/error-bodies.dto.js';
+import { AddInstanceDto } from './dto/instance-requests.dto.js';
+import {
+  TestInstanceDto,
+  TestInstanceListDto,
+  TestSuiteDto,
+  toInstanceResponse,
+  toSuiteResponse,
+} from './dto/suite-response.dto.js';
 import { SuiteUuidParam } from './dto/workflow-requests.dto.js';
+import { InstancesService } from './instances.service.js';
 import { RegistryReads } from './registry-reads.decorator.js';
 import { WorkflowsService } from './workflows.service.js';
 
-/** Test suites, by uuid. */
+/** Test suites, by uuid: reads open to anybody for public workflows; adding an instance is for the owner and admins. */
 @RegistryReads()
-@OptionalAuth()
 @Controller('suites')
 export class SuitesController {
-  constructor(private readonly workflows: WorkflowsService) {}
+  constructor(
+    private readonly workflows: WorkflowsService,
+    private readonly instancesOfSuites: InstancesService,
+  ) {}
 
   @Get(':suite_uuid')
+  @OptionalAuth()
   @ApiOperation({
     operationId: 'suites-get-by-uuid',
     summary: 'A test suite with its definition and instances',
@@ -24,6 +38,7 @@ export class SuitesController {
   }
 
   @Get(':suite_uuid/instances')
+  @OptionalAuth()
   @ApiOperation({ operationId: 'suites-get-instances', summary: 'The test instances of a suite' })
   @ApiOkResponse({ type: TestInstanceListDto })
   async instances(
@@ -32,5 +47,37 @@ export class SuitesController {
   ): Promise<TestInstanceListDto> {
     const suite = await this.workflows.suite(suite_uuid, user);
     return { items: toSuiteResponse(suite).instances };
+  }
+
+  @Post(':suite_uuid/instances')
+  @ApiOperation({
+    operationId: 'suites-post-instance',
+    summary: 'Add a test instance to a suite (owner or admin)',
+    description:
+      'The checks of registration apply: a service type this deployment knows, an http(s) URL that is not on a ' +
+      'private address (unless ALLOW_PRIVATE_NETWORK_LINKS), a resource the service can check (in any form the ' +
+      'crate may use). The instance has `managed: false` and `roc_instance: null`, and is due for a check at once.',
+  })
+  @ApiCreatedResponse({ type: TestInstanceDto })
+  @ApiForbiddenResponse({
+    type: ProblemDto,
+    description: 'The workflow is public, but the caller is neither its owner nor an admin',
+  })
+  async addInstance(
+    @Param() { suite_uuid }: SuiteUuidParam,
+    @Body() body: AddInstanceDto,
+    @CurrentUser() user: AuthUser,
+  ): Promise<TestInstanceDto> {
+    const instance = await this.instancesOfSuites.add(
+      suite_uuid,
+      {
+        name: body.name,
+        serviceType: body.service.type,
+        serviceUrl: body.service.url,
+        resource: body.resource,
+      },
+      user,
+    );
+    return toInstanceResponse(instance);
   }
 }

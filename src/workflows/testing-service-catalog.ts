@@ -18,6 +18,11 @@ export interface CrateServiceType {
    * it they are stored as the crate gives them.
    */
   canonicalTarget?(target: InstanceTarget): InstanceTarget;
+  /**
+   * Why a resource (in its canonical form) names nothing this service can check, or undefined when
+   * it is well formed. Without it every resource is taken; the checks tell.
+   */
+  resourceProblem?(resource: string): string | undefined;
 }
 
 /** Where a test instance runs: the service's API base URL and the resource on it. */
@@ -38,6 +43,15 @@ export function canonicalTarget(
   const service = services.find((candidate) => candidate.type === type);
   const canonical = service?.canonicalTarget?.(target) ?? target;
   return { url: canonical.url.replace(/\/+$/, ''), resource: canonical.resource };
+}
+
+/** Why `resource` names nothing the service of `type` can check (see CrateServiceType.resourceProblem). */
+export function resourceProblem(
+  services: readonly CrateServiceType[],
+  type: string,
+  resource: string,
+): string | undefined {
+  return services.find((candidate) => candidate.type === type)?.resourceProblem?.(resource);
 }
 
 export interface TestingServiceCatalog {

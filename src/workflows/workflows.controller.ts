@@ -48,6 +48,24 @@ import { RegistryReads } from './registry-reads.decorator.js';
 import { itemsReply } from './json-items-stream.js';
 import { LIST_BATCH, WorkflowsService } from './workflows.service.js';
 
+const CRATE_METADATA_EXAMPLE = {
+  '@context': 'https://w3id.org/ro/crate/1.1/context',
+  '@graph': [
+    {
+      '@id': 'ro-crate-metadata.json',
+      '@type': 'CreativeWork',
+      about: { '@id': './' },
+      conformsTo: { '@id': 'https://w3id.org/ro/crate/1.1' },
+    },
+    {
+      '@id': './',
+      '@type': 'Dataset',
+      name: 'sort-and-change-case',
+      mainEntity: { '@id': 'sort-and-change-case.ga' },
+    },
+  ],
+};
+
 const FORBIDDEN = {
   type: ProblemDto,
   description: 'The workflow is public, but the caller is neither its owner nor an admin',
@@ -264,6 +282,38 @@ export class WorkflowsController {
     response.set(cacheHeaders);
     response.attachment(archive.filename);
     return new StreamableFile(stream, { type: 'application/zip', length: archive.size });
+  }
+
+  @Get(':wf_uuid/rocrate/:wf_version/metadata')
+  @OptionalAuth()
+  @ApiOperation({
+    operationId: 'workflows-rocrate-metadata',
+    summary: "The crate's JSON-LD (its ro-crate-metadata.json) at one version",
+  })
+  @ApiProduces('application/ld+json')
+  @ApiOkResponse({
+    description: 'The metadata as the crate holds it, `application/ld+json`; ETag follows the archive',
+    schema: { type: 'object', additionalProperties: true },
+    example: CRATE_METADATA_EXAMPLE,
+  })
+  @ApiResponse({ status: 304, description: 'Not modified: If-None-Match matched the ETag' })
+  async metadata(
+    @Param() { wf_uuid, wf_version }: WorkflowVersionParams,
+    @CurrentViewer() user: Viewer,
+    @Req() request: Request,
+    @Res({ passthrough: true }) response: Response,
+  ): Promise<object | globalThis.Response> {
+    const metadata = await this.workflows.metadata(wf_uuid, wf_version, user);
+    const etag = `"${metadata.sha256}-metadata"`;
+    const cacheHeaders = { ETag: etag, 'Cache-Control': REVALIDATE };
+    if (matchesIfNoneMatch(request.get('if-none-match'), etag)) {
+      response.set(cacheHeaders);
+      return new globalThis.Response(null, { status: 304, headers: cacheHeaders });
+    }
+    const body = await metadata.read();
+    response.set(cacheHeaders);
+    response.type('application/ld+json');
+    return body;
   }
 
   @Get(':wf_uuid/suites')

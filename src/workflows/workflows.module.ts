@@ -15,6 +15,7 @@ import { WorkflowVersionEntity } from './entities/workflow-version.entity.js';
 import { WorkflowEntity } from './entities/workflow.entity.js';
 import { ServiceTypeSchema } from './dto/service-type.schema.js';
 import { InstancesController } from './instances.controller.js';
+import { InstancesService } from './instances.service.js';
 import { RegisteredInstances } from './registered-instances.js';
 import { RegistryEvents } from './registry-events.js';
 import { SuitesController } from './suites.controller.js';
@@ -55,6 +56,7 @@ const ENTITIES = [
     BadgeTokens,
     VersionStatusReader,
     WorkflowsService,
+    InstancesService,
     Clock,
     RegisteredInstances,
     RegistryEvents,

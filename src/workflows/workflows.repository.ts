@@ -3,7 +3,7 @@ import { Injectable } from '@nestjs/common';
 import { InjectDataSource, InjectRepository } from '@nestjs/typeorm';
 import { DataSource, In, Repository, type EntityManager } from 'typeorm';
 import { DomainError } from '../common/errors/domain-error.js';
-import { isUniqueViolation } from '../common/errors/unique-violation.js';
+import { isForeignKeyViolation, isUniqueViolation } from '../common/errors/unique-violation.js';
 import type { ParsedSuite } from './crate/ro-crate-parser.js';
 import { TestInstanceEntity } from './entities/test-instance.entity.js';
 import { TestServiceEntity } from './entities/test-service.entity.js';
@@ -36,6 +36,17 @@ export interface WorkflowChanges {
   /** The latest version's name, which is the workflow's (API.md 2.3). */
   name?: string;
   public?: boolean;
+}
+
+/** An instance added to a suite through the API. */
+export interface NewInstance {
+  suiteId: number;
+  versionId: number;
+  name: string;
+  serviceType: string;
+  serviceUrl: string;
+  resource: string;
+  now: Date;
 }
 
 export interface Page {
@@ -417,6 +428,92 @@ export class WorkflowsRepository {
       }
       throw error;
     }
+  }
+
+  /**
+   * Adds an instance to a suite in one transaction, with its test service (shared by (type, url),
+   * created when new); RegistryEvents' listeners make it due for a first check in the same
+   * transaction. Returns its uuid. Throws DomainError('not_found') when the suite went meanwhile.
+   */
+  async addInstance(input: NewInstance): Promise<string> {
+    try {
+      return await retryOnDeadlock(() =>
+        this.dataSource.transaction(async (tx) => {
+          const serviceId = await this.serviceFor(tx, input.serviceType, input.serviceUrl);
+          const uuid = randomUUID();
+          const instanceId = insertedId(
+            await tx.insert(TestInstanceEntity, {
+              uuid,
+              suiteId: input.suiteId,
+              serviceId,
+              rocInstance: null,
+              name: input.name,
+              resource: input.resource,
+              managed: false,
+            }),
+          );
+          await this.events.instancesAdded(
+            tx,
+            [
+              {
+                instanceId,
+                versionId: input.versionId,
+                serviceId,
+                serviceType: input.serviceType,
+                resource: input.resource,
+              },
+            ],
+            input.now,
+          );
+          return uuid;
+        }),
+      );
+    } catch (error) {
+      if (isForeignKeyViolation(error)) {
+        throw new DomainError('not_found', 'The test suite was deleted meanwhile');
+      }
+      throw error;
+    }
+  }
+
+  /**
+   * Changes an instance's name and resource in one transaction; when the resource changes,
+   * RegistryEvents' listeners start its monitoring over in the same transaction. False when the
+   * instance was gone already.
+   */
+  async updateInstance(
+    id: number,
+    changes: { name?: string; resource?: string },
+    now: Date,
+  ): Promise<boolean> {
+    return retryOnDeadlock(() =>
+      this.dataSource.transaction(async (tx) => {
+        const query = tx
+          .createQueryBuilder(TestInstanceEntity, 'i')
+          .innerJoinAndSelect('i.service', 'service')
+          .where('i.id = :id', { id });
+        const current = await lockRows(query, 'write').getOne();
+        if (!current) {
+          return false;
+        }
+        await tx.update(TestInstanceEntity, { id }, changes);
+        if (changes.resource !== undefined && changes.resource !== current.resource) {
+          const serviceType = current.service?.type ?? '';
+          await this.events.instanceRetargeted(
+            tx,
+            { instanceId: id, serviceType, resource: changes.resource },
+            now,
+          );
+        }
+        return true;
+      }),
+    );
+  }
+
+  /** Deletes an instance; its builds and check state go with it by cascade, in the same statement. False when it was gone. */
+  async deleteInstance(id: number): Promise<boolean> {
+    const result = await this.instances.delete({ id });
+    return (result.affected ?? 0) > 0;
   }
 
   /** Get-or-create by (type, url); a unique violation means another registration created it meanwhile. */

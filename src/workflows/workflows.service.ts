@@ -17,7 +17,12 @@ import type { TestInstanceEntity } from './entities/test-instance.entity.js';
 import type { TestSuiteEntity } from './entities/test-suite.entity.js';
 import type { WorkflowVersionEntity } from './entities/workflow-version.entity.js';
 import type { WorkflowEntity } from './entities/workflow.entity.js';
-import { checkInstanceAddresses, checkStorable, registrationName } from './registration-rules.js';
+import {
+  checkInstanceAddresses,
+  checkResources,
+  checkStorable,
+  registrationName,
+} from './registration-rules.js';
 import { TESTING_SERVICE_CATALOG, type TestingServiceCatalog } from './testing-service-catalog.js';
 import { BadgeTokens } from './badge-tokens.js';
 import { VersionStatusReader } from './version-status.reader.js';
@@ -64,6 +69,12 @@ export interface ArchiveDownload {
 
 /** Workflows per batch of a list read whole: each batch is one keyset read and one status read. */
 export const LIST_BATCH = 1000;
+
+/** A version's `ro-crate-metadata.json`; it never changes while the archive (`sha256`) does not. */
+export interface CrateMetadata {
+  sha256: string;
+  read(): Promise<object>;
+}
 
 /** Where a registration was when it failed: the cause label of its failure metric. */
 type RegistrationStage = 'download' | 'archive' | 'crate' | 'store';
@@ -161,6 +172,7 @@ export class WorkflowsService {
       const parsed = parseRoCrate(metadata, { services: this.serviceCatalog?.serviceTypes() ?? [] });
       const name = registrationName(input.name, parsed);
       checkStorable(parsed.suites);
+      checkResources(parsed.suites, this.serviceCatalog?.serviceTypes() ?? []);
       if (!this.config.registry.allowPrivateNetworkLinks) {
         await checkInstanceAddresses(parsed.suites);
       }
@@ -325,6 +337,15 @@ export class WorkflowsService {
       view.metadata = await this.metadataOf(uuid, visible.version);
     }
     return view;
+  }
+
+  /** A version's crate metadata, read from its archive only when `read` is called (an ETag match needs no read). */
+  async metadata(uuid: string, version: string, user: Viewer): Promise<CrateMetadata> {
+    const visible = await this.access.visibleVersion(uuid, version, user);
+    return {
+      sha256: visible.version.archiveSha256,
+      read: () => this.metadataOf(uuid, visible.version),
+    };
   }
 
   private async metadataOf(uuid: string, version: WorkflowVersionEntity): Promise<object> {

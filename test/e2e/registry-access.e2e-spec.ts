@@ -77,6 +77,7 @@ describe('workflow registry access (API.md 2, 2.3, 2.9, 5.1)', () => {
     `/workflows/${w.uuid}/versions`,
     `/workflows/${w.uuid}/versions/1.0`,
     `/workflows/${w.uuid}/rocrate/1.0/download`,
+    `/workflows/${w.uuid}/rocrate/1.0/metadata`,
     `/workflows/${w.uuid}/suites`,
     `/workflows/${w.uuid}/suites?version=1.0`,
     `/workflows/${w.uuid}/status`,

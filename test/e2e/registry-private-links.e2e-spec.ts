@@ -126,7 +126,9 @@ describe('links and CI urls on private addresses, when those are refused (API.md
     ['another loopback address', 'http://127.0.0.2:8080/', '127.0.0.2'],
   ])('refuses a crate whose test instance url is on %s', async (_label, url, where) => {
     const crate = crateZip({
-      instances: [{ id: '#ci', runsOn: 'https://w3id.org/ro/terms/test#JenkinsService', url }],
+      instances: [
+        { id: '#ci', runsOn: 'https://w3id.org/ro/terms/test#JenkinsService', url, resource: 'job/ci' },
+      ],
     });
     const detail = `the test instance '#ci' has a url on a private or reserved address (${where}), which this service does not call`;
     await expectRefused({ roc_link: serve(crate), version: '1' }, detail);
@@ -136,7 +138,12 @@ describe('links and CI urls on private addresses, when those are refused (API.md
     const crate = crateZip({
       marker: randomUUID(),
       instances: [
-        { id: '#ci', runsOn: 'https://w3id.org/ro/terms/test#JenkinsService', url: 'https://ci.invalid/' },
+        {
+          id: '#ci',
+          runsOn: 'https://w3id.org/ro/terms/test#JenkinsService',
+          url: 'https://ci.invalid/',
+          resource: 'job/ci',
+        },
       ],
     });
     const response = await t.http
@@ -166,6 +173,36 @@ describe('links and CI urls on private addresses, when those are refused (API.md
     } finally {
       github.archiveRedirectBase = undefined;
     }
+    expect(internalHits).toBe(0);
+  });
+
+  it('refuses a test instance added through the API on a private address, storing nothing (API.md 7.3)', async () => {
+    const registered = await t.http
+      .post('/users/current/workflows')
+      .set('Authorization', `Bearer ${alice}`)
+      .send({ roc_link: serve(crateZip({ marker: randomUUID() })), version: '1' });
+    expect(registered.status).toBe(201);
+    const suites = await t.http
+      .get(`/workflows/${registered.body.uuid}/suites`)
+      .set('Authorization', `Bearer ${alice}`);
+    const suite = suites.body.items[0].uuid as string;
+    const before = await snapshot(t, database);
+    for (const [url, host] of [
+      [`${internalUrl}/`, '127.0.0.2'],
+      ['http://169.254.169.254', '169.254.169.254'],
+      ['http://10.1.2.3:8080', '10.1.2.3'],
+      ['http://[::1]:8080', '::1'],
+    ]) {
+      const response = await t.http
+        .post(`/suites/${suite}/instances`)
+        .set('Authorization', `Bearer ${alice}`)
+        .send({ name: 'inside', service: { type: 'jenkins', url }, resource: 'job/ci' });
+      expect({ url, status: response.status }).toEqual({ url, status: 400 });
+      expect(response.body.detail).toBe(
+        `service.url is on a private or reserved address (${host}), which this service does not call`,
+      );
+    }
+    expect(await snapshot(t, database)).toEqual(before);
     expect(internalHits).toBe(0);
   });
 

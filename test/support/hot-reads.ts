@@ -50,6 +50,7 @@ export const HOT_READS: HotRead[] = [
   { name: 'instance builds', path: (i) => `/instances/${seededUuid('instance', i)}/latest-builds` },
   { name: 'instance build', path: (i) => `/instances/${seededUuid('instance', i)}/builds/${i}1` },
   { name: 'download', path: (i) => `/workflows/${workflow(i)}/rocrate/${SEEDED_VERSION}/download` },
+  { name: 'crate metadata', path: (i) => `/workflows/${workflow(i)}/rocrate/${SEEDED_VERSION}/metadata` },
   { name: "the caller's API keys", path: () => '/users/current/apikeys' },
   {
     name: 'a request with an API key',

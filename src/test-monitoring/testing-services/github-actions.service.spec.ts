@@ -358,6 +358,17 @@ describe('GithubActionsService', () => {
       });
     });
   });
+
+  describe('resourceProblem (checked when an instance is registered or added)', () => {
+    it('accepts a workflow by file or id and names what is wrong with anything else', () => {
+      const github = new GithubActionsService(configWith());
+      expect(github.resourceProblem('repos/o/r/actions/workflows/ci.yml')).toBeUndefined();
+      expect(github.resourceProblem('repos/o/r/actions/workflows/123')).toBeUndefined();
+      for (const resource of ['repos/o/r', 'repos/o/../actions/workflows/ci.yml', 'job/a', 'repo/1', '']) {
+        expect(github.resourceProblem(resource)).toMatch(/is not a GitHub workflow \(repos\/\{owner\}/);
+      }
+    });
+  });
 });
 
 describe('GithubActionsService builds per version (API.md 7.2)', () => {

@@ -74,6 +74,10 @@ export class GithubActionsService extends HttpTestingService {
    * URL) or on the web site (`https://github.com/o/r/actions/workflows/ci.yml`); and the web site
    * `https://github.com` as the service URL means its API.
    */
+  resourceProblem(resource: string): string | undefined {
+    return workflowOf(resource) === undefined ? notAWorkflow(resource) : undefined;
+  }
+
   canonicalTarget(target: InstanceTarget): InstanceTarget {
     const url = isGithubWebSite(target.url) ? PUBLIC_API : target.url;
     const resource = target.resource.trim();
@@ -122,19 +126,12 @@ export class GithubActionsService extends HttpTestingService {
    * `x-ratelimit-remaining` (until `x-ratelimit-reset`) or a `Retry-After`.
    */
   async latestBuilds(request: BuildCheckRequest): Promise<BuildCheckResult> {
-    const segments = resourceSegments(request.resource);
-    if (
-      segments?.length !== 6 ||
-      segments[0] !== 'repos' ||
-      segments[3] !== 'actions' ||
-      segments[4] !== 'workflows'
-    ) {
-      return {
-        kind: 'failed',
-        reason: `'${request.resource}' is not a GitHub workflow (repos/{owner}/{repo}/actions/workflows/{file or id})`,
-      };
+    const named = workflowOf(request.resource);
+    if (named === undefined) {
+      return { kind: 'failed', reason: notAWorkflow(request.resource) };
     }
-    const [, owner, repo, , , workflow] = segments;
+    const [owner, repo, workflow] = named;
+    const segments = ['repos', owner, repo, 'actions', 'workflows', workflow];
     const now = request.now ?? new Date();
     const token = this.http.credentials(request)?.token ?? this.environmentToken(request.serviceUrl);
     const base = {
@@ -367,4 +364,22 @@ function toBuild(run: GithubRun): Build {
 
 function buildIdOf(runId: number, attempt: number): string {
   return `${runId}_${attempt}`;
+}
+
+/** `[owner, repo, workflow]` of a `repos/{owner}/{repo}/actions/workflows/{file or id}` resource. */
+function workflowOf(resource: string): [string, string, string] | undefined {
+  const segments = resourceSegments(resource);
+  if (
+    segments?.length !== 6 ||
+    segments[0] !== 'repos' ||
+    segments[3] !== 'actions' ||
+    segments[4] !== 'workflows'
+  ) {
+    return undefined;
+  }
+  return [segments[1], segments[2], segments[5]];
+}
+
+function notAWorkflow(resource: string): string {
+  return `'${resource}' is not a GitHub workflow (repos/{owner}/{repo}/actions/workflows/{file or id})`;
 }

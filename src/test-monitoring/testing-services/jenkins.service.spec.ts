@@ -170,4 +170,15 @@ describe('JenkinsService', () => {
     });
     expect(fake.totalRequests).toBe(0);
   });
+
+  describe('resourceProblem (checked when an instance is registered or added)', () => {
+    it('accepts a job, nested or not, and names what is wrong with anything else', () => {
+      const jenkins = new JenkinsService(configWith());
+      expect(jenkins.resourceProblem('job/build')).toBeUndefined();
+      expect(jenkins.resourceProblem('job/folder/job/build')).toBeUndefined();
+      for (const resource of ['build', 'job', 'job/a/b', 'view/x', 'repos/o/r/actions/workflows/ci.yml']) {
+        expect(jenkins.resourceProblem(resource)).toMatch(/is not a Jenkins job/);
+      }
+    });
+  });
 });

@@ -36,17 +36,14 @@ export class JenkinsService extends HttpTestingService {
    * success with none; resolves `failed` for a 404 ("job not found"), a folder instead of a job,
    * a 5xx, a timeout or a refused address; `rate_limited` on a 429.
    */
+  resourceProblem(resource: string): string | undefined {
+    return jobSegments(resource) === undefined ? notAJob(resource) : undefined;
+  }
+
   async latestBuilds(request: BuildCheckRequest): Promise<BuildCheckResult> {
-    const segments = resourceSegments(request.resource);
-    if (
-      segments === undefined ||
-      segments.length % 2 !== 0 ||
-      segments.some((segment, index) => index % 2 === 0 && segment !== 'job')
-    ) {
-      return {
-        kind: 'failed',
-        reason: `'${request.resource}' is not a Jenkins job (job/{name}, job/{a}/job/{b})`,
-      };
+    const segments = jobSegments(request.resource);
+    if (segments === undefined) {
+      return { kind: 'failed', reason: notAJob(request.resource) };
     }
     const job = segments.filter((_, index) => index % 2 === 1).join('/');
     const credentials = this.http.credentials(request);
@@ -102,4 +99,21 @@ function toBuild(raw: unknown, serviceUrl: string, jobSegments: readonly string[
     url:
       typeof raw.url === 'string' ? raw.url : `${joinUrl(serviceUrl, [...jobSegments, String(raw.number)])}/`,
   };
+}
+
+/** The segments of a `job/{name}` resource, folders nested as `job/{a}/job/{b}`. */
+function jobSegments(resource: string): string[] | undefined {
+  const segments = resourceSegments(resource);
+  if (
+    segments === undefined ||
+    segments.length % 2 !== 0 ||
+    segments.some((segment, index) => index % 2 === 0 && segment !== 'job')
+  ) {
+    return undefined;
+  }
+  return segments;
+}
+
+function notAJob(resource: string): string {
+  return `'${resource}' is not a Jenkins job (job/{name}, job/{a}/job/{b})`;
 }

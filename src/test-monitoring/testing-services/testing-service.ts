@@ -167,6 +167,7 @@ export class TestingServiceRegistry implements TestingServiceCatalog, OnModuleIn
       type: service.type,
       crateTerm: service.crateTerm,
       canonicalTarget: service.canonicalTarget?.bind(service),
+      resourceProblem: service.resourceProblem?.bind(service),
     }));
   }
 

@@ -177,6 +177,17 @@ describe('TravisService', () => {
     });
     expect(fake.totalRequests).toBe(0);
   });
+  describe('resourceProblem (checked when an instance is registered or added)', () => {
+    it('accepts a repository by id or slug and names what is wrong with anything else', () => {
+      const travis = new TravisService(configWith());
+      expect(travis.resourceProblem('repo/1002447')).toBeUndefined();
+      expect(travis.resourceProblem('repo/octo/alpha')).toBeUndefined();
+      expect(travis.resourceProblem('repo/octo%2Falpha')).toBeUndefined();
+      for (const resource of ['repo', 'repo/a/b/c', 'repos/o/r/actions/workflows/ci.yml', 'job/a']) {
+        expect(travis.resourceProblem(resource)).toMatch(/is not a Travis repository/);
+      }
+    });
+  });
 });
 
 describe('travisWebBase', () => {

@@ -73,6 +73,10 @@ export class TravisService extends HttpTestingService {
    * `https://travis-ci.org`, whose repositories moved to .com) means the API; a resource
    * `github/{owner}/{repo}` (the path of the repository's web page) means the repository's slug.
    */
+  resourceProblem(resource: string): string | undefined {
+    return repositoryOf(resource) === undefined ? notARepository(resource) : undefined;
+  }
+
   canonicalTarget(target: InstanceTarget): InstanceTarget {
     let url = target.url;
     try {
@@ -96,14 +100,10 @@ export class TravisService extends HttpTestingService {
    * `rate_limited` on a 429 or an exhausted rate-limit header.
    */
   async latestBuilds(request: BuildCheckRequest): Promise<BuildCheckResult> {
-    const segments = resourceSegments(request.resource);
-    if (segments === undefined || segments[0] !== 'repo' || segments.length < 2 || segments.length > 3) {
-      return {
-        kind: 'failed',
-        reason: `'${request.resource}' is not a Travis repository (repo/{id or slug})`,
-      };
+    const repository = repositoryOf(request.resource);
+    if (repository === undefined) {
+      return { kind: 'failed', reason: notARepository(request.resource) };
     }
-    const repository = segments.slice(1).join('/');
     const now = request.now ?? new Date();
     let webBase: string;
     try {
@@ -249,4 +249,17 @@ function toBuild(
     // Without a slug (a numeric resource and a minimal answer) the repository page is unknown.
     url: slug === undefined ? `${webBase}/builds/${raw.id}` : `${webBase}/${slug}/builds/${raw.id}`,
   };
+}
+
+/** The id or slug of a `repo/{id or slug}` resource. */
+function repositoryOf(resource: string): string | undefined {
+  const segments = resourceSegments(resource);
+  if (segments === undefined || segments[0] !== 'repo' || segments.length < 2 || segments.length > 3) {
+    return undefined;
+  }
+  return segments.slice(1).join('/');
+}
+
+function notARepository(resource: string): string {
+  return `'${resource}' is not a Travis repository (repo/{id or slug})`;
 }

@@ -27,14 +27,24 @@ export class TestInstanceDto {
   @ApiProperty({ type: String, nullable: true, example: 'test1_1' })
   name!: string | null;
 
-  @ApiProperty({ example: false, description: 'False for instances that come from the crate' })
+  @ApiProperty({
+    example: false,
+    description:
+      "Whether this service runs the tests itself (LifeMonitor's meaning): always false here, for the crate's instances and for those added through the API",
+  })
   managed!: boolean;
 
   @ApiProperty({ example: 'repo/1002447', description: 'Where the tests live on the service' })
   resource!: string;
 
-  @ApiProperty({ example: '#test1_1', description: "The instance's @id in the crate" })
-  roc_instance!: string;
+  @ApiProperty({
+    type: String,
+    nullable: true,
+    example: '#test1_1',
+    description:
+      "The instance's @id in the crate; null for an instance added through the API (POST /suites/{suite_uuid}/instances), the only ones that can be changed or deleted",
+  })
+  roc_instance!: string | null;
 
   @ApiProperty({ type: TestServiceDto })
   service!: TestServiceDto;

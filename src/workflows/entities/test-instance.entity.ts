@@ -13,8 +13,9 @@ import { TestSuiteEntity } from './test-suite.entity.js';
 import { COLUMN_LENGTHS } from '../columns.js';
 
 /**
- * A TestInstance of a suite, as the crate declared it. How it is checked (due time, lease,
- * ETag, back-off) is test monitoring's, in its own table.
+ * A TestInstance of a suite, as the crate declared it or as its owner added it through the API
+ * (then without a `rocInstance`). How it is checked (due time, lease, ETag, back-off) is test
+ * monitoring's, in its own table.
  */
 @Entity('test_instances')
 @Unique('UQ_test_instances_uuid', ['uuid'])
@@ -44,8 +45,9 @@ export class TestInstanceEntity {
   @JoinColumn({ name: 'service_id', foreignKeyConstraintName: 'FK_test_instances_service' })
   service?: Relation<TestServiceEntity>;
 
-  @Column({ name: 'roc_instance', type: 'varchar', length: COLUMN_LENGTHS.rocId })
-  rocInstance!: string;
+  /** The instance's `@id` in the crate; null for an instance added through the API. */
+  @Column({ name: 'roc_instance', type: 'varchar', length: COLUMN_LENGTHS.rocId, nullable: true })
+  rocInstance!: string | null;
 
   @Column({ type: 'varchar', length: COLUMN_LENGTHS.name, nullable: true })
   name!: string | null;

@@ -1,0 +1,179 @@
+import { Inject, Injectable, Optional } from '@nestjs/common';
+import type { AuthUser } from '../auth/auth-user.js';
+import { Clock } from '../common/clock.js';
+import { DomainError } from '../common/errors/domain-error.js';
+import { AppConfig } from '../config/app-config.js';
+import { COLUMN_LENGTHS } from './columns.js';
+import type { TestInstanceEntity } from './entities/test-instance.entity.js';
+import type { WorkflowEntity } from './entities/workflow.entity.js';
+import { checkServiceAddress } from './registration-rules.js';
+import {
+  canonicalTarget,
+  resourceProblem,
+  TESTING_SERVICE_CATALOG,
+  type TestingServiceCatalog,
+} from './testing-service-catalog.js';
+import { canEdit, WorkflowAccess } from './workflow-access.service.js';
+import { WorkflowsRepository } from './workflows.repository.js';
+
+export interface NewInstanceInput {
+  name: string;
+  serviceType: string;
+  serviceUrl: string;
+  resource: string;
+}
+
+export interface InstanceChanges {
+  name?: string;
+  resource?: string;
+}
+
+/**
+ * Test instances through the API (API.md 7.3): added to a suite by the workflow's owner or an
+ * admin with the checks of registration (a known service, the address guard, a resource the
+ * service can check), changed and deleted likewise. The crate's own instances stay as the crate
+ * says (409): a version's crate is what it was registered as, and its download and metadata show
+ * them; a new version changes them.
+ */
+@Injectable()
+export class InstancesService {
+  constructor(
+    private readonly access: WorkflowAccess,
+    private readonly repo: WorkflowsRepository,
+    private readonly config: AppConfig,
+    private readonly clock: Clock,
+    @Optional()
+    @Inject(TESTING_SERVICE_CATALOG)
+    private readonly catalog: TestingServiceCatalog | null = null,
+  ) {}
+
+  /**
+   * Adds an instance with `managed: false` and makes it due for a check at once. Throws not_found
+   * for a suite the caller cannot see, forbidden for one they may see but not change, invalid_input for an unknown service type, a URL on a
+   * private address (unless allowed), a resource the service cannot check or values too long.
+   */
+  async add(suiteUuid: string, input: NewInstanceInput, user: AuthUser): Promise<TestInstanceEntity> {
+    const suite = await this.access.visibleSuite(suiteUuid, user);
+    const version = suite.version;
+    refuseUnlessEditable(version?.workflow, user);
+    if (!version) {
+      throw new DomainError('not_found', `No test suite ${suiteUuid}`);
+    }
+    const services = this.catalog?.serviceTypes() ?? [];
+    const known = services.map((service) => service.type);
+    if (!known.includes(input.serviceType)) {
+      throw invalid(
+        'service.type',
+        `service.type '${input.serviceType}' is not a testing service of this deployment (one of ${known.join(', ') || 'none'})`,
+      );
+    }
+    const target = canonicalTarget(services, input.serviceType, {
+      url: input.serviceUrl,
+      resource: input.resource,
+    });
+    this.checkTarget(input.serviceType, target.url, target.resource);
+    if (!this.config.registry.allowPrivateNetworkLinks) {
+      await checkServiceAddress(target.url);
+    }
+    const uuid = await this.repo.addInstance({
+      suiteId: suite.id,
+      versionId: version.id,
+      name: input.name,
+      serviceType: input.serviceType,
+      serviceUrl: target.url,
+      resource: target.resource,
+      now: new Date(this.clock.nowMs()),
+    });
+    return this.visible(uuid, user);
+  }
+
+  /**
+   * Renames an instance added through the API or points it at another resource of the same
+   * service (its builds are forgotten and a check is due at once). Throws not_found, forbidden, conflict for
+   * an instance of the crate, invalid_input for a resource the service cannot check.
+   */
+  async update(uuid: string, changes: InstanceChanges, user: AuthUser): Promise<TestInstanceEntity> {
+    const instance = await this.changeable(uuid, user);
+    const stored: InstanceChanges = {};
+    if (changes.name !== undefined) {
+      stored.name = changes.name;
+    }
+    if (changes.resource !== undefined) {
+      const service = instance.service;
+      const services = this.catalog?.serviceTypes() ?? [];
+      const type = service?.type ?? '';
+      const target = canonicalTarget(services, type, { url: service?.url ?? '', resource: changes.resource });
+      if (target.url !== service?.url) {
+        throw invalid(
+          'resource',
+          `the resource names another service (${target.url}) than the instance's (${service?.url ?? '?'}); add a new instance for it`,
+        );
+      }
+      this.checkTarget(type, target.url, target.resource);
+      stored.resource = target.resource;
+    }
+    if (!(await this.repo.updateInstance(instance.id, stored, new Date(this.clock.nowMs())))) {
+      throw new DomainError('not_found', `No test instance ${uuid}`);
+    }
+    return this.visible(uuid, user);
+  }
+
+  /** Deletes an instance added through the API, with its builds and check state. Throws not_found, forbidden, conflict for one of the crate. */
+  async remove(uuid: string, user: AuthUser): Promise<void> {
+    const instance = await this.changeable(uuid, user);
+    if (!(await this.repo.deleteInstance(instance.id))) {
+      throw new DomainError('not_found', `No test instance ${uuid}`);
+    }
+  }
+
+  private async changeable(uuid: string, user: AuthUser): Promise<TestInstanceEntity> {
+    const instance = await this.access.visibleInstance(uuid, user);
+    const version = instance.suite?.version;
+    refuseUnlessEditable(version?.workflow, user);
+    if (!version) {
+      throw new DomainError('not_found', `No test instance ${uuid}`);
+    }
+    if (instance.rocInstance !== null) {
+      throw new DomainError(
+        'conflict',
+        `The test instance ${uuid} is ${instance.rocInstance} of the crate of version '${version.version}': ` +
+          'it stays as the crate says (register a new version to change it); only instances added through the API can be changed or deleted',
+      );
+    }
+    return instance;
+  }
+
+  private checkTarget(type: string, url: string, resource: string): void {
+    if (url.length > COLUMN_LENGTHS.serviceUrl) {
+      throw invalid('service.url', `service.url is longer than ${COLUMN_LENGTHS.serviceUrl} characters`);
+    }
+    if (resource.length > COLUMN_LENGTHS.resource) {
+      throw invalid('resource', `resource is longer than ${COLUMN_LENGTHS.resource} characters`);
+    }
+    const problem = resourceProblem(this.catalog?.serviceTypes() ?? [], type, resource);
+    if (problem !== undefined) {
+      throw invalid('resource', `the resource cannot be checked on ${type}: ${problem}`);
+    }
+  }
+
+  private async visible(uuid: string, user: AuthUser): Promise<TestInstanceEntity> {
+    return this.access.visibleInstance(uuid, user);
+  }
+}
+
+/**
+ * Writes are the owner's and admins' (API.md 5.1). A workflow the caller cannot see was not_found
+ * already; one they see (it is public) but may not change is forbidden, as for the workflow itself.
+ */
+function refuseUnlessEditable(workflow: WorkflowEntity | undefined, user: AuthUser): void {
+  if (workflow && !canEdit(workflow, user)) {
+    throw new DomainError(
+      'forbidden',
+      `Only the owner of the workflow ${workflow.uuid} or an admin may change it`,
+    );
+  }
+}
+
+function invalid(field: string, message: string): DomainError {
+  return new DomainError('invalid_input', message, [{ field, message }]);
+}
