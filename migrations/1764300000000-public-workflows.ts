@@ -1,4 +1,5 @@
 import { TableColumn, TableIndex, type MigrationInterface, type QueryRunner } from 'typeorm';
+import { withoutForeignKeysOnSqlite } from './1763800000000-monitoring-check-state.js';
 
 /**
  * Public workflows (API.md 5.1): readable by anybody. `GET /workflows` and the status page read
@@ -25,6 +26,12 @@ export class PublicWorkflows1764300000000 implements MigrationInterface {
   async down(queryRunner: QueryRunner): Promise<void> {
     await queryRunner.dropIndex('workflows', 'IDX_workflows_latest');
     await queryRunner.dropIndex('workflows', 'IDX_workflows_public_latest');
-    await queryRunner.dropColumn('workflows', 'is_public');
+    // Dropping a column rebuilds workflows on SQLite: with foreign keys on, its versions, suites
+    // and instances would go by cascade.
+    await withoutForeignKeysOnSqlite(
+      queryRunner,
+      () => queryRunner.dropColumn('workflows', 'is_public'),
+      this.name,
+    );
   }
 }

@@ -1,4 +1,5 @@
 import { TableColumn, type MigrationInterface, type QueryRunner } from 'typeorm';
+import { withoutForeignKeysOnSqlite } from './1763800000000-monitoring-check-state.js';
 
 /**
  * The badge token of a workflow (API.md 5.2): its SHA-256, against which badge requests are
@@ -16,7 +17,15 @@ export class BadgeTokens1764300000001 implements MigrationInterface {
   }
 
   async down(queryRunner: QueryRunner): Promise<void> {
-    await queryRunner.dropColumn('workflows', 'badge_token_sealed');
-    await queryRunner.dropColumn('workflows', 'badge_token_sha256');
+    // Dropping a column rebuilds workflows on SQLite: with foreign keys on, its versions, suites
+    // and instances would go by cascade.
+    await withoutForeignKeysOnSqlite(
+      queryRunner,
+      async () => {
+        await queryRunner.dropColumn('workflows', 'badge_token_sealed');
+        await queryRunner.dropColumn('workflows', 'badge_token_sha256');
+      },
+      this.name,
+    );
   }
 }
