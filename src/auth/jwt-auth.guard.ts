@@ -4,8 +4,8 @@ import { AuthGuard } from '@nestjs/passport';
 import type { Request, Response } from 'express';
 import { DomainError } from '../common/errors/domain-error.js';
 import { ApiKeyRefusal, ApiKeyStrategy, NO_API_KEY } from './api-key.strategy.js';
-import type { AuthUser } from './auth-user.js';
-import { AuthService } from './auth.service.js';
+import type { AuthUser, TokenCarrier } from './auth-user.js';
+import { AuthService, type TokenClaims } from './auth.service.js';
 import { JwtStrategy } from './jwt.strategy.js';
 import { IS_OPTIONAL_AUTH } from './optional-auth.decorator.js';
 import { IS_PUBLIC } from './public.decorator.js';
@@ -22,7 +22,7 @@ export class JwtAuthGuard extends AuthGuard() {
   constructor(
     private readonly reflector: Reflector,
     private readonly auth: AuthService,
-    strategy: JwtStrategy,
+    private readonly strategy: JwtStrategy,
     apiKeys: ApiKeyStrategy,
   ) {
     super({ defaultStrategy: [apiKeys.passportName, strategy.passportName] });
@@ -42,8 +42,18 @@ export class JwtAuthGuard extends AuthGuard() {
     if (optional && !carriesCredential(http.getRequest<Request>())) {
       return true; // anonymous: the service decides what it may see
     }
-    await super.canActivate(context);
-    const user = http.getRequest<Request>().user as AuthUser;
+    const request = http.getRequest<Request>();
+    // A token verified before needs no second verification nor passport's chain (which would
+    // first try the API key strategy): only the user and revocation re-check, as passport's path
+    // ends with. Every other request (a key, no token, a token not seen or expired) goes through
+    // passport, which answers each failure.
+    const known = knownToken(request, this.strategy);
+    if (known) {
+      request.user = await this.auth.principal(known.claims, known.via);
+    } else {
+      await super.canActivate(context);
+    }
+    const user = request.user as AuthUser;
     if (user.via === 'cookie') {
       response.cookie(SESSION_COOKIE, this.auth.issue(user).token, this.auth.sessionCookieOptions());
     }
@@ -80,6 +90,18 @@ function reasonOf(info: unknown): string {
     return 'The token is not valid';
   }
   return 'A valid token or API key is required (Authorization: Bearer, X-Auth-Token, the session cookie, Authorization: ApiKey or X-API-Key)';
+}
+
+function knownToken(
+  request: Request,
+  strategy: JwtStrategy,
+): { claims: TokenClaims; via: TokenCarrier } | undefined {
+  if (extractApiKey(request).kind !== 'none') {
+    return undefined;
+  }
+  const found = extractToken(request);
+  const claims = found && strategy.cachedClaims(found.token);
+  return claims ? { claims, via: found.via } : undefined;
 }
 
 /** Any token, key or Authorization header at all: such a request is authenticated (or refused), never anonymous. */

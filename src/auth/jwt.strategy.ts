@@ -11,6 +11,9 @@ import { extractApiKey, extractToken } from './token-carriers.js';
 
 const carriers = new WeakMap<Request, TokenCarrier>();
 
+/** How many verified tokens one process keeps; beyond, the least recently used goes. */
+export const VERIFIED_LIMIT = 10_000;
+
 /**
  * The secret as a KeyObject: given a string, jsonwebtoken first tries to parse it as a PEM
  * public key and catches the failure on every verification, which cost 14 % of a request's
@@ -58,12 +61,49 @@ export class JwtStrategy extends PassportStrategy(Strategy) implements OnApplica
     passport.use(this.passportName, this);
   }
 
+  /**
+   * Verified claims by token string, least recently used first. A token's signature and claims
+   * never change, so verifying it again proves nothing new: what can change (the user disabled,
+   * the token revoked) is re-checked by AuthService.principal on every request either way.
+   */
+  private readonly verified = new Map<string, TokenClaims>();
+
+  /**
+   * The claims of a token this strategy verified before and that has not expired since, else
+   * undefined (the caller then goes through passport, which verifies and answers every failure).
+   * Expiry is judged as jsonwebtoken judges it when verifying: against the system time, in
+   * whole seconds, without tolerance.
+   */
+  cachedClaims(token: string): TokenClaims | undefined {
+    const claims = this.verified.get(token);
+    if (claims === undefined) {
+      return undefined;
+    }
+    this.verified.delete(token);
+    if (Math.floor(Date.now() / 1000) >= claims.exp) {
+      return undefined;
+    }
+    this.verified.set(token, claims);
+    return claims;
+  }
+
   // After the HTTP server has drained (Nest closes it between the destroy and shutdown hooks).
   onApplicationShutdown(): void {
     passport.unuse(this.passportName);
   }
 
   validate(request: Request, claims: TokenClaims): Promise<AuthUser> {
+    const token = extractToken(request)?.token;
+    // Only tokens with an expiry and no not-before are kept: those are the ones cachedClaims judges right.
+    if (token !== undefined && typeof claims.exp === 'number' && !('nbf' in claims)) {
+      if (this.verified.size >= VERIFIED_LIMIT) {
+        const oldest = this.verified.keys().next();
+        if (!oldest.done) {
+          this.verified.delete(oldest.value);
+        }
+      }
+      this.verified.set(token, claims);
+    }
     return this.auth.principal(claims, carriers.get(request) ?? 'bearer');
   }
 }
