@@ -5,7 +5,7 @@ import { insertMissing, lockRows } from '../database/dialect.js';
 import { retryOnDeadlock } from '../database/retry-on-deadlock.js';
 import { RegisteredInstances, RegistryEvents, type AddedInstance } from '../workflows/index.js';
 import { buildSelectionOf, type BuildSelection } from './build-selection.js';
-import { BuildsRepository } from './builds.repository.js';
+import { BuildsRepository, rawDate } from './builds.repository.js';
 import { CheckResults, type RecordedCheck } from './check-results.js';
 import { CheckStateEntity } from './entities/check-state.entity.js';
 import { ServicePauseEntity } from './entities/service-pause.entity.js';
@@ -59,6 +59,13 @@ export type CheckRecord =
     }
   /** Not checked (its service is paused, or the copy is stopping): still due, free for anyone. */
   | { kind: 'released'; instanceId: number; leaseToken: string };
+
+/** A row of viewsOf as the driver returns it (SQLite: 0/1 and text dates; MariaDB: numbers and Dates). */
+interface RawCheckStateView {
+  instance_id: number | string;
+  last_checked_at: Date | string | null;
+  last_check_failed: number | string | boolean;
+}
 
 /** An instance's check state as status reads show it. */
 export interface CheckStateView {
@@ -366,14 +373,19 @@ export class CheckStateRepository implements OnModuleInit {
     if (instanceIds.length === 0) {
       return new Map();
     }
-    const rows = await this.states
-      .createQueryBuilder('c')
-      .where('c.instanceId IN (:...ids)', { ids: [...instanceIds] })
-      .getMany();
+    // Fixed SQL, not a query builder hydrating whole entities: this is on every status read.
+    const rows = await this.states.query<RawCheckStateView[]>(
+      `SELECT instance_id, last_checked_at, last_check_failed FROM test_check_states
+       WHERE instance_id IN (${instanceIds.map(() => '?').join(', ')})`,
+      [...instanceIds],
+    );
     return new Map(
       rows.map((row) => [
-        row.instanceId,
-        { lastCheckedAt: row.lastCheckedAt, lastCheckFailed: row.lastCheckFailed },
+        Number(row.instance_id),
+        {
+          lastCheckedAt: row.last_checked_at === null ? null : rawDate(row.last_checked_at),
+          lastCheckFailed: Number(row.last_check_failed) === 1,
+        },
       ]),
     );
   }

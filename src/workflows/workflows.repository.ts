@@ -104,7 +104,15 @@ export class WorkflowsRepository {
 
   /** The workflow with its versions, each with its submitter. */
   findWorkflow(uuid: string): Promise<WorkflowEntity | null> {
-    return this.workflows.findOne({ where: { uuid }, relations: { versions: { submitter: true } } });
+    // Not findOne with relations: over a one-to-many join it first runs a DISTINCT query for the
+    // one id, then the join, and builds both through find's option walker on every call; the
+    // uuid is unique, so the plain join is already one workflow.
+    return this.workflows
+      .createQueryBuilder('w')
+      .leftJoinAndSelect('w.versions', 'v')
+      .leftJoinAndSelect('v.submitter', 'submitter')
+      .where('w.uuid = :uuid', { uuid })
+      .getOne();
   }
 
   /**
