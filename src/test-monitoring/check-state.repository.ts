@@ -47,7 +47,15 @@ export type CheckRecord =
       workflowDisabled?: boolean;
     }
   /** 304: nothing but the check bookkeeping changes. */
-  | { kind: 'not_modified'; instanceId: number; leaseToken: string; checkedAt: Date; nextCheckAt: Date }
+  | {
+      kind: 'not_modified';
+      instanceId: number;
+      leaseToken: string;
+      checkedAt: Date;
+      nextCheckAt: Date;
+      /** As for `builds`: a 304 on the runs may still come with the workflow's state read. */
+      workflowDisabled?: boolean;
+    }
   /** The check failed: builds and ETag stay, the back-off goes into the next check time. */
   | {
       kind: 'failed';
@@ -292,7 +300,7 @@ export class CheckStateRepository implements OnModuleInit {
         latestFinished: now?.latest,
         previousFinished: now?.previous,
         latestFinishedBefore: earlier?.latest,
-        workflowDisabled: record.kind === 'builds' && record.workflowDisabled === true,
+        workflowDisabled: record.workflowDisabled === true,
       };
     });
     await this.results.recorded(tx, checks);

@@ -408,13 +408,16 @@ describe(`test monitoring (${testDatabase()})`, () => {
           .find({ where: { instanceId: before.id }, order: { id: 'ASC' } });
       const builds = await buildsOf();
       expect(builds.map((b) => b.buildId).sort()).toEqual(['501_1', '502_1']);
-      // The first check also asks whether the version names a branch or tag (API.md 7.2): it does not.
-      const first = steady.totalRequests;
+      // Counted on the runs: a changed listing also reads the workflow's state (6.2), and the first
+      // check asks whether the version names a branch or tag (API.md 7.2): it does not.
+      const runs = GithubFake.runsPath('octo', 'steady', 'ci.yml');
+      const runReads = () => steady.requests.filter((request) => request.path === runs);
+      const first = runReads().length;
       expect(steady.notModifiedCount).toBe(0);
 
       await tick();
-      expect(steady.totalRequests).toBe(first + 1);
-      expect(steady.requests[first].headers['if-none-match']).toBe(before.etag);
+      expect(runReads()).toHaveLength(first + 1);
+      expect(runReads()[first].headers['if-none-match']).toBe(before.etag);
       expect(steady.notModifiedCount).toBe(1);
       await expect(buildsOf()).resolves.toEqual(builds);
       const after = await instanceRow('steady-gh');
@@ -480,6 +483,7 @@ describe(`test monitoring (${testDatabase()})`, () => {
       const reset = new Date(clock + 4 * I + 30_000);
       limited.limitRate({ resetAt: reset });
 
+      const runs = GithubFake.runsPath('octo', 'limited', 'ci.yml');
       await tick();
       expect(limited.totalRequests).toBe(1);
       const travisChecks = travis.count(wf.travis);
@@ -493,6 +497,7 @@ describe(`test monitoring (${testDatabase()})`, () => {
 
       await tick(); // still before the reset
       expect(limited.totalRequests).toBe(1);
+      expect(limited.count(runs)).toBe(1);
       const metrics = (await t.http.get('/metrics')).text;
       expect(metrics).toMatch(/^testing_services_paused [1-9]/m);
       expect(metrics).toMatch(
@@ -505,7 +510,7 @@ describe(`test monitoring (${testDatabase()})`, () => {
       clock = reset.getTime();
       await tick(1000);
       // Checked again after the reset (with the lookup of the version's ref, API.md 7.2, on this first full check).
-      expect(limited.totalRequests).toBeGreaterThan(1);
+      expect(limited.count(runs)).toBeGreaterThan(1);
       expect(byService(await status(wf.uuid)).github).toMatchObject({ build_id: '901_1', status: 'passed' });
     } finally {
       await limited.stop();

@@ -294,4 +294,41 @@ describe(`subscriptions and notifications (${testDatabase()})`, () => {
       expect(await notifications(alice)).toEqual([]);
     });
   });
+
+  describe('workflow state', () => {
+    const stoppedOf = async (token: string) =>
+      (await notifications(token))
+        .filter((n) => n.event === 'TESTS_STOPPED')
+        .map((n) => n.data.build?.build_id);
+
+    it('raises TESTS_STOPPED when the GitHub workflow is disabled, once until a new finished build', async () => {
+      const before = await stoppedOf(alice);
+      // A run finished just before its owner disabled the workflow: the check reads both.
+      github.addRun('octo', 'notify', 'ci.yml', run(201, 'success'));
+      github.setWorkflowState('octo', 'notify', 'ci.yml', 'disabled_manually');
+      await tick();
+      expect(await stoppedOf(alice)).toEqual(['201_1', ...before]);
+
+      // A listing that changed without a new finished build reads the state again: nothing more.
+      github.addRun('octo', 'notify', 'ci.yml', {
+        id: 202,
+        status: 'in_progress',
+        conclusion: null,
+        startedAt: new Date(Math.max(clock, Date.now())),
+      });
+      await tick();
+      await tick();
+      expect(await stoppedOf(alice)).toEqual(['201_1', ...before]);
+
+      github.setWorkflowState('octo', 'notify', 'ci.yml', 'disabled_inactivity');
+      github.addRun('octo', 'notify', 'ci.yml', run(203, 'success'));
+      await tick();
+      expect(await stoppedOf(alice)).toEqual(['203_1', '201_1', ...before]);
+
+      github.setWorkflowState('octo', 'notify', 'ci.yml', 'active');
+      github.addRun('octo', 'notify', 'ci.yml', run(204, 'success'));
+      await tick();
+      expect(await stoppedOf(alice)).toEqual(['203_1', '201_1', ...before]);
+    });
+  });
 });

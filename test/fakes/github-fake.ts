@@ -14,7 +14,7 @@ import { FakeServer, type FakeAnswer, type FakeRequest } from './fake-server.js'
  * Routes (under the fake's base URL, like `https://api.github.com`):
  * - `GET /repos/{o}/{r}/actions/workflows/{file or id}/runs?per_page=&page=` → `{total_count, workflow_runs}`,
  *   each run at its latest attempt, newest run first
- * - `GET /repos/{o}/{r}/actions/workflows/{file or id}` → the workflow (`workflow.json`)
+ * - `GET /repos/{o}/{r}/actions/workflows/{file or id}` → the workflow (`workflow.json`, its `state` set by `setWorkflowState`)
  *   (query `branch` keeps the runs of that branch or tag, `created` — `A..B`, `>=A`, `<=B` — those
  *   created in that window, as GitHub filters them)
  * - `GET /repos/{o}/{r}/actions/runs/{id}` and `…/runs/{id}/attempts/{n}` → one run attempt
@@ -91,6 +91,8 @@ interface WorkflowEntry {
   runs: Map<number, Map<number, Json>>;
   /** Serialised listing pages, dropped whenever a run changes. */
   pages: Map<string, string>;
+  /** The workflow's `state`: `active`, `disabled_manually`, `disabled_inactivity`, `disabled_fork`… */
+  state: string;
 }
 
 const FIXTURES = 'test/fixtures/github';
@@ -217,6 +219,14 @@ export class GithubFake extends FakeServer {
     const entry = this.entry(owner, repo, String(workflow), true);
     this.put(entry, run);
     entry.pages.clear();
+  }
+
+  /**
+   * Sets the workflow's `state` (`disabled_manually` as the Disable button does…). Its runs listing
+   * does not change, as on GitHub: only the workflow read shows it.
+   */
+  setWorkflowState(owner: string, repo: string, workflow: string | number, state: string): void {
+    this.entry(owner, repo, String(workflow), true).state = state;
   }
 
   /** The workflow disappears: its paths answer 404. */
@@ -449,6 +459,7 @@ export class GithubFake extends FakeServer {
       path: `.github/workflows/${numeric ? 'ci.yml' : workflow}`,
       runs: new Map(),
       pages: new Map(),
+      state: 'active',
     };
     // A workflow is reachable by its file name and by its id, as on GitHub.
     this.workflows.set(key(owner, repo, workflow), entry);
@@ -511,6 +522,7 @@ export class GithubFake extends FakeServer {
       ...loadTemplates().workflow,
       id: entry.id,
       path: entry.path,
+      state: entry.state,
       url: `${this.url}/repos/${entry.owner}/${entry.repo}/actions/workflows/${entry.id}`,
       html_url: `https://github.com/${entry.owner}/${entry.repo}/blob/main/${entry.path}`,
     };

@@ -1,12 +1,18 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { GithubFake, type FakeGithubRun } from '../../../test/fakes/github-fake.js';
-import { GithubActionsService, MAX_ATTEMPT_REQUESTS } from './github-actions.service.js';
+import {
+  GithubActionsService,
+  MAX_ATTEMPT_REQUESTS,
+  STATE_PERIOD_MS,
+  stateReadDue,
+} from './github-actions.service.js';
 import type { BuildStatus } from './testing-service.js';
 import { buildsOf, clientSpec } from '../../../test/support/testing-service-spec.js';
 
 const RESOURCE = GithubFake.resource('octo-org', 'octo-repo', 'ci.yml');
 const RUNS_PATH = GithubFake.runsPath('octo-org', 'octo-repo', 'ci.yml');
+const WORKFLOW_PATH = `/${RESOURCE}`;
 /**
  * http-client recognises its deadline with `reason instanceof Error`; under jest's vm modules the
  * AbortSignal's DOMException comes from another realm, so a timeout reads "cancelled" here.
@@ -22,6 +28,7 @@ const { fake, dataDir, configWith, check, builds } = clientSpec({
 
 beforeEach(() => {
   fake.setRuns('octo-org', 'octo-repo', 'ci.yml', []);
+  fake.setWorkflowState('octo-org', 'octo-repo', 'ci.yml', 'active');
 });
 
 describe('GithubActionsService', () => {
@@ -123,7 +130,8 @@ describe('GithubActionsService', () => {
 
   it('asks for `limit` runs with the documented headers and no credentials by default', async () => {
     await builds({ limit: 7 });
-    expect(fake.requests).toHaveLength(1);
+    // The runs, then the workflow's state (read whenever the runs changed).
+    expect(fake.requests.map((request) => request.path)).toEqual([RUNS_PATH, WORKFLOW_PATH]);
     const [request] = fake.requests;
     expect(request.url).toBe(`${RUNS_PATH}?per_page=7`);
     expect(request.headers.accept).toBe('application/vnd.github+json');
@@ -165,8 +173,9 @@ describe('GithubActionsService', () => {
       expect(first).toMatchObject({ kind: 'builds', etag: expect.stringMatching(/^W\/"/) });
       const etag = first.kind === 'builds' ? first.etag : undefined;
 
-      await expect(check({ etag })).resolves.toEqual({ kind: 'not_modified' });
-      expect(fake.requests[1].headers['if-none-match']).toBe(etag);
+      await expect(check({ etag, now: outsideStateSlot() })).resolves.toEqual({ kind: 'not_modified' });
+      expect(fake.requests[2].headers['if-none-match']).toBe(etag);
+      expect(fake.requests).toHaveLength(3);
       expect(fake.notModifiedCount).toBe(1);
     });
 
@@ -201,10 +210,11 @@ describe('GithubActionsService', () => {
         RUNS_PATH,
         '/repos/octo-org/octo-repo/actions/runs/7/attempts/1',
         '/repos/octo-org/octo-repo/actions/runs/7/attempts/2',
+        WORKFLOW_PATH,
       ]);
     });
 
-    it('does not fetch attempts the caller knows already: one request per check', async () => {
+    it('does not fetch attempts the caller knows already: the runs and the state only', async () => {
       fake.setRuns('octo-org', 'octo-repo', 'ci.yml', attempts);
       const result = await check({ knownBuildIds: new Set(['7_1', '7_2']) });
       expect(result).toMatchObject({
@@ -212,7 +222,7 @@ describe('GithubActionsService', () => {
         builds: [{ buildId: '7_3' }],
         etag: expect.any(String),
       });
-      expect(fake.totalRequests).toBe(1);
+      expect(fake.requests.map((request) => request.path)).toEqual([RUNS_PATH, WORKFLOW_PATH]);
     });
 
     it(`fetches at most ${MAX_ATTEMPT_REQUESTS} attempts per check and leaves the ETag out until complete`, async () => {
@@ -223,7 +233,7 @@ describe('GithubActionsService', () => {
       fake.setRuns('octo-org', 'octo-repo', 'ci.yml', many);
       const first = await check();
       expect(first).toMatchObject({ kind: 'builds', etag: undefined });
-      expect(fake.totalRequests).toBe(1 + MAX_ATTEMPT_REQUESTS);
+      expect(fake.totalRequests).toBe(1 + MAX_ATTEMPT_REQUESTS + 1);
 
       const known = new Set(first.kind === 'builds' ? first.builds.map((build) => build.buildId) : []);
       const second = await check({ knownBuildIds: known });
@@ -240,7 +250,59 @@ describe('GithubActionsService', () => {
         builds: [expect.objectContaining({ buildId: '7_3' })],
         etag: undefined,
       });
-      expect(fake.totalRequests).toBe(2);
+      expect(fake.totalRequests).toBe(3);
+    });
+  });
+
+  describe('workflow state (API.md 6.2 TESTS_STOPPED)', () => {
+    it.each(['disabled_manually', 'disabled_inactivity', 'disabled_fork'])(
+      'reports a workflow in state %s as disabled with its builds',
+      async (state) => {
+        fake.setRuns('octo-org', 'octo-repo', 'ci.yml', [{ id: 1 }]);
+        fake.setWorkflowState('octo-org', 'octo-repo', 'ci.yml', state);
+        await expect(check()).resolves.toMatchObject({
+          kind: 'builds',
+          builds: [{ buildId: '1_1' }],
+          workflowDisabled: true,
+        });
+      },
+    );
+
+    it('reports an active workflow, or one whose state cannot be read, as not disabled', async () => {
+      fake.setRuns('octo-org', 'octo-repo', 'ci.yml', [{ id: 1 }]);
+      expect(await check()).not.toHaveProperty('workflowDisabled');
+      fake.setWorkflowState('octo-org', 'octo-repo', 'ci.yml', 'disabled_manually');
+      fake.fail({ kind: 'status', status: 502 }, /ci\.yml$/);
+      const unreadable = await check();
+      fake.heal();
+      expect(unreadable).toMatchObject({ kind: 'builds', builds: [{ buildId: '1_1' }] });
+      expect(unreadable).not.toHaveProperty('workflowDisabled');
+    });
+
+    it('on a 304 reads the state only in the first check of its period', async () => {
+      fake.setRuns('octo-org', 'octo-repo', 'ci.yml', [{ id: 1 }]);
+      const first = await check();
+      const etag = first.kind === 'builds' ? first.etag : undefined;
+      fake.setWorkflowState('octo-org', 'octo-repo', 'ci.yml', 'disabled_manually');
+      await expect(check({ etag, now: outsideStateSlot() })).resolves.toEqual({ kind: 'not_modified' });
+      expect(fake.requests.at(-1)?.path).toBe(RUNS_PATH);
+      await expect(check({ etag, now: insideStateSlot() })).resolves.toEqual({
+        kind: 'not_modified',
+        workflowDisabled: true,
+      });
+      expect(fake.requests.at(-1)?.path).toBe(WORKFLOW_PATH);
+    });
+
+    it('places one state read per period and instance, none with the timer off', () => {
+      const interval = 300_000;
+      const start = Date.UTC(2026, 0, 1);
+      const due = (resource: string, intervalMs: number) =>
+        Array.from({ length: (2 * STATE_PERIOD_MS) / interval }, (_, index) =>
+          stateReadDue(resource, new Date(start + index * interval), intervalMs),
+        ).filter(Boolean).length;
+      expect(due(RESOURCE, interval)).toBe(2);
+      expect(due('repos/other/repo/actions/workflows/x.yml', interval)).toBe(2);
+      expect(due(RESOURCE, 0)).toBe(0);
     });
   });
 
@@ -411,17 +473,19 @@ describe('GithubActionsService builds per version (API.md 7.2)', () => {
 
   it('remembers a missing ref for an hour: the next check is one request, its window', async () => {
     const selection = { refs: ['9.6'], from: JAN(1) };
+    // Requests other than the workflow state reads, which follow every new listing (API.md 6.2).
+    const upstreamReads = () => fake.requests.filter((request) => request.path !== WORKFLOW_PATH).length;
     await builds({ selection, now: JAN(20) });
-    const before = fake.totalRequests;
+    const before = upstreamReads();
     expect(ids(await builds({ selection, now: new Date(JAN(20).getTime() + 3000_000) }))).toEqual([
       '4_1',
       '3_1',
       '2_1',
       '1_1',
     ]);
-    expect(fake.totalRequests - before).toBe(1);
+    expect(upstreamReads() - before).toBe(1);
     await builds({ selection, now: new Date(JAN(20).getTime() + 3700_000) });
-    expect(fake.totalRequests - before).toBe(5);
+    expect(upstreamReads() - before).toBe(5);
   });
 
   it('falls back to the registration window when no candidate names a branch or tag', async () => {
@@ -484,3 +548,23 @@ describe('GithubActionsService builds per version (API.md 7.2)', () => {
     expect(result).toMatchObject({ kind: 'failed' });
   });
 });
+
+/** The refresh interval of the spec's configuration (its default). */
+const SPEC_INTERVAL_MS = 300_000;
+
+/** A check time when a 304 does not read the workflow's state. */
+function outsideStateSlot(): Date {
+  return slotSearch(false);
+}
+
+function insideStateSlot(): Date {
+  return slotSearch(true);
+}
+
+function slotSearch(wanted: boolean): Date {
+  for (let at = Date.UTC(2026, 0, 1); ; at += SPEC_INTERVAL_MS / 3) {
+    if (stateReadDue(RESOURCE, new Date(at), SPEC_INTERVAL_MS) === wanted) {
+      return new Date(at);
+    }
+  }
+}

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
 import {
   isFinishedStatus,
@@ -28,6 +29,13 @@ import {
 export const MAX_ATTEMPT_REQUESTS = 10;
 
 const PUBLIC_API = 'https://api.github.com';
+
+/**
+ * A disabled workflow gets no runs, so its runs listing stays 304 for ever: on a 304 its state is
+ * still read once per STATE_PERIOD_MS (in the check that falls first in the period, the instance's
+ * phase spreading those reads), so that disabling it is seen within a period and an interval.
+ */
+export const STATE_PERIOD_MS = 6 * 3600 * 1000;
 
 /** `https://github.com` (or `www.`), with or without a path: the web site, not the API. */
 function isGithubWebSite(url: string): boolean {
@@ -124,8 +132,53 @@ export class GithubActionsService extends HttpTestingService {
    * `run_started_at`, 0 until the run completes). Resolves `failed` for a 404 ("workflow not
    * found"), a 5xx, a timeout or a refused address; `rate_limited` on 403/429 with an exhausted
    * `x-ratelimit-remaining` (until `x-ratelimit-reset`) or a `Retry-After`.
+   * API.md 6.2: with the runs it reads the workflow's `state` (see `disabled`, `stateReadDue`).
    */
   async latestBuilds(request: BuildCheckRequest): Promise<BuildCheckResult> {
+    const result = await this.runsOf(request);
+    const now = request.now ?? new Date();
+    const due =
+      result.kind === 'builds' ||
+      (result.kind === 'not_modified' &&
+        stateReadDue(request.resource, now, this.config.monitoring.refreshIntervalSeconds * 1000));
+    return due ? { ...result, ...(await this.disabled(request, now)) } : result;
+  }
+
+  private requestBase(request: BuildCheckRequest, now: Date): RequestBase {
+    const token = this.http.credentials(request)?.token ?? this.environmentToken(request.serviceUrl);
+    return {
+      headers: { accept: 'application/vnd.github+json', 'x-github-api-version': '2022-11-28' },
+      authorization: token ? `Bearer ${token}` : undefined,
+      allowPrivate: this.http.allowPrivate(request.serviceUrl),
+      timeoutMs: this.http.timeoutMs,
+      now,
+    };
+  }
+
+  /**
+   * `GET …/actions/workflows/{id}` after the runs were read (a valid resource): `workflowDisabled`
+   * when its `state` is `disabled_*` (`disabled_manually`, `disabled_inactivity`, `disabled_fork`).
+   * An unreadable state changes nothing: the runs already answered, and a later read tries again.
+   */
+  private async disabled(request: BuildCheckRequest, now: Date): Promise<{ workflowDisabled?: true }> {
+    const [owner, repo, workflow] = workflowOf(request.resource) ?? [];
+    const answer = await this.http.getJson({
+      ...this.requestBase(request, now),
+      url: joinUrl(request.serviceUrl, [
+        'repos',
+        owner ?? '',
+        repo ?? '',
+        'actions',
+        'workflows',
+        workflow ?? '',
+      ]),
+      notFound: 'workflow not found',
+    });
+    const state = answer.kind === 'json' && isRecord(answer.body) ? answer.body.state : undefined;
+    return typeof state === 'string' && state.startsWith('disabled') ? { workflowDisabled: true } : {};
+  }
+
+  private async runsOf(request: BuildCheckRequest): Promise<BuildCheckResult> {
     const named = workflowOf(request.resource);
     if (named === undefined) {
       return { kind: 'failed', reason: notAWorkflow(request.resource) };
@@ -133,14 +186,7 @@ export class GithubActionsService extends HttpTestingService {
     const [owner, repo, workflow] = named;
     const segments = ['repos', owner, repo, 'actions', 'workflows', workflow];
     const now = request.now ?? new Date();
-    const token = this.http.credentials(request)?.token ?? this.environmentToken(request.serviceUrl);
-    const base = {
-      headers: { accept: 'application/vnd.github+json', 'x-github-api-version': '2022-11-28' },
-      authorization: token ? `Bearer ${token}` : undefined,
-      allowPrivate: this.http.allowPrivate(request.serviceUrl),
-      timeoutMs: this.http.timeoutMs,
-      now,
-    };
+    const base = this.requestBase(request, now);
     const list = async (filter: string, etag: string | undefined): Promise<Listing | UpstreamTrouble> => {
       const listing = await this.http.getJson({
         ...base,
@@ -291,6 +337,19 @@ export class GithubActionsService extends HttpTestingService {
     );
     return { kind: 'builds', builds, etag: complete ? etag : undefined };
   }
+}
+
+/**
+ * Whether a check answered 304 reads the workflow's state: the first check in each
+ * STATE_PERIOD_MS of the instance (checks come every refresh interval; none with the timer off).
+ */
+export function stateReadDue(resource: string, now: Date, intervalMs: number): boolean {
+  if (intervalMs <= 0) {
+    return false;
+  }
+  const phase = createHash('sha1').update(resource).digest().readUInt32BE(0) % STATE_PERIOD_MS;
+  const at = now.getTime() - phase;
+  return Math.floor(at / STATE_PERIOD_MS) !== Math.floor((at - intervalMs) / STATE_PERIOD_MS);
 }
 
 /** GitHub's search syntax takes ISO 8601 times; whole seconds, as GitHub keeps them. */

@@ -78,10 +78,13 @@ export interface BuildCheckRequest {
  * scheduler can store it per instance (stale flag, back-off, rate-limit pause).
  */
 export type BuildCheckResult =
-  /** Builds newest first; `etag` goes into the next request when present. */
-  | { kind: 'builds'; builds: Build[]; etag?: string }
+  /**
+   * Builds newest first; `etag` goes into the next request when present. `workflowDisabled`: the
+   * service says the workflow no longer runs (a GitHub workflow's `disabled_*` state), when it read that.
+   */
+  | { kind: 'builds'; builds: Build[]; etag?: string; workflowDisabled?: boolean }
   /** The answer is the same as the one behind the request's `etag`. */
-  | { kind: 'not_modified' }
+  | { kind: 'not_modified'; workflowDisabled?: boolean }
   /** The service refuses calls until `until`: pause every instance of that service. */
   | { kind: 'rate_limited'; until: Date }
   /** Unreachable, timed out, 4xx/5xx, or an answer that is not what the API documents. */
