@@ -11,6 +11,7 @@ import { NotificationEntity } from './entities/notification.entity.js';
 import { SubscriptionEntity } from './entities/subscription.entity.js';
 import { wants, type EventName, type RaisedEvent } from './events.js';
 import type { NotificationData } from './notification-data.js';
+import { visibleToSql } from '../workflows/index.js';
 
 /** Notifications removed per statement by the retention sweep. */
 const SWEEP_BATCH = 500;
@@ -82,7 +83,7 @@ export class NotificationsRepository {
 
   /**
    * Raises events in `tx`: each one whose (instance, build, event) is new inserts its event row
-   * and one notification per subscriber who wants it, and queues a delivery per channel of that
+   * and one notification per subscriber who wants it and may see the workflow, and queues a delivery per channel of that
    * subscriber that wants it. An event already raised (by this copy earlier, or by another copy
    * now) hits the unique key and writes nothing more.
    */
@@ -92,7 +93,14 @@ export class NotificationsRepository {
       return raised;
     }
     const workflowIds = [...new Set(events.map((event) => event.workflowId))];
-    const subscribers = await tx.find(SubscriptionEntity, { where: { workflowId: In(workflowIds) } });
+    // Only subscribers who still see the workflow (it may have turned private since they subscribed).
+    const subscribers = await tx
+      .createQueryBuilder(SubscriptionEntity, 's')
+      .innerJoin('s.workflow', 'w')
+      .innerJoin('s.user', 'u')
+      .where('s.workflowId IN (:...workflowIds)', { workflowIds })
+      .andWhere(visibleToSql('w', 'u'))
+      .getMany();
     const userIds = [...new Set(subscribers.map((subscription) => subscription.userId))];
     const channels =
       userIds.length === 0

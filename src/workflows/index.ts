@@ -4,7 +4,12 @@
  * no other feature gets their repositories.
  */
 export { WorkflowsModule } from './workflows.module.js';
-export { WorkflowAccess, type BadgeVersion, type VisibleVersion } from './workflow-access.service.js';
+export {
+  WorkflowAccess,
+  visibleToSql,
+  type BadgeVersion,
+  type VisibleVersion,
+} from './workflow-access.service.js';
 export {
   RegisteredInstances,
   type CheckTarget,

@@ -331,4 +331,30 @@ describe(`subscriptions and notifications (${testDatabase()})`, () => {
       expect(await stoppedOf(alice)).toEqual(['203_1', '201_1', ...before]);
     });
   });
+
+  describe('visibility', () => {
+    it('tells a subscriber nothing once the owner made the workflow private; the owner still hears', async () => {
+      const owner = { Authorization: `Bearer ${alice}` };
+      const events = async (token: string) => (await notifications(token)).map((n) => n.data.build?.build_id);
+      expect((await t.http.put(`/workflows/${workflow}`).set(owner).send({ public: true })).status).toBe(200);
+      const subscribed = await t.http
+        .post(`/workflows/${workflow}/subscribe`)
+        .set('Authorization', `Bearer ${bob}`);
+      expect(subscribed.status).toBe(201);
+      const [bobBefore, aliceBefore] = [await events(bob), await events(alice)];
+
+      // While public, bob hears of a failure (so the check below can fail).
+      github.addRun('octo', 'notify', 'ci.yml', run(301, 'failure'));
+      await tick();
+      expect(await events(bob)).toEqual(['301_1', ...bobBefore]);
+
+      expect((await t.http.put(`/workflows/${workflow}`).set(owner).send({ public: false })).status).toBe(
+        200,
+      );
+      github.addRun('octo', 'notify', 'ci.yml', run(302, 'success'));
+      await tick();
+      expect(await events(bob)).toEqual(['301_1', ...bobBefore]);
+      expect(await events(alice)).toEqual(['302_1', '301_1', ...aliceBefore]);
+    });
+  });
 });
