@@ -47,7 +47,7 @@ export class BadgesController {
     @Req() request: Request,
     @Res() response: Response,
   ): Promise<void> {
-    const status = await this.status.badge(wf_uuid, query.version, viewer, query.token);
+    const status = await this.status.currentBadge(wf_uuid, query.version, viewer, query.token);
     const body = renderBadgeSvg(badgeOf(status.aggregate, status.stale, query.label ?? DEFAULT_BADGE_LABEL));
     send(request, response, status, 'image/svg+xml; charset=utf-8', body);
   }
@@ -69,7 +69,7 @@ export class BadgesController {
     @Req() request: Request,
     @Res() response: Response,
   ): Promise<void> {
-    const status = await this.status.badge(wf_uuid, query.version, viewer, query.token);
+    const status = await this.status.currentBadge(wf_uuid, query.version, viewer, query.token);
     const body = JSON.stringify(
       badgeJson(badgeOf(status.aggregate, status.stale, query.label ?? DEFAULT_BADGE_LABEL)),
     );

@@ -55,7 +55,7 @@ export class TestStatusController {
     @Query() { version }: WorkflowStatusQuery,
     @CurrentViewer() user: Viewer,
   ): Promise<WorkflowStatusDto> {
-    return toWorkflowStatusResponse(await this.status.workflowStatus(wf_uuid, version, user));
+    return toWorkflowStatusResponse(await this.status.currentWorkflowStatus(wf_uuid, version, user));
   }
 
   @Get('workflows/:wf_uuid/history')

@@ -140,6 +140,94 @@ describe('TestStatusService.workflowStatus', () => {
   });
 });
 
+describe('TestStatusService.currentWorkflowStatus', () => {
+  const STRANGER: AuthUser = { ...USER, id: 2, username: 'bob' };
+
+  /** A service whose access lets only USER see a workflow, counting the lookups. */
+  function guarded(): { service: TestStatusService; lookups: (AuthUser | undefined)[] } {
+    const lookups: (AuthUser | undefined)[] = [];
+    const open = accessTo(dataSource);
+    const repositories = monitoringRepositories(dataSource);
+    const access: ReturnType<typeof accessTo> = {
+      ...open,
+      async badgeVersion(uuid, version, user, badgeToken) {
+        if (badgeToken !== 'the-badge-token') {
+          return { ...(await this.visibleVersion(uuid, version, user)), audience: 'personal' };
+        }
+        return { ...(await open.visibleVersion(uuid, version, user)), audience: 'shared' };
+      },
+      async visibleVersion(uuid, version, user) {
+        lookups.push(user);
+        if (user?.id !== USER.id) {
+          throw new DomainError('not_found', `No workflow ${uuid}`);
+        }
+        return open.visibleVersion(uuid, version, user);
+      },
+    };
+    return {
+      service: new TestStatusService(
+        repositories.builds,
+        repositories.checkStates,
+        repositories.registered,
+        access,
+        new Clock(),
+      ),
+      lookups,
+    };
+  }
+
+  it('computes reads asked for together once per viewer, each by its own visibility', async () => {
+    const wf = await seed(1);
+    await seedBuilds(dataSource, wf.instances[0].id, [
+      { buildId: 'a1', status: 'passed', startedAt: at(-100) },
+    ]);
+    const { service, lookups } = guarded();
+
+    const [first, second, stranger, anonymous] = await Promise.allSettled([
+      service.currentWorkflowStatus(wf.workflowUuid, undefined, USER),
+      service.currentWorkflowStatus(wf.workflowUuid, undefined, USER),
+      service.currentWorkflowStatus(wf.workflowUuid, undefined, STRANGER),
+      service.currentWorkflowStatus(wf.workflowUuid, undefined, undefined),
+    ]);
+    expect(first).toMatchObject({ status: 'fulfilled', value: { aggregate: 'all_passing' } });
+    // One computation: the same answer, not an equal one.
+    expect(second).toMatchObject({ status: 'fulfilled' });
+    expect((second as PromiseFulfilledResult<unknown>).value).toBe(
+      (first as PromiseFulfilledResult<unknown>).value,
+    );
+    expect(stranger).toMatchObject({ status: 'rejected', reason: { kind: 'not_found' } });
+    expect(anonymous).toMatchObject({ status: 'rejected', reason: { kind: 'not_found' } });
+    expect(lookups.map((user) => user?.id)).toEqual([USER.id, STRANGER.id, undefined]);
+  });
+
+  it('keeps badge reads with different badge tokens apart', async () => {
+    const wf = await seed(1);
+    const { service } = guarded();
+    const [opened, wrong, none] = await Promise.allSettled([
+      service.currentBadge(wf.workflowUuid, undefined, undefined, 'the-badge-token'),
+      service.currentBadge(wf.workflowUuid, undefined, undefined, 'a-wrong-token'),
+      service.currentBadge(wf.workflowUuid, undefined, undefined, undefined),
+    ]);
+    expect(opened).toMatchObject({ status: 'fulfilled', value: { audience: 'shared' } });
+    expect(wrong).toMatchObject({ status: 'rejected', reason: { kind: 'not_found' } });
+    expect(none).toMatchObject({ status: 'rejected', reason: { kind: 'not_found' } });
+  });
+
+  it('computes again for a read asked for after a write', async () => {
+    const wf = await seed(1);
+    const { service } = guarded();
+    await expect(service.currentWorkflowStatus(wf.workflowUuid, undefined, USER)).resolves.toMatchObject({
+      aggregate: 'not_available',
+    });
+    await seedBuilds(dataSource, wf.instances[0].id, [
+      { buildId: 'a1', status: 'failed', startedAt: at(-100) },
+    ]);
+    await expect(service.currentWorkflowStatus(wf.workflowUuid, undefined, USER)).resolves.toMatchObject({
+      aggregate: 'all_failing',
+    });
+  });
+});
+
 describe('TestStatusService builds', () => {
   it('lists an instance’s builds newest first and finds one, not_found for an unknown build', async () => {
     const wf = await seed(1);

@@ -23,6 +23,7 @@ import {
 import { dailySeries, firstDayOf, windowStart, type DayCount } from './history.js';
 import { CheckStateRepository } from './check-state.repository.js';
 import { Clock } from '../common/clock.js';
+import { CoalescedReads } from '../common/coalesced-reads.js';
 
 /** A build with the instance it belongs to (its suite and service loaded), as replies show it. */
 export interface BuildView {
@@ -69,6 +70,23 @@ export interface SuiteStatus extends InstancesStatus {
   suite: TestSuiteEntity;
 }
 
+/** A status read as a request asks for it. */
+interface StatusRead {
+  wfUuid: string;
+  version: string | undefined;
+  user: Viewer;
+}
+
+/** A badge read as a request asks for it. */
+interface BadgeRead extends StatusRead {
+  badgeToken: string | undefined;
+}
+
+/** Who is reading, as the visibility rule tells viewers apart. */
+function viewerKey(user: Viewer): string {
+  return user === undefined ? '' : `${user.id}:${user.roles.join(',')}`;
+}
+
 /**
  * The status reads of area B (API.md 2.6, 2.7), behind the registry's visibility rule, and the
  * registry's WorkflowStatusSource for the `status` member of its workflow list.
@@ -86,6 +104,31 @@ export class TestStatusService implements WorkflowStatusSource {
     >,
     private readonly clock: Clock,
   ) {}
+
+  // The reads that dashboards and README badges poll: under load, identical ones share a computation.
+  private readonly statusReads = new CoalescedReads<StatusRead, VersionStatus>(
+    (read) => `${read.wfUuid}\n${read.version ?? ''}\n${viewerKey(read.user)}`,
+    (read) => this.workflowStatus(read.wfUuid, read.version, read.user),
+  );
+  private readonly badgeReads = new CoalescedReads<BadgeRead, BadgeStatus>(
+    (read) => `${read.wfUuid}\n${read.version ?? ''}\n${viewerKey(read.user)}\n${read.badgeToken ?? ''}`,
+    (read) => this.badge(read.wfUuid, read.version, read.user, read.badgeToken),
+  );
+
+  /** workflowStatus as of the request, shared with identical reads that arrive with it (CoalescedReads). */
+  currentWorkflowStatus(wfUuid: string, version: string | undefined, user: Viewer): Promise<VersionStatus> {
+    return this.statusReads.read({ wfUuid, version, user });
+  }
+
+  /** badge as of the request, shared with identical reads that arrive with it (CoalescedReads). */
+  currentBadge(
+    wfUuid: string,
+    version: string | undefined,
+    user: Viewer,
+    badgeToken: string | undefined,
+  ): Promise<BadgeStatus> {
+    return this.badgeReads.read({ wfUuid, version, user, badgeToken });
+  }
 
   /** The status of a version (the latest when `version` is undefined); not_found when not visible. */
   async workflowStatus(

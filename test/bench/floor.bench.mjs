@@ -24,7 +24,7 @@ const LAYERS = [
   ['helmet', 'helmet (security headers)'],
   ['request-id', 'request id (X-Request-Id, log binding)'],
   ['metrics', 'metrics (Prometheus counter + histogram)'],
-  ['access-log', 'access log (pino line per request)'],
+  ['access-log', 'access log (one line per request)'],
   ['cookie-parser', 'cookie parser'],
   ['guards', 'guards (JWT check + user re-check, roles)'],
   ['validation', 'validation pipe'],
