@@ -154,10 +154,11 @@ export class WorkflowsService {
       input.authorization,
     );
     progress.size = crate.size;
+    let stored = false;
     try {
       progress.stage = 'archive';
       const { metadata } = await this.reader
-        .read(crate.path, this.config.registry.maxUncompressedBytes)
+        .read(crate.bytes ?? crate.path, this.config.registry.maxUncompressedBytes)
         .catch((error: unknown) => {
           if (repository && source && error instanceof MissingMetadataError) {
             throw new DomainError(
@@ -179,6 +180,7 @@ export class WorkflowsService {
       progress.stage = 'store';
       await this.archiveLock.exclusive(crate.sha256, async () => {
         await this.store.put(crate.path, crate.sha256);
+        stored = true;
         try {
           await this.repo.saveVersion({
             workflowUuid: uuid,
@@ -200,8 +202,10 @@ export class WorkflowsService {
       });
       return { uuid, name, version: input.version };
     } finally {
-      // Gone already when the store took it; here for every failure before that.
-      await removeQuietly(crate.path);
+      // For every failure before the store took the file (a move: the path is gone then).
+      if (!stored) {
+        await removeQuietly(crate.path);
+      }
     }
   }
 

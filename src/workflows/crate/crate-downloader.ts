@@ -10,6 +10,7 @@ import { atPath } from '../../common/errors/infrastructure.js';
 import { OutboundError, sendRequest } from '../../common/net/http-client.js';
 import { AppConfig } from '../../config/app-config.js';
 import { formatBytes } from './byte-size.js';
+import { IN_MEMORY_ARCHIVE_BYTES } from './crate-reader.js';
 
 export const MAX_REDIRECTS = 5;
 
@@ -29,6 +30,12 @@ export interface DownloadedCrate {
   sha256: string;
   /** The media type the link answered with (`application/json`, …), lower-case, without parameters. */
   contentType?: string;
+  /**
+   * The same bytes in memory, for an archive of at most IN_MEMORY_ARCHIVE_BYTES: reading the crate
+   * from them spares the file operations of reading the file again, each of which waits its turn
+   * in libuv's queue behind every other request's.
+   */
+  bytes?: Buffer;
 }
 
 /** Deletes a file if it is there; a cleanup that must never hide the error that made it necessary. */
@@ -61,11 +68,10 @@ export class CrateDownloader {
     }
     const { maxCrateBytes, downloadTimeoutMs, allowPrivateNetworkLinks } = this.config.registry;
     const folder = join(this.config.dataDir, 'tmp');
-    await mkdir(folder, { recursive: true });
     const path = join(folder, `download-${randomUUID()}.zip.part`);
     // Created before anything is sent: a write stream opens its file lazily, so with a link that
     // breaks early the file could appear after the cleanup below had run, and stay.
-    const file = await open(path, 'wx', 0o600);
+    const file = await openTemp(folder, path);
     // Our own copy of the deadline tells a timeout apart from other cancellations whatever
     // the client makes of the abort reason (which can come from another realm under jest).
     const deadline = AbortSignal.timeout(downloadTimeoutMs);
@@ -145,13 +151,31 @@ export class CrateDownloader {
   }
 }
 
+/**
+ * Opens a new temporary file; the folder is made only when it is missing (the first download, or
+ * after someone removed it), not looked at on every download.
+ */
+async function openTemp(folder: string, path: string): Promise<FileHandle> {
+  try {
+    return await open(path, 'wx', 0o600);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'ENOENT') {
+      throw error;
+    }
+    await mkdir(folder, { recursive: true });
+    return open(path, 'wx', 0o600);
+  }
+}
+
 async function save(
   body: Readable,
   file: FileHandle,
   maxBytes: number,
-): Promise<{ size: number; sha256: string }> {
+): Promise<{ size: number; sha256: string; bytes?: Buffer }> {
   const hash = createHash('sha256');
   let size = 0;
+  // Kept while the archive is small enough to be read from memory (see DownloadedCrate.bytes).
+  let chunks: Buffer[] | undefined = [];
   const meter = new Transform({
     transform(chunk: Buffer, _encoding: BufferEncoding, callback: TransformCallback): void {
       size += chunk.length;
@@ -160,11 +184,16 @@ async function save(
         return;
       }
       hash.update(chunk);
+      if (size > IN_MEMORY_ARCHIVE_BYTES) {
+        chunks = undefined;
+      } else {
+        chunks?.push(chunk);
+      }
       callback(null, chunk);
     },
   });
   await pipeline(body, meter, file.createWriteStream());
-  return { size, sha256: hash.digest('hex') };
+  return { size, sha256: hash.digest('hex'), bytes: chunks && Buffer.concat(chunks, size) };
 }
 
 function checkLink(link: string): void {

@@ -6,7 +6,7 @@ import { DomainError } from '../../common/errors/domain-error.js';
 import { isRecord } from '../../common/is-record.js';
 import { formatBytes } from './byte-size.js';
 import { CrateDownloader, removeQuietly, type DownloadedCrate } from './crate-downloader.js';
-import { DEFAULT_MAX_METADATA_BYTES, METADATA_FILE } from './crate-reader.js';
+import { DEFAULT_MAX_METADATA_BYTES, IN_MEMORY_ARCHIVE_BYTES, METADATA_FILE } from './crate-reader.js';
 import {
   GithubRepositories,
   parseRepositoryLink,
@@ -61,7 +61,7 @@ export class CrateFetcher {
 
   /** A detached crate (API.md 7.1) as a zip holding only its metadata; anything else unchanged. */
   private async detachedToZip(crate: DownloadedCrate, link: string): Promise<DownloadedCrate> {
-    if ((await startsWithZipMagic(crate.path)) || !isDetached(crate.contentType, link)) {
+    if ((await startsWithZipMagic(crate)) || !isDetached(crate.contentType, link)) {
       return crate;
     }
     if (crate.size > DEFAULT_MAX_METADATA_BYTES) {
@@ -69,7 +69,7 @@ export class CrateFetcher {
         `the link answered a JSON document larger than ${formatBytes(DEFAULT_MAX_METADATA_BYTES)}`,
       );
     }
-    const bytes = await readFile(crate.path);
+    const bytes = crate.bytes ?? (await readFile(crate.path));
     let document: unknown;
     try {
       document = JSON.parse(bytes.toString('utf8').replace(/^\uFEFF/, ''));
@@ -95,6 +95,7 @@ export class CrateFetcher {
       size: zip.length,
       sha256: createHash('sha256').update(zip).digest('hex'),
       contentType: 'application/zip',
+      bytes: zip.length <= IN_MEMORY_ARCHIVE_BYTES ? zip : undefined,
     };
   }
 }
@@ -111,7 +112,10 @@ function isDetached(contentType: string | undefined, link: string): boolean {
   }
 }
 
-async function startsWithZipMagic(path: string): Promise<boolean> {
+async function startsWithZipMagic({ path, bytes }: DownloadedCrate): Promise<boolean> {
+  if (bytes) {
+    return bytes.subarray(0, 2).equals(ZIP_MAGIC);
+  }
   const file = await open(path, 'r');
   try {
     const head = Buffer.alloc(2);

@@ -45,13 +45,16 @@ const DIRECTORY_RECORD_BYTES = 46;
  */
 @Injectable()
 export class CrateReader {
-  /** Throws DomainError('invalid_input') with a detail the caller can show as it is. */
+  /**
+   * Reads the archive at a path, or its bytes when the caller has them in memory already.
+   * Throws DomainError('invalid_input') with a detail the caller can show as it is.
+   */
   async read(
-    archivePath: string,
+    archive: string | Buffer,
     maxUncompressedBytes: number,
     maxMetadataBytes = DEFAULT_MAX_METADATA_BYTES,
   ): Promise<CrateContents> {
-    const source = await openSource(archivePath);
+    const source = typeof archive === 'string' ? await openSource(archive) : new BufferSource(archive);
     try {
       await precheck(source);
       const entries = await source.guard(openDirectory(source));
