@@ -129,8 +129,32 @@ export class WorkflowsRepository {
     if (ids.length === 0) {
       return [];
     }
-    const found = await this.workflows.find({ where: { id: In(ids) }, relations: { versions: true } });
-    const byId = new Map(found.map((workflow) => [workflow.id, workflow]));
+    // Fixed SQL, not find() with relations: this is every list page, and building the query and
+    // hydrating entities through TypeORM's metadata cost more than the read itself.
+    const rows = await this.dataSource.query<RawWorkflowVersionRow[]>(
+      `SELECT w.id, w.uuid, w.owner_id, w.latest_version_id, w.created_at, w.is_public,
+              w.badge_token_sha256, w.badge_token_sealed,
+              v.id AS v_id, v.uuid AS v_uuid, v.version AS v_version, v.name AS v_name,
+              v.roc_link AS v_roc_link, v.archive_sha256 AS v_archive_sha256,
+              v.archive_size AS v_archive_size, v.submitter_id AS v_submitter_id,
+              v.source_ref AS v_source_ref, v.source_commit AS v_source_commit,
+              v.registered_at AS v_registered_at
+       FROM workflows w LEFT JOIN workflow_versions v ON v.workflow_id = w.id
+       WHERE w.id IN (${ids.map(() => '?').join(', ')})`,
+      ids,
+    );
+    const byId = new Map<number, WorkflowEntity>();
+    for (const row of rows) {
+      const id = Number(row.id);
+      let workflow = byId.get(id);
+      if (!workflow) {
+        workflow = workflowOf(row);
+        byId.set(id, workflow);
+      }
+      if (row.v_id !== null) {
+        workflow.versions?.push(versionOf(id, row));
+      }
+    }
     return ids.flatMap((id) => byId.get(id) ?? []);
   }
 
@@ -139,24 +163,25 @@ export class WorkflowsRepository {
    * with it and ends with latest_version_id.
    */
   private async windowIds(filter: WorkflowFilter, window: ListWindow): Promise<number[]> {
-    const query = this.workflows
-      .createQueryBuilder('w')
-      .select('w.id', 'id')
-      .where('w.latestVersionId IS NOT NULL')
-      .orderBy('w.latestVersionId', 'DESC')
-      .limit(window.limit);
+    const conditions = ['w.latest_version_id IS NOT NULL'];
+    const parameters: number[] = [];
     if (filter.ownerId !== undefined) {
-      query.andWhere('w.ownerId = :ownerId', { ownerId: filter.ownerId });
+      conditions.push('w.owner_id = ?');
+      parameters.push(filter.ownerId);
     } else if (filter.public) {
-      query.andWhere('w.public = :yes', { yes: 1 });
+      conditions.push('w.is_public = 1');
     }
     if (window.before !== undefined) {
-      query.andWhere('w.latestVersionId < :before', { before: window.before });
+      conditions.push('w.latest_version_id < ?');
+      parameters.push(window.before);
     }
-    if (window.offset) {
-      query.offset(window.offset);
-    }
-    return (await query.getRawMany<{ id: number | string }>()).map((row) => Number(row.id));
+    parameters.push(window.limit, window.offset ?? 0);
+    const rows = await this.dataSource.query<{ id: number | string }[]>(
+      `SELECT w.id AS id FROM workflows w WHERE ${conditions.join(' AND ')}
+       ORDER BY w.latest_version_id DESC LIMIT ? OFFSET ?`,
+      parameters,
+    );
+    return rows.map((row) => Number(row.id));
   }
 
   /**
@@ -671,4 +696,67 @@ export function versionExists(uuid: string, version: string): DomainError {
 
 export function ownedByAnother(uuid: string): DomainError {
   return new DomainError('conflict', `The workflow ${uuid} belongs to another user`);
+}
+
+/** A row of listWorkflows as the driver returns it (SQLite: 0/1 and text dates; MariaDB: numbers and Dates). */
+interface RawWorkflowVersionRow {
+  id: number | string;
+  uuid: string;
+  owner_id: number | string;
+  latest_version_id: number | string | null;
+  created_at: Date | string;
+  is_public: number | string | boolean;
+  badge_token_sha256: string | null;
+  badge_token_sealed: string | null;
+  v_id: number | string | null;
+  v_uuid: string;
+  v_version: string;
+  v_name: string;
+  v_roc_link: string;
+  v_archive_sha256: string;
+  v_archive_size: number | string;
+  v_submitter_id: number | string;
+  v_source_ref: string | null;
+  v_source_commit: string | null;
+  v_registered_at: Date | string;
+}
+
+/** The workflow of a row, as TypeORM would hydrate it, with its versions still to add. */
+function workflowOf(row: RawWorkflowVersionRow): WorkflowEntity {
+  return Object.assign(new WorkflowEntity(), {
+    id: Number(row.id),
+    uuid: row.uuid,
+    ownerId: Number(row.owner_id),
+    latestVersionId: row.latest_version_id === null ? null : Number(row.latest_version_id),
+    createdAt: rawDate(row.created_at),
+    public: Number(row.is_public) === 1 || row.is_public === true,
+    badgeTokenSha256: row.badge_token_sha256,
+    badgeTokenSealed: row.badge_token_sealed,
+    versions: [],
+  });
+}
+
+function versionOf(workflowId: number, row: RawWorkflowVersionRow): WorkflowVersionEntity {
+  return Object.assign(new WorkflowVersionEntity(), {
+    id: Number(row.v_id),
+    uuid: row.v_uuid,
+    workflowId,
+    version: row.v_version,
+    name: row.v_name,
+    rocLink: row.v_roc_link,
+    archiveSha256: row.v_archive_sha256,
+    archiveSize: Number(row.v_archive_size),
+    submitterId: Number(row.v_submitter_id),
+    sourceRef: row.v_source_ref,
+    sourceCommit: row.v_source_commit,
+    registeredAt: rawDate(row.v_registered_at),
+  });
+}
+
+/** A datetime as SQLite (UTC text without a zone) or MariaDB (a Date, the connection in UTC) returns it. */
+function rawDate(value: Date | string): Date {
+  if (value instanceof Date) {
+    return value;
+  }
+  return new Date(/^\d{4}-\d{2}-\d{2} \d{2}:\d{2}/.test(value) ? `${value.replace(' ', 'T')}Z` : value);
 }
