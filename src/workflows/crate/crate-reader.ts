@@ -1,5 +1,6 @@
 import { createReadStream, type ReadStream } from 'node:fs';
 import { open, stat, type FileHandle } from 'node:fs/promises';
+import { createRequire } from 'node:module';
 import { Readable } from 'node:stream';
 import { crc32 } from 'node:zlib';
 import { Injectable } from '@nestjs/common';
@@ -8,6 +9,20 @@ import { DomainError } from '../../common/errors/domain-error.js';
 import { formatBytes } from './byte-size.js';
 
 export const METADATA_FILE = 'ro-crate-metadata.json';
+
+/**
+ * unzipper walks an archive's directory through Bluebird promises, one record after another, and
+ * Bluebird on Node runs each step from setImmediate: a turn of the event loop per step, behind
+ * every other request's I/O (10 readers alongside made each turn tens of milliseconds,
+ * `npm run bench -- register-concurrent`). Its documented alternative, process.nextTick, runs them
+ * as native promises run. The instance is the one unzipper itself requires; Bluebird is used by
+ * nothing else here (`npm ls bluebird`).
+ */
+const requireFromUnzipper = createRequire(createRequire(import.meta.url).resolve('unzipper'));
+const unzippersBluebird = requireFromUnzipper('bluebird') as {
+  setScheduler(schedule: (work: () => void) => void): unknown;
+};
+unzippersBluebird.setScheduler((work) => process.nextTick(work));
 
 /** The metadata of real crates is a few KiB; this only stops a hostile one from filling memory. */
 export const DEFAULT_MAX_METADATA_BYTES = 16 * 1024 * 1024;
