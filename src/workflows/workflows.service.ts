@@ -146,8 +146,11 @@ export class WorkflowsService {
     progress: { stage: RegistrationStage; size?: number },
   ): Promise<Registered> {
     const uuid = input.uuid ?? randomUUID();
-    // Answered before downloading anything; the transaction checks again, race-free.
-    await this.refuseKnownConflicts(uuid, input.version, user);
+    if (input.uuid !== undefined) {
+      // Answered before downloading anything; the transaction checks again, race-free. A uuid of
+      // our own is new: there is nothing to look up.
+      await this.refuseKnownConflicts(uuid, input.version, user);
+    }
     const { crate, source, repository } = await this.fetcher.fetch(
       input.rocLink,
       input.version,

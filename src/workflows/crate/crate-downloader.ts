@@ -69,9 +69,11 @@ export class CrateDownloader {
     const { maxCrateBytes, downloadTimeoutMs, allowPrivateNetworkLinks } = this.config.registry;
     const folder = join(this.config.dataDir, 'tmp');
     const path = join(folder, `download-${randomUUID()}.zip.part`);
-    // Created before anything is sent: a write stream opens its file lazily, so with a link that
-    // breaks early the file could appear after the cleanup below had run, and stay.
-    const file = await openTemp(folder, path);
+    // Opened while the request goes out (a turn of the event loop less), and always awaited before
+    // the cleanup below: a write stream would open its file lazily, so with a link that breaks
+    // early the file could appear after the cleanup had run, and stay.
+    const opening = openTemp(folder, path);
+    opening.catch(() => undefined);
     // Our own copy of the deadline tells a timeout apart from other cancellations whatever
     // the client makes of the abort reason (which can come from another realm under jest).
     const deadline = AbortSignal.timeout(downloadTimeoutMs);
@@ -94,10 +96,15 @@ export class CrateDownloader {
         throw this.tooLarge();
       }
       const contentType = response.headers['content-type']?.split(';')[0].trim().toLowerCase();
+      const file = await opening.catch((error: unknown) => {
+        response.body.destroy();
+        throw error;
+      });
       return { path, contentType, ...(await save(response.body, file, maxCrateBytes)) };
     } catch (error) {
       // Closing twice is harmless: the write stream of `save` may have closed it already.
-      await file.close().catch(() => undefined);
+      const file = await opening.catch(() => undefined);
+      await file?.close().catch(() => undefined);
       await removeQuietly(path);
       throw error instanceof DomainError ? error : this.toDomainError(atPath(error, path), deadline.aborted);
     }
