@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource, InjectRepository } from '@nestjs/typeorm';
-import { DataSource, In, Repository, type EntityManager } from 'typeorm';
+import { DataSource, Repository, type EntityManager } from 'typeorm';
 import { DomainError } from '../common/errors/domain-error.js';
 import { isForeignKeyViolation, isUniqueViolation } from '../common/errors/unique-violation.js';
 import type { ParsedSuite } from './crate/ro-crate-parser.js';
@@ -13,6 +13,7 @@ import { WorkflowEntity } from './entities/workflow.entity.js';
 import { RegistryEvents, type AddedInstance } from './registry-events.js';
 import { lockRows } from '../database/dialect.js';
 import { retryOnDeadlock } from '../database/retry-on-deadlock.js';
+import { inList, PlainEntities } from '../database/plain-entities.js';
 
 /** Everything one registration writes. */
 export interface NewVersion {
@@ -122,10 +123,7 @@ export class WorkflowsRepository {
    * and costs the same whatever the number of workflows.
    */
   async listWorkflows(filter: WorkflowFilter, window: ListWindow): Promise<WorkflowEntity[]> {
-    const ids =
-      filter.ownerId !== undefined && filter.public
-        ? await this.ownAndPublicIds(filter.ownerId, window)
-        : await this.windowIds(filter, window);
+    const ids = await this.listIds(filter, window);
     if (ids.length === 0) {
       return [];
     }
@@ -156,6 +154,17 @@ export class WorkflowsRepository {
       }
     }
     return ids.flatMap((id) => byId.get(id) ?? []);
+  }
+
+  /** How many workflows the window holds: its ids alone, from the same index as listWorkflows. */
+  async windowLength(filter: WorkflowFilter, window: ListWindow): Promise<number> {
+    return (await this.listIds(filter, window)).length;
+  }
+
+  private listIds(filter: WorkflowFilter, window: ListWindow): Promise<number[]> {
+    return filter.ownerId !== undefined && filter.public
+      ? this.ownAndPublicIds(filter.ownerId, window)
+      : this.windowIds(filter, window);
   }
 
   /**
@@ -236,7 +245,25 @@ export class WorkflowsRepository {
     if (ids.length === 0) {
       return Promise.resolve([]);
     }
-    return this.instances.find({ where: { id: In([...ids]) }, relations: { service: true, suite: true } });
+    return this.instancesWithServiceAndSuite(ids);
+  }
+
+  /** One plain join (PlainEntities), not find's: a streamed list reads its latest builds' instances a batch after another. */
+  private async instancesWithServiceAndSuite(ids: readonly number[]): Promise<TestInstanceEntity[]> {
+    const instances = new PlainEntities(this.dataSource, TestInstanceEntity, 'i');
+    const suites = new PlainEntities(this.dataSource, TestSuiteEntity, 's');
+    const services = new PlainEntities(this.dataSource, TestServiceEntity, 'sv');
+    const rows = await this.dataSource.query<Record<string, unknown>[]>(
+      `SELECT ${instances.selectList}, ${suites.selectList}, ${services.selectList}
+       FROM test_instances i
+         JOIN test_suites s ON s.id = i.suite_id
+         JOIN test_services sv ON sv.id = i.service_id
+       WHERE i.id IN (${inList(ids.length)})`,
+      [...ids],
+    );
+    return rows.map((row) =>
+      Object.assign(instances.from(row), { suite: suites.from(row), service: services.from(row) }),
+    );
   }
 
   /**
