@@ -1,7 +1,16 @@
 /**
+ * Items per chunk of a streamed list (~35 KB of JSON for a workflow summary). The response reads
+ * ahead a number of chunks, not of bytes (Nest wraps the body in a Readable of 16 objects): with
+ * a batch per chunk that was up to 16 batches' JSON held while the socket drained.
+ */
+const ITEMS_PER_CHUNK = 50;
+
+/**
  * `{"items": [...]}` written batch by batch as the batches arrive, so that a list of any length
  * is sent in the memory of one batch. The status and headers go with the first chunk: a failure
  * before it is still answered in the area's shape; one after it can only cut the reply.
+ * The next batch is read when the response asks for more (the body is pulled), so a slow
+ * client holds the reading back instead of letting batches pile up.
  */
 export function jsonItemsStream<T>(
   batches: AsyncIterable<readonly T[]>,
@@ -10,12 +19,14 @@ export function jsonItemsStream<T>(
   async function* chunks(): AsyncGenerator<Uint8Array> {
     let first = true;
     for await (const batch of batches) {
-      if (batch.length === 0) {
-        continue;
+      for (let at = 0; at < batch.length; at += ITEMS_PER_CHUNK) {
+        const items = batch
+          .slice(at, at + ITEMS_PER_CHUNK)
+          .map((value) => JSON.stringify(toItem(value)))
+          .join(',');
+        yield Buffer.from(`${first ? '{"items":[' : ','}${items}`);
+        first = false;
       }
-      const items = batch.map((value) => JSON.stringify(toItem(value))).join(',');
-      yield Buffer.from(`${first ? '{"items":[' : ','}${items}`);
-      first = false;
     }
     yield Buffer.from(first ? '{"items":[]}' : ']}');
   }
@@ -25,24 +36,25 @@ export function jsonItemsStream<T>(
 }
 
 /**
- * A whole list as `{"items": [...]}`: answered at once when it fits in one batch (shorter than
- * `batchSize`), else streamed batch by batch (jsonItemsStream).
+ * A whole list as `{"items": [...]}`: answered at once when it comes in one batch, else streamed
+ * batch by batch (jsonItemsStream).
  */
 export async function itemsReply<T, R>(
   batches: AsyncGenerator<T[]>,
-  batchSize: number,
   toItem: (value: T) => R,
 ): Promise<{ items: R[] } | globalThis.Response> {
   const first = await batches.next();
-  const firstBatch = first.done ? [] : first.value;
-  if (firstBatch.length < batchSize) {
-    await batches.return(undefined);
-    return { items: firstBatch.map(toItem) };
+  if (first.done) {
+    return { items: [] };
   }
-  return jsonItemsStream(prepend(firstBatch, batches), toItem);
+  const second = await batches.next();
+  if (second.done) {
+    return { items: first.value.map(toItem) };
+  }
+  return jsonItemsStream(prepend([first.value, second.value], batches), toItem);
 }
 
-async function* prepend<T>(first: T, rest: AsyncIterable<T>): AsyncGenerator<T> {
-  yield first;
+async function* prepend<T>(first: readonly T[], rest: AsyncIterable<T>): AsyncGenerator<T> {
+  yield* first;
   yield* rest;
 }

@@ -17,7 +17,7 @@ import { ListWorkflowsQuery } from './dto/workflow-requests.dto.js';
 import { toWorkflowSummaryResponse, WorkflowListDto } from './dto/workflow-response.dto.js';
 import { ConditionalRead } from './if-none-match.js';
 import { itemsReply } from './json-items-stream.js';
-import { LIST_BATCH, WorkflowsService } from './workflows.service.js';
+import { WorkflowsService } from './workflows.service.js';
 
 /** The caller's own workflows: register one, list them. */
 @ApiAuth()
@@ -73,7 +73,7 @@ export class UserWorkflowsController {
     summary: "The caller's workflows, the one whose latest version was registered last first",
     description:
       'A page with limit (and offset). Without limit, the whole list from offset: up to 1,000 items in one ' +
-      'reply with an ETag, a longer list streamed in batches of 1,000 without one. A page, or a whole list ' +
+      'reply with an ETag, a longer list streamed in batches of 250 without one. A page, or a whole list ' +
       'answered at once, answers 304 to an If-None-Match naming its ETag.',
   })
   @ApiOkResponse({ type: WorkflowListDto })
@@ -89,10 +89,6 @@ export class UserWorkflowsController {
       return { items: views.map(toWorkflowSummaryResponse) };
     }
     // The whole list: answered at once when it fits in one batch, else streamed batch by batch.
-    return itemsReply(
-      this.workflows.listBatches(user, query.offset, withStatus),
-      LIST_BATCH,
-      toWorkflowSummaryResponse,
-    );
+    return itemsReply(this.workflows.listBatches(user, query.offset, withStatus), toWorkflowSummaryResponse);
   }
 }

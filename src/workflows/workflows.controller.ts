@@ -46,7 +46,7 @@ import {
 import { ConditionalRead, matchesIfNoneMatch, REVALIDATE } from './if-none-match.js';
 import { RegistryReads } from './registry-reads.decorator.js';
 import { itemsReply } from './json-items-stream.js';
-import { LIST_BATCH, WorkflowsService } from './workflows.service.js';
+import { WorkflowsService } from './workflows.service.js';
 
 const CRATE_METADATA_EXAMPLE = {
   '@context': 'https://w3id.org/ro/crate/1.1/context',
@@ -105,7 +105,6 @@ export class WorkflowsController {
     }
     return itemsReply(
       this.workflows.visibleBatches(viewer, query.offset, withStatus),
-      LIST_BATCH,
       toWorkflowSummaryResponse,
     );
   }

@@ -67,8 +67,17 @@ export interface ArchiveDownload {
   open(): Promise<Readable>;
 }
 
-/** Workflows per batch of a list read whole: each batch is one keyset read and one status read. */
+/** The longest list read whole that is answered at once (with an ETag); a longer one streams. */
 export const LIST_BATCH = 1000;
+
+/**
+ * Workflows per batch of a streamed list: each batch is one keyset read and one status read.
+ * Small so that what a batch holds (its rows, views and JSON) dies young: at 1,000 it outlived
+ * the young generation's collections, V8 went on to allocate those objects in the old generation
+ * (allocation-site pretenuring), and its garbage grew the RSS by 100-200 MiB over a
+ * 100,000-workflow list (test/bench/scale.bench.mjs); at 250, by about 10 MiB.
+ */
+export const STREAM_BATCH = 250;
 
 /** A version's `ro-crate-metadata.json`; it never changes while the archive (`sha256`) does not. */
 export interface CrateMetadata {
@@ -247,9 +256,9 @@ export class WorkflowsService {
   }
 
   /**
-   * The caller's whole list (from `offset`), LIST_BATCH workflows at a time, each batch read
-   * after the last one's place in the order: memory and the cost of a batch stay the same
-   * however long the list is. A batch shorter than LIST_BATCH is the last.
+   * The caller's whole list (from `offset`): one batch when it has at most LIST_BATCH workflows,
+   * else STREAM_BATCH at a time, each batch read after the last one's place in the order:
+   * memory and the cost of a batch stay the same however long the list is.
    */
   listBatches(
     user: AuthUser,
@@ -285,15 +294,17 @@ export class WorkflowsService {
     offset: number | undefined,
     withStatus: boolean,
   ): AsyncGenerator<WorkflowSummaryView[]> {
-    let window: ListWindow = { limit: LIST_BATCH, offset };
+    // Its ids alone tell whether it fits in one reply; its rows are then read once, in one batch or in many.
+    const short = (await this.repo.windowLength(filter, { limit: LIST_BATCH + 1, offset })) <= LIST_BATCH;
+    let window: ListWindow = { limit: short ? LIST_BATCH : STREAM_BATCH, offset };
     for (;;) {
       const workflows = await this.repo.listWorkflows(filter, window);
       yield await this.summarize(workflows, withStatus);
       const last = workflows.at(-1);
-      if (workflows.length < LIST_BATCH || !last?.latestVersionId) {
+      if (short || workflows.length < window.limit || !last?.latestVersionId) {
         return;
       }
-      window = { limit: LIST_BATCH, before: last.latestVersionId };
+      window = { limit: STREAM_BATCH, before: last.latestVersionId };
     }
   }
 

@@ -185,6 +185,20 @@ describe(`the registry at scale: indexes, query plans, the whole list (${testDat
       expect(streamed.headers).not.toHaveProperty('etag');
     });
 
+    it('answers a whole list of LIST_BATCH at once, and streams one of a workflow more', async () => {
+      const full = await read(`/users/current/workflows?offset=${SEEDED - LIST_BATCH}&status=false`).expect(
+        200,
+      );
+      expect(full.body.items).toHaveLength(LIST_BATCH);
+      expect(full.headers.etag).toBeDefined();
+      const longer = await read(
+        `/users/current/workflows?offset=${SEEDED - LIST_BATCH - 1}&status=false`,
+      ).expect(200);
+      const uuids = (body: { items: { uuid: string }[] }): string[] => body.items.map((item) => item.uuid);
+      expect(uuids(longer.body)).toEqual([seededUuid('workflow', LIST_BATCH), ...uuids(full.body)]);
+      expect(longer.headers).not.toHaveProperty('etag');
+    });
+
     it('answers 404, not 304, for a workflow that is not visible, whatever the If-None-Match', async () => {
       const other = await t.userToken();
       const response = await t.http
