@@ -1,5 +1,7 @@
 // First: sizes libuv's thread pool before any import can start it.
 import './thread-pool.js';
+// Then: V8's pretenuring off, before the code it would track is compiled.
+import './v8-flags.js';
 import 'reflect-metadata';
 import { Logger } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
