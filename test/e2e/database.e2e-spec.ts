@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DataSource } from 'typeorm';
-import { dataSourceOptions, openDataSource } from '../../src/database/data-source.js';
+import { dataSourceOptions, openDataSource, SQLITE_CACHE_KIB } from '../../src/database/data-source.js';
 import { loadConfig } from '../../src/config/app-config.js';
 import { baseTestEnv, createTestApp, createTestDatabase, testDatabase } from '../support/create-test-app.js';
 
@@ -47,6 +47,9 @@ describe(`a second start (${testDatabase()})`, () => {
     try {
       const first = await openDataSource(options);
       const applied = await first.query<unknown[]>('SELECT * FROM migrations');
+      if (options.type === 'better-sqlite3') {
+        expect(await first.query('PRAGMA cache_size')).toEqual([{ cache_size: -SQLITE_CACHE_KIB }]);
+      }
       await first.destroy();
 
       const second = await openDataSource(options);
