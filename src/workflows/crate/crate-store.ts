@@ -15,6 +15,7 @@ const SHA256 = /^[0-9a-f]{64}$/;
 export class CrateStore {
   private readonly root: string;
   private readonly tmp: string;
+  private folders?: Promise<Set<string>>;
 
   constructor(config: AppConfig) {
     this.root = join(config.dataDir, 'crates');
@@ -38,17 +39,34 @@ export class CrateStore {
    */
   async put(tempPath: string, sha256: string): Promise<string> {
     const target = this.pathOf(sha256);
+    const folder = sha256.slice(0, 2);
+    const folders = await this.knownFolders();
+    if (!folders.has(folder)) {
+      // Made first, not after a move that failed for want of it: one file operation less for
+      // each of the first archives of a new store, which wait their turns like any other.
+      await mkdir(join(this.root, folder), { recursive: true });
+      folders.add(folder);
+    }
     try {
       await moveInto(tempPath, target);
     } catch (error) {
       if (!isNotFound(error)) {
         throw error;
       }
-      // The archive's two-letter folder is not there yet.
-      await mkdir(join(this.root, sha256.slice(0, 2)), { recursive: true });
+      // The folder was removed since (by hand: the store never removes one).
+      await mkdir(join(this.root, folder), { recursive: true });
       await moveInto(tempPath, target);
     }
     return target;
+  }
+
+  /** The two-letter folders there are, read once: a folder made later by another copy is made again harmlessly. */
+  private knownFolders(): Promise<Set<string>> {
+    this.folders ??= readdirOrEmpty(this.root).then(
+      (names) => new Set(names),
+      () => new Set<string>(),
+    );
+    return this.folders;
   }
 
   async has(sha256: string): Promise<boolean> {
