@@ -38,6 +38,7 @@ import {
   type WorkflowFilter,
 } from './workflows.repository.js';
 import { Clock } from '../common/clock.js';
+import { CoalescedReads } from '../common/coalesced-reads.js';
 
 export interface Registration {
   rocLink: string;
@@ -116,6 +117,20 @@ export class WorkflowsService {
     @Inject(TESTING_SERVICE_CATALOG)
     private readonly serviceCatalog: TestingServiceCatalog | null = null,
   ) {}
+
+  // Pages that dashboards poll: identical ones (same filter, page and status flag, whoever asks)
+  // that arrive together share one read.
+  private readonly pages = new CoalescedReads<PageRead, WorkflowSummaryView[]>(
+    (read) =>
+      JSON.stringify([
+        read.filter.ownerId,
+        read.filter.public,
+        read.page.limit,
+        read.page.offset,
+        read.withStatus,
+      ]),
+    async (read) => this.summarize(await this.repo.listWorkflows(read.filter, read.page), read.withStatus),
+  );
 
   /**
    * Downloads, reads and stores a crate as a new version, atomically: on any failure no row
@@ -247,12 +262,8 @@ export class WorkflowsService {
   }
 
   /** A page of the caller's own workflows, the one whose latest version was registered last first. */
-  async list(
-    user: AuthUser,
-    page: { limit: number; offset?: number },
-    withStatus: boolean,
-  ): Promise<WorkflowSummaryView[]> {
-    return this.summarize(await this.repo.listWorkflows(ownList(user), page), withStatus);
+  list(user: AuthUser, page: ListPage, withStatus: boolean): Promise<WorkflowSummaryView[]> {
+    return this.pages.read({ filter: ownList(user), page, withStatus });
   }
 
   /**
@@ -272,12 +283,8 @@ export class WorkflowsService {
    * A page of what `GET /workflows` shows the viewer (API.md 5.1): the public workflows, plus
    * their own with a token; an admin's: all. Ordered as `list`.
    */
-  async listVisible(
-    viewer: Viewer,
-    page: { limit: number; offset?: number },
-    withStatus: boolean,
-  ): Promise<WorkflowSummaryView[]> {
-    return this.summarize(await this.repo.listWorkflows(visibleList(viewer), page), withStatus);
+  listVisible(viewer: Viewer, page: ListPage, withStatus: boolean): Promise<WorkflowSummaryView[]> {
+    return this.pages.read({ filter: visibleList(viewer), page, withStatus });
   }
 
   /** `listVisible` whole, batch by batch as `listBatches`. */
@@ -496,6 +503,19 @@ export class WorkflowsService {
   async instance(uuid: string, user: Viewer): Promise<TestInstanceEntity> {
     return this.access.visibleInstance(uuid, user);
   }
+}
+
+/** A page of a list: `limit` workflows from `offset`. */
+interface ListPage {
+  limit: number;
+  offset?: number;
+}
+
+/** A page read as a request asks for it. */
+interface PageRead {
+  filter: WorkflowFilter;
+  page: ListPage;
+  withStatus: boolean;
 }
 
 function ownList(user: AuthUser): WorkflowFilter {

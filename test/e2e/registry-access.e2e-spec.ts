@@ -1,4 +1,7 @@
 import { randomUUID } from 'node:crypto';
+import type { AuthUser } from '../../src/auth/auth-user.js';
+import { TestStatusService } from '../../src/test-monitoring/test-status.service.js';
+import { WorkflowsService } from '../../src/workflows/workflows.service.js';
 import { LinkServer } from '../fakes/link-server.js';
 import { createTestApp, type TestApp } from '../support/create-test-app.js';
 import { binaryBody, crateZip, storedArchives } from '../support/registry.js';
@@ -197,6 +200,51 @@ describe('workflow registry access (API.md 2, 2.3, 2.9, 5.1)', () => {
       aggregate_test_status: 'not_available',
       latest_build: null,
     });
+  });
+
+  it('keeps callers apart when their identical-looking status, badge and list reads are asked for in one turn', async () => {
+    // Through the app's own services, so that the reads certainly share a turn of the event loop
+    // (identical reads of one turn share one computation; HTTP requests may arrive in several).
+    const userOf = async (token: string): Promise<AuthUser> => {
+      const me = (await t.http.get('/users/current').set('Authorization', `Bearer ${token}`)).body;
+      return { id: me.id, username: me.username, roles: me.roles, jti: 'j', exp: 0, via: 'bearer' };
+    };
+    const [owner, stranger] = [await userOf(alice), await userOf(bob)];
+    const status = t.app.get(TestStatusService);
+    const registry = t.app.get(WorkflowsService);
+    const hidden = workflows.private.uuid;
+    const page = { limit: 100 };
+    const settled = await Promise.allSettled([
+      status.currentWorkflowStatus(hidden, undefined, owner),
+      status.currentWorkflowStatus(hidden, undefined, stranger),
+      status.currentWorkflowStatus(hidden, undefined, undefined),
+      status.currentBadge(hidden, undefined, owner, undefined),
+      status.currentBadge(hidden, undefined, stranger, undefined),
+      registry.list(owner, page, true),
+      registry.list(stranger, page, true),
+      registry.listVisible(owner, page, true),
+      registry.listVisible(stranger, page, true),
+      registry.listVisible(undefined, page, true),
+    ]);
+    const outcome = settled.map((result) =>
+      result.status === 'rejected'
+        ? 'not found'
+        : Array.isArray(result.value)
+          ? result.value.some((view) => view.workflow.uuid === hidden)
+          : 'seen',
+    );
+    expect(outcome).toEqual([
+      'seen',
+      'not found',
+      'not found',
+      'seen',
+      'not found',
+      true,
+      false,
+      true,
+      false,
+      false,
+    ]);
   });
 
   it('makes a workflow public and private again with PUT, and renames it', async () => {
