@@ -49,6 +49,11 @@ export class PlainEntities<T extends ObjectLiteral> {
     return entity;
   }
 
+  /** True when the row has no entity of this alias (the other side of a LEFT JOIN found none). */
+  isAbsent(row: Record<string, unknown>): boolean {
+    return this.metadata.primaryColumns.every((column) => row[this.key(column.databaseName)] === null);
+  }
+
   private key(databaseName: string): string {
     return `${this.alias}__${databaseName}`;
   }

@@ -128,29 +128,25 @@ export class WorkflowsRepository {
       return [];
     }
     // Fixed SQL, not find() with relations: this is every list page, and building the query and
-    // hydrating entities through TypeORM's metadata cost more than the read itself.
-    const rows = await this.dataSource.query<RawWorkflowVersionRow[]>(
-      `SELECT w.id, w.uuid, w.owner_id, w.latest_version_id, w.created_at, w.is_public,
-              w.badge_token_sha256, w.badge_token_sealed,
-              v.id AS v_id, v.uuid AS v_uuid, v.version AS v_version, v.name AS v_name,
-              v.roc_link AS v_roc_link, v.archive_sha256 AS v_archive_sha256,
-              v.archive_size AS v_archive_size, v.submitter_id AS v_submitter_id,
-              v.source_ref AS v_source_ref, v.source_commit AS v_source_commit,
-              v.registered_at AS v_registered_at
+    // hydrating entities through TypeORM's join transformer cost more than the read itself.
+    const workflows = new PlainEntities(this.dataSource, WorkflowEntity, 'w');
+    const versions = new PlainEntities(this.dataSource, WorkflowVersionEntity, 'v');
+    const rows = await this.dataSource.query<Record<string, unknown>[]>(
+      `SELECT ${workflows.selectList}, ${versions.selectList}
        FROM workflows w LEFT JOIN workflow_versions v ON v.workflow_id = w.id
-       WHERE w.id IN (${ids.map(() => '?').join(', ')})`,
+       WHERE w.id IN (${inList(ids.length)})`,
       ids,
     );
     const byId = new Map<number, WorkflowEntity>();
     for (const row of rows) {
-      const id = Number(row.id);
-      let workflow = byId.get(id);
+      const read = workflows.from(row);
+      let workflow = byId.get(read.id);
       if (!workflow) {
-        workflow = workflowOf(row);
-        byId.set(id, workflow);
+        workflow = Object.assign(read, { versions: [] });
+        byId.set(read.id, workflow);
       }
-      if (row.v_id !== null) {
-        workflow.versions?.push(versionOf(id, row));
+      if (!versions.isAbsent(row)) {
+        workflow.versions?.push(versions.from(row));
       }
     }
     return ids.flatMap((id) => byId.get(id) ?? []);
@@ -723,67 +719,4 @@ export function versionExists(uuid: string, version: string): DomainError {
 
 export function ownedByAnother(uuid: string): DomainError {
   return new DomainError('conflict', `The workflow ${uuid} belongs to another user`);
-}
-
-/** A row of listWorkflows as the driver returns it (SQLite: 0/1 and text dates; MariaDB: numbers and Dates). */
-interface RawWorkflowVersionRow {
-  id: number | string;
-  uuid: string;
-  owner_id: number | string;
-  latest_version_id: number | string | null;
-  created_at: Date | string;
-  is_public: number | string | boolean;
-  badge_token_sha256: string | null;
-  badge_token_sealed: string | null;
-  v_id: number | string | null;
-  v_uuid: string;
-  v_version: string;
-  v_name: string;
-  v_roc_link: string;
-  v_archive_sha256: string;
-  v_archive_size: number | string;
-  v_submitter_id: number | string;
-  v_source_ref: string | null;
-  v_source_commit: string | null;
-  v_registered_at: Date | string;
-}
-
-/** The workflow of a row, as TypeORM would hydrate it, with its versions still to add. */
-function workflowOf(row: RawWorkflowVersionRow): WorkflowEntity {
-  return Object.assign(new WorkflowEntity(), {
-    id: Number(row.id),
-    uuid: row.uuid,
-    ownerId: Number(row.owner_id),
-    latestVersionId: row.latest_version_id === null ? null : Number(row.latest_version_id),
-    createdAt: rawDate(row.created_at),
-    public: Number(row.is_public) === 1 || row.is_public === true,
-    badgeTokenSha256: row.badge_token_sha256,
-    badgeTokenSealed: row.badge_token_sealed,
-    versions: [],
-  });
-}
-
-function versionOf(workflowId: number, row: RawWorkflowVersionRow): WorkflowVersionEntity {
-  return Object.assign(new WorkflowVersionEntity(), {
-    id: Number(row.v_id),
-    uuid: row.v_uuid,
-    workflowId,
-    version: row.v_version,
-    name: row.v_name,
-    rocLink: row.v_roc_link,
-    archiveSha256: row.v_archive_sha256,
-    archiveSize: Number(row.v_archive_size),
-    submitterId: Number(row.v_submitter_id),
-    sourceRef: row.v_source_ref,
-    sourceCommit: row.v_source_commit,
-    registeredAt: rawDate(row.v_registered_at),
-  });
-}
-
-/** A datetime as SQLite (UTC text without a zone) or MariaDB (a Date, the connection in UTC) returns it. */
-function rawDate(value: Date | string): Date {
-  if (value instanceof Date) {
-    return value;
-  }
-  return new Date(/^\d{4}-\d{2}-\d{2} \d{2}:\d{2}/.test(value) ? `${value.replace(' ', 'T')}Z` : value);
 }
