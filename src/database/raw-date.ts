@@ -1,5 +1,5 @@
 /** A DATETIME from a raw row: a Date from mysql2, a `YYYY-MM-DD HH:MM:SS[.fff]` UTC string from SQLite. */
-export function rawDateOf(value: Date | string): Date {
+export function rawDate(value: Date | string): Date {
   if (value instanceof Date) {
     return value;
   }

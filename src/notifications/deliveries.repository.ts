@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
 import { In, Repository } from 'typeorm';
 import { claimDueRows } from '../database/claim-due-rows.js';
-import { rawDateOf } from './raw-date.js';
+import { rawDate } from '../database/raw-date.js';
 import { ChannelEntity, type ChannelType } from './entities/channel.entity.js';
 import { DeliveryAttemptEntity } from './entities/delivery-attempt.entity.js';
 import { DeliveryEntity } from './entities/delivery.entity.js';
@@ -188,7 +188,7 @@ export class DeliveriesRepository {
       .getRawOne<{ n: number | string; oldest: Date | string | null }>();
     return {
       depth: Number(row?.n ?? 0),
-      oldest: row?.oldest ? rawDateOf(row.oldest) : undefined,
+      oldest: row?.oldest ? rawDate(row.oldest) : undefined,
     };
   }
 }

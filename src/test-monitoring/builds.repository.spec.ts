@@ -2,7 +2,8 @@ import type { DataSource } from 'typeorm';
 import { openMemoryDatabase } from '../../test/support/memory-database.js';
 import { seedBuilds, seedVersion, type SeededVersion } from '../../test/support/monitoring-seed.js';
 import { monitoringRepositories } from '../../test/support/monitoring-repositories.js';
-import { BuildsRepository, rawDate } from './builds.repository.js';
+import { rawDate } from '../database/raw-date.js';
+import { BuildsRepository } from './builds.repository.js';
 
 const T0 = new Date('2024-05-01T12:00:00.000Z');
 const at = (seconds: number): Date => new Date(T0.getTime() + seconds * 1000);

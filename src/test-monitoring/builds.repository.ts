@@ -1,4 +1,5 @@
 import { Injectable } from '@nestjs/common';
+import { rawDate } from '../database/raw-date.js';
 import { InjectRepository } from '@nestjs/typeorm';
 import { In, Repository, type EntityManager } from 'typeorm';
 import type { RecordedBuild } from './check-results.js';
@@ -451,13 +452,4 @@ function sameBuild(
     row.durationSeconds === values.durationSeconds &&
     row.url === values.url
   );
-}
-
-/** A DATETIME from a raw row: a Date from mysql2, a `YYYY-MM-DD HH:MM:SS[.fff]` UTC string from SQLite. */
-export function rawDate(value: Date | string): Date {
-  if (value instanceof Date) {
-    return value;
-  }
-  const iso = /^\d{4}-\d{2}-\d{2} \d{2}:\d{2}/.test(value) ? `${value.replace(' ', 'T')}Z` : value;
-  return new Date(iso);
 }
