@@ -181,8 +181,11 @@ async function save(
 ): Promise<{ size: number; sha256: string; bytes?: Buffer }> {
   const hash = createHash('sha256');
   let size = 0;
-  // Kept while the archive is small enough to be read from memory (see DownloadedCrate.bytes).
-  let chunks: Buffer[] | undefined = [];
+  // Held back while the archive is small enough to be read from memory (see DownloadedCrate.bytes),
+  // and then written at once: one write instead of one per network chunk, each of which is a turn
+  // of the event loop behind every other request. A larger archive streams to the file.
+  let held: Buffer[] | undefined = [];
+  let bytes: Buffer | undefined;
   const meter = new Transform({
     transform(chunk: Buffer, _encoding: BufferEncoding, callback: TransformCallback): void {
       size += chunk.length;
@@ -191,16 +194,30 @@ async function save(
         return;
       }
       hash.update(chunk);
-      if (size > IN_MEMORY_ARCHIVE_BYTES) {
-        chunks = undefined;
-      } else {
-        chunks?.push(chunk);
+      if (held === undefined) {
+        callback(null, chunk);
+        return;
       }
-      callback(null, chunk);
+      held.push(chunk);
+      if (size <= IN_MEMORY_ARCHIVE_BYTES) {
+        callback();
+        return;
+      }
+      const flushed = Buffer.concat(held, size);
+      held = undefined;
+      callback(null, flushed);
+    },
+    flush(callback: TransformCallback): void {
+      if (held !== undefined && size > 0) {
+        bytes = Buffer.concat(held, size);
+        callback(null, bytes);
+        return;
+      }
+      callback();
     },
   });
   await pipeline(body, meter, file.createWriteStream());
-  return { size, sha256: hash.digest('hex'), bytes: chunks && Buffer.concat(chunks, size) };
+  return { size, sha256: hash.digest('hex'), bytes: held && (bytes ?? Buffer.alloc(0)) };
 }
 
 function checkLink(link: string): void {
