@@ -1,4 +1,5 @@
 import type { NestExpressApplication } from '@nestjs/platform-express';
+import bodyParser from 'body-parser';
 import cookieParser from 'cookie-parser';
 import type { NextFunction, Request, Response } from 'express';
 import helmet from 'helmet';
@@ -30,8 +31,8 @@ export type RequestLayer = (typeof REQUEST_LAYERS)[number];
 
 /**
  * Everything main.ts applies to the app, shared with the e2e harness so tests run the
- * same middleware, pipes and filters. The app must be created with `bodyParser: false` and
- * `rawBody: true` (the bytes stay beside the parsed body: a signed webhook is checked over them).
+ * same middleware, pipes and filters. The app must be created with `bodyParser: false`: bodies
+ * are parsed here (bodyParsing), their bytes kept beside them.
  */
 export function configureApp(
   app: NestExpressApplication,
@@ -43,31 +44,31 @@ export function configureApp(
   app.useLogger(new AppLogger(root));
   app.set('trust proxy', config.trustProxy);
   app.disable('x-powered-by');
-  // The id is set before any parser can fail, so even a 413 carries it.
+  // What every request goes through, as one layer of Express's chain: each middleware there is a
+  // layer Express walks for every request. The id comes first, so that even a 413 carries it, and
+  // what follows runs with it bound for the log; the access log and the metrics start before the
+  // body parser, so that a refused body (413, bad JSON) is logged and counted like any request.
+  const everyRequest: Middleware[] = [];
   if (use('request-id')) {
-    app.use((request: Request, response: Response, next: NextFunction) => {
+    everyRequest.push((request, response, next) => {
       request.id = assignRequestId(request, response);
       bindRequestId(request, response, next);
     });
   }
-  // Before the body parser, so a refused body (413, bad JSON) is logged like any request.
   if (use('access-log') && root.isLevelEnabled('info')) {
-    app.use(accessLog(root, config.environment === 'development'));
+    everyRequest.push(accessLog(root, config.environment === 'development'));
   }
   if (use('metrics')) {
-    app.use(app.get(MetricsService).httpMiddleware());
+    everyRequest.push(app.get(MetricsService).httpMiddleware());
   }
   if (use('helmet')) {
-    app.use(helmet());
+    everyRequest.push(helmet());
   }
   if (use('cookie-parser')) {
-    app.use(cookieParser());
+    everyRequest.push(cookieParser());
   }
-  app.useBodyParser('json', { limit: BODY_LIMIT });
-  app.use(rejectDeepJson);
-  // Every other body is read as bytes under the same limit, so an oversized one of any type is a
-  // 413 in its area's shape (and a small one fails validation as a 400, never reaching a handler as text).
-  app.useBodyParser('raw', { limit: BODY_LIMIT, type: () => true });
+  everyRequest.push(bodyParsing());
+  app.use(inOneLayer(everyRequest));
   if (use('validation')) {
     app.useGlobalPipes(createValidationPipe());
   }
@@ -75,4 +76,51 @@ export function configureApp(
     app.useGlobalFilters(new FallbackErrorFilter());
   }
   setupSwagger(app);
+}
+
+/**
+ * JSON bodies parsed (and refused when nested too deep); every other body read as bytes under the
+ * same limit, so that an oversized one of any type is a 413 in its area's shape (and a small one
+ * fails validation as a 400, never reaching a handler as text). The bytes stay beside the parsed
+ * body as `rawBody` (a signed webhook is checked over them), as Nest's `rawBody: true` keeps them.
+ * One step for the three, skipped at once by a request without a body (most requests): each
+ * middleware of the chain is a layer Express walks for every request.
+ */
+function bodyParsing(): Middleware {
+  const keepRaw = (request: Request & { rawBody?: Buffer }, _response: Response, bytes: Buffer): void => {
+    request.rawBody = bytes;
+  };
+  const parse = inOneLayer([
+    bodyParser.json({ limit: BODY_LIMIT, verify: keepRaw }),
+    rejectDeepJson,
+    bodyParser.raw({ limit: BODY_LIMIT, type: () => true, verify: keepRaw }),
+  ]);
+  return (request, response, next) => {
+    // As body-parser decides that a request has a body (type-is's hasBody).
+    if (
+      request.headers['transfer-encoding'] === undefined &&
+      request.headers['content-length'] === undefined
+    ) {
+      next();
+      return;
+    }
+    parse(request, response, next);
+  };
+}
+
+type Middleware = (request: Request, response: Response, next: NextFunction) => void;
+
+/** Middleware run one after another as one layer of Express's chain; an error skips the rest. */
+function inOneLayer(steps: readonly Middleware[]): Middleware {
+  return (request, response, next) => {
+    let at = 0;
+    const step = (error?: unknown): void => {
+      if (error !== undefined || at === steps.length) {
+        next(error);
+        return;
+      }
+      steps[at++](request, response, step);
+    };
+    step();
+  };
 }

@@ -78,9 +78,10 @@ import { Ec2ProviderFactory } from './providers/ec2.provider.js';
 })
 export class OrchestrationModule implements NestModule {
   configure(consumer: MiddlewareConsumer): void {
-    // Every path: each middleware decides by the path's area, so that `/api/v1.json` is covered too.
+    // Area C's paths only (`/api/v1`, `/api/v1.json`, `/api/v1/…`): other requests skip the three.
+    // Each middleware still decides by the path's area.
     consumer
       .apply(JsonSuffixMiddleware, PathSegmentMiddleware, AuthTokenMiddleware)
-      .forRoutes({ path: '{*path}', method: RequestMethod.ALL });
+      .forRoutes({ path: 'api/v1{*path}', method: RequestMethod.ALL });
   }
 }
