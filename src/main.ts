@@ -11,6 +11,7 @@ import { configureApp } from './bootstrap.js';
 import { ConfigError } from './config/config-error.js';
 import { loadConfig, loadDotEnv, type AppConfig } from './config/app-config.js';
 import { DatabaseUnreachableError } from './database/startup.js';
+import { ExpressHttpAdapter } from './http-adapter.js';
 
 async function bootstrap(): Promise<void> {
   const envFile = loadDotEnv();
@@ -27,7 +28,7 @@ async function bootstrap(): Promise<void> {
   // No logger until configureApp installs ours, and its start-up lines held back until the app
   // listens: a module that refuses its settings while the app is built or initialised (a bad
   // cloud in CLOUDS_FILE) then stops start-up with one line, not a stack or half a route table.
-  const app = await NestFactory.create<NestExpressApplication>(AppModule.register(config), {
+  const app = await NestFactory.create<NestExpressApplication>(AppModule.register(config), new ExpressHttpAdapter(), {
     bodyParser: false,
     rawBody: true,
     logger: false,

@@ -1,9 +1,13 @@
 // One server of the floor benchmark (floor.bench.mjs starts it as a child process, from the built
 // service in dist/): FLOOR_SERVER=express is a plain Express 5 app answering /health/live with the
-// service's bytes and helmet's headers; otherwise it is the service, as main.ts starts it, with the
-// layers named in FLOOR_WITHOUT (comma-separated) left out, to price each.
+// service's bytes and helmet's headers (FLOOR_SERVER=express-prototyped: the same app, with Node's
+// requests and responses made with its prototypes, as the service makes them); otherwise it is
+// the service, as main.ts starts it, with the layers named in FLOOR_WITHOUT (comma-separated) left
+// out, to price each (`express-messages`: with Nest's own Express adapter).
 import 'reflect-metadata';
+import { createServer } from 'node:http';
 import { NestFactory } from '@nestjs/core';
+import { ExpressAdapter } from '@nestjs/platform-express';
 import express from 'express';
 import helmet from 'helmet';
 import { AppModule } from '../../dist/src/app.module.js';
@@ -11,6 +15,7 @@ import { JwtAuthGuard } from '../../dist/src/auth/jwt-auth.guard.js';
 import { RolesGuard } from '../../dist/src/auth/roles.guard.js';
 import { configureApp, REQUEST_LAYERS } from '../../dist/src/bootstrap.js';
 import { loadConfig } from '../../dist/src/config/app-config.js';
+import { expressMessageClasses, ExpressHttpAdapter } from '../../dist/src/http-adapter.js';
 import { AuthTokenMiddleware } from '../../dist/src/orchestration/auth-token.middleware.js';
 import { JsonSuffixMiddleware } from '../../dist/src/orchestration/json-suffix.middleware.js';
 import { PathSegmentMiddleware } from '../../dist/src/orchestration/path-segment.middleware.js';
@@ -21,14 +26,18 @@ export const LIVE_BODY = { status: 'ok', info: {}, error: {}, details: {} };
 
 const port = Number(process.env.PORT);
 
-if (process.env.FLOOR_SERVER === 'express') {
+if (process.env.FLOOR_SERVER?.startsWith('express')) {
   const app = express();
   app.disable('x-powered-by');
   app.use(helmet());
   app.get('/health/live', (_request, response) => {
     response.set('cache-control', 'no-cache, no-store, must-revalidate').json(LIVE_BODY);
   });
-  app.listen(port, '127.0.0.1');
+  if (process.env.FLOOR_SERVER === 'express-prototyped') {
+    createServer(expressMessageClasses(app), app).listen(port, '127.0.0.1');
+  } else {
+    app.listen(port, '127.0.0.1');
+  }
 } else {
   const without = new Set((process.env.FLOOR_WITHOUT ?? '').split(',').filter(Boolean));
   if (without.has('guards')) {
@@ -57,7 +66,11 @@ if (process.env.FLOOR_SERVER === 'express') {
     EntityTagInterceptor.prototype.intercept = (_context, next) => next.handle();
   }
   const config = loadConfig();
-  const app = await NestFactory.create(AppModule.register(config), { bodyParser: false, logger: false });
+  const adapter = without.has('express-messages') ? new ExpressAdapter() : new ExpressHttpAdapter();
+  const app = await NestFactory.create(AppModule.register(config), adapter, {
+    bodyParser: false,
+    logger: false,
+  });
   configureApp(app, config, new Set(REQUEST_LAYERS.filter((layer) => without.has(layer))));
   await app.listen(port, '127.0.0.1');
 }

@@ -1,7 +1,10 @@
 // The request floor (issue 10, point 5), in one run on one machine: a plain Express 5 app answering
 // /health/live with the same bytes and helmet's headers, the service's /health/live, and an
 // authenticated GET /workflows/{uuid}/status (one suite, one instance, three builds); then the
-// service again with each layer of the request path left out in turn, to price each layer. The
+// service again with each layer of the request path left out in turn, to price each layer, and
+// with Nest's own Express adapter (Node's requests and responses made as Node makes them, which
+// Express then re-prototypes), beside the plain app with its messages made as the service makes
+// them. The
 // service runs as in production: NODE_ENV=production, LOG_LEVEL=info (the access log is written,
 // to /dev/null), SQLite. Every server runs at once; they are measured in turns, BENCH_ROUNDS times
 // (default 5) for BENCH_SECONDS each (default 2), and the medians printed. Prints figures; asserts
@@ -161,6 +164,8 @@ try {
   servers.push(
     await start('service without all of them', { FLOOR_WITHOUT: LAYERS.map(([l]) => l).join(',') }, uuid),
   );
+  servers.push(await start("service on Nest's own adapter", { FLOOR_WITHOUT: 'express-messages' }, uuid));
+  servers.push(await start('plain Express 5 + helmet, prototyped', { FLOOR_SERVER: 'express-prototyped' }));
   try {
     for (const { targets } of servers) {
       for (const [, url, headers] of targets) {
@@ -186,7 +191,7 @@ try {
   }));
   const [express, service] = all;
   const variants = all.slice(2, 2 + LAYERS.length);
-  const bare = all[all.length - 1];
+  const [bare, stockAdapter, prototypedExpress] = all.slice(2 + LAYERS.length);
 
   const row = (m) => ({
     server: m.name,
@@ -200,7 +205,7 @@ try {
     'status CPU µs/req': m.status ? Math.round(m.status.cpuUs) : '',
     errors: m.health.errors + (m.status?.errors ?? 0),
   });
-  console.table([express, service, ...variants, bare].map(row));
+  console.table([express, service, ...variants, bare, stockAdapter, prototypedExpress].map(row));
 
   // A layer costs the server CPU time per request that leaving it out saves (noise can make a
   // small one negative).
@@ -224,7 +229,11 @@ try {
       `by CPU per request ${(express.health.cpuUs / service.health.cpuUs).toFixed(2)}x\n` +
       `status read: ${Math.round(service.status.rps)} req/s vs the service's /health/live ${Math.round(service.health.rps)} req/s = ` +
       `${(service.status.rps / service.health.rps).toFixed(2)}x (goal >= 0.5x); ` +
-      `by CPU per request ${(service.health.cpuUs / service.status.cpuUs).toFixed(2)}x\n`,
+      `by CPU per request ${(service.health.cpuUs / service.status.cpuUs).toFixed(2)}x\n` +
+      `messages made with Express's prototypes: the service's /health/live ${Math.round(service.health.cpuUs)} CPU µs/req, ` +
+      `on Nest's own adapter ${Math.round(stockAdapter.health.cpuUs)}; plain Express ${Math.round(express.health.cpuUs)}, ` +
+      `prototyped ${Math.round(prototypedExpress.health.cpuUs)}; ` +
+      `the service vs the prototyped plain app ${(prototypedExpress.health.cpuUs / service.health.cpuUs).toFixed(2)}x by CPU\n`,
   );
 } finally {
   await crates.close();

@@ -12,6 +12,7 @@ import type TestAgent from 'supertest/lib/agent.js';
 import { AppModule } from '../../src/app.module.js';
 import { configureApp } from '../../src/bootstrap.js';
 import { AppConfig, loadConfig } from '../../src/config/app-config.js';
+import { ExpressHttpAdapter } from '../../src/http-adapter.js';
 
 export const ADMIN = { username: 'admin', password: 'admin-password' } as const;
 
@@ -87,7 +88,7 @@ export async function startApp(
   const moduleRef = await Test.createTestingModule({
     imports: [AppModule.register(config), ...extensions],
   }).compile();
-  const app = moduleRef.createNestApplication<NestExpressApplication>({
+  const app = moduleRef.createNestApplication<NestExpressApplication>(new ExpressHttpAdapter(), {
     bodyParser: false,
     rawBody: true,
     logger: false,

@@ -1,0 +1,61 @@
+import { IncomingMessage, ServerResponse, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { NestApplicationOptions } from '@nestjs/common';
+import { ExpressAdapter } from '@nestjs/platform-express';
+import type { Express } from 'express';
+import { ExpressHttpAdapter } from './http-adapter.js';
+
+/**
+ * Serves one GET through the adapter's server and reports the prototypes its request and
+ * response had when the server made them (before Express took them), and what Express answered.
+ */
+async function served(
+  adapter: ExpressAdapter,
+  options: NestApplicationOptions = {},
+): Promise<{ request: object | null; response: object | null; app: Express; status: number; body: unknown }> {
+  const app = adapter.getInstance<Express>();
+  app.get('/', (request, response) => {
+    response.json({ host: request.hostname, secure: request.secure });
+  });
+  adapter.initHttpServer(options);
+  const server = adapter.getHttpServer() as Server;
+  let made: { request: object | null; response: object | null } = { request: null, response: null };
+  server.prependListener('request', (request: IncomingMessage, response: ServerResponse) => {
+    made = {
+      request: Object.getPrototypeOf(request) as object,
+      response: Object.getPrototypeOf(response) as object,
+    };
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  try {
+    const { port } = server.address() as AddressInfo;
+    const reply = await fetch(`http://127.0.0.1:${port}/`);
+    return { ...made, app, status: reply.status, body: await reply.json() };
+  } finally {
+    server.closeAllConnections();
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+  }
+}
+
+describe('ExpressHttpAdapter', () => {
+  it("makes each request and response with the app's prototypes, which Express then keeps", async () => {
+    const { request, response, app, status, body } = await served(new ExpressHttpAdapter());
+    expect(request).toBe(app.request);
+    expect(response).toBe(app.response);
+    // Express's request and response methods work on them, and Node's own are still theirs.
+    expect(status).toBe(200);
+    expect(body).toEqual({ host: '127.0.0.1', secure: false });
+  });
+
+  it("is what Nest's own adapter leaves to Express: Node's plain messages, re-prototyped per request", async () => {
+    const { request, response } = await served(new ExpressAdapter());
+    expect(request).toBe(IncomingMessage.prototype);
+    expect(response).toBe(ServerResponse.prototype);
+  });
+
+  it('leaves the server to Nest for the options Nest applies to a server of its own', async () => {
+    const { request, status } = await served(new ExpressHttpAdapter(), { forceCloseConnections: true });
+    expect(request).toBe(IncomingMessage.prototype);
+    expect(status).toBe(200);
+  });
+});
