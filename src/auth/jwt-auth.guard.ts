@@ -28,21 +28,27 @@ export class JwtAuthGuard extends AuthGuard() {
     super({ defaultStrategy: [apiKeys.passportName, strategy.passportName] });
   }
 
-  override async canActivate(context: ExecutionContext): Promise<boolean> {
+  // Not async: a route that needs no check (public, or anonymous where allowed) is let through
+  // at once, so Nest's guard step makes no promise for it (the floor of every request).
+  override canActivate(context: ExecutionContext): boolean | Promise<boolean> {
     if (this.reflector.getAllAndOverride<boolean>(IS_PUBLIC, [context.getHandler(), context.getClass()])) {
       return true;
     }
     const http = context.switchToHttp();
+    const request = http.getRequest<Request>();
     const response = http.getResponse<Response>();
     response.vary('Authorization').vary('X-Auth-Token').vary('Cookie').vary('X-API-Key');
     const optional = this.reflector.getAllAndOverride<boolean>(IS_OPTIONAL_AUTH, [
       context.getHandler(),
       context.getClass(),
     ]);
-    if (optional && !carriesCredential(http.getRequest<Request>())) {
+    if (optional && !carriesCredential(request)) {
       return true; // anonymous: the service decides what it may see
     }
-    const request = http.getRequest<Request>();
+    return this.authenticate(request, response, context);
+  }
+
+  private async authenticate(request: Request, response: Response, context: ExecutionContext): Promise<boolean> {
     // A token verified before needs no second verification nor passport's chain (which would
     // first try the API key strategy): only the user and revocation re-check, as passport's path
     // ends with. Every other request (a key, no token, a token not seen or expired) goes through
