@@ -2,6 +2,7 @@ import { JwtService } from '@nestjs/jwt';
 import { Clock } from '../common/clock.js';
 import { DomainError } from '../common/errors/domain-error.js';
 import { loadConfig } from '../config/app-config.js';
+import type { AuthUser } from './auth-user.js';
 import { AuthService, PRINCIPAL_TTL_MS, type TokenClaims } from './auth.service.js';
 import type { UserEntity } from './entities/user.entity.js';
 import { PasswordHasher } from './password-hasher.js';
@@ -47,20 +48,24 @@ function build(): { auth: AuthService; users: FakeUsers; clock: FakeClock } {
 
 const claims: TokenClaims = { sub: '7', username: 'alice', roles: ['user'], jti: 'j-1', iat: 0, exp: 0 };
 
+/** The caller as a promise, however principal answered (at once from memory, or after a read). */
+const principalOf = async (auth: AuthService, via: 'bearer' | 'cookie'): Promise<AuthUser> =>
+  auth.principal(claims, via);
+
 describe('AuthService.principal', () => {
   it('reads the user once per 30 s and sees a change made elsewhere within 60 s', async () => {
     const { auth, users, clock } = build();
     users.users.set(7, { id: 7, username: 'alice', roles: ['user'], active: true });
-    await expect(auth.principal(claims, 'bearer')).resolves.toMatchObject({ id: 7, roles: ['user'] });
-    await auth.principal(claims, 'bearer');
+    await expect(principalOf(auth, 'bearer')).resolves.toMatchObject({ id: 7, roles: ['user'] });
+    await principalOf(auth, 'bearer');
     expect(users.reads).toBe(1);
 
     // Another copy disables the account: this copy may serve from memory for at most the TTL.
     users.users.set(7, { id: 7, username: 'alice', roles: ['user'], active: false });
     clock.current += PRINCIPAL_TTL_MS - 1;
-    await expect(auth.principal(claims, 'bearer')).resolves.toMatchObject({ id: 7 });
+    await expect(principalOf(auth, 'bearer')).resolves.toMatchObject({ id: 7 });
     clock.current += 2;
-    await expect(auth.principal(claims, 'bearer')).rejects.toEqual(
+    await expect(principalOf(auth, 'bearer')).rejects.toEqual(
       new DomainError('unauthorized', 'The token belongs to a disabled or deleted account'),
     );
     expect(PRINCIPAL_TTL_MS).toBeLessThanOrEqual(60_000);
@@ -69,22 +74,46 @@ describe('AuthService.principal', () => {
   it('applies a role change and a deletion made elsewhere after the TTL', async () => {
     const { auth, users, clock } = build();
     users.users.set(7, { id: 7, username: 'alice', roles: ['user'], active: true });
-    await auth.principal(claims, 'bearer');
+    await principalOf(auth, 'bearer');
     users.users.set(7, { id: 7, username: 'alice', roles: ['agent'], active: true });
     clock.current += PRINCIPAL_TTL_MS + 1;
-    await expect(auth.principal(claims, 'bearer')).resolves.toMatchObject({ roles: ['agent'] });
+    await expect(principalOf(auth, 'bearer')).resolves.toMatchObject({ roles: ['agent'] });
     users.users.delete(7);
     clock.current += PRINCIPAL_TTL_MS + 1;
-    await expect(auth.principal(claims, 'bearer')).rejects.toBeInstanceOf(DomainError);
+    await expect(principalOf(auth, 'bearer')).rejects.toBeInstanceOf(DomainError);
+  });
+
+  it('answers from memory without a promise while the user and the token are cached, and refuses so too', async () => {
+    const { auth, users, clock } = build();
+    users.users.set(7, { id: 7, username: 'alice', roles: ['user'], active: true });
+    const first = auth.principal(claims, 'bearer');
+    expect(first).toBeInstanceOf(Promise);
+    await first;
+    expect(auth.principal(claims, 'bearer')).toEqual({
+      id: 7,
+      username: 'alice',
+      roles: ['user'],
+      jti: 'j-1',
+      exp: 0,
+      via: 'bearer',
+    });
+    users.users.set(7, { id: 7, username: 'alice', roles: ['user'], active: false });
+    clock.current += PRINCIPAL_TTL_MS + 1;
+    await expect(principalOf(auth, 'bearer')).rejects.toBeInstanceOf(DomainError);
+    // The disabled account is now what is cached: refused at once.
+    expect(() => auth.principal(claims, 'bearer')).toThrow(
+      new DomainError('unauthorized', 'The token belongs to a disabled or deleted account'),
+    );
+    expect(users.reads).toBe(2);
   });
 
   it('refuses a token revoked by another copy after the TTL', async () => {
     const { auth, users, clock } = build();
     users.users.set(7, { id: 7, username: 'alice', roles: ['user'], active: true });
-    await auth.principal(claims, 'cookie');
+    await principalOf(auth, 'cookie');
     users.revoked.add('j-1');
     clock.current += PRINCIPAL_TTL_MS + 1;
-    await expect(auth.principal(claims, 'cookie')).rejects.toEqual(
+    await expect(principalOf(auth, 'cookie')).rejects.toEqual(
       new DomainError('unauthorized', 'The token has been revoked'),
     );
   });

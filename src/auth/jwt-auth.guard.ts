@@ -28,8 +28,9 @@ export class JwtAuthGuard extends AuthGuard() {
     super({ defaultStrategy: [apiKeys.passportName, strategy.passportName] });
   }
 
-  // Not async: a route that needs no check (public, or anonymous where allowed) is let through
-  // at once, so Nest's guard step makes no promise for it (the floor of every request).
+  // Not async: a request that needs no check (a public route, or anonymous where allowed) or that
+  // is answered from memory (a known token of a cached account) is let through at once, so Nest's
+  // guard step makes no promise for it; only a check that reads the database waits.
   override canActivate(context: ExecutionContext): boolean | Promise<boolean> {
     if (this.reflector.getAllAndOverride<boolean>(IS_PUBLIC, [context.getHandler(), context.getClass()])) {
       return true;
@@ -45,21 +46,33 @@ export class JwtAuthGuard extends AuthGuard() {
     if (optional && !carriesCredential(request)) {
       return true; // anonymous: the service decides what it may see
     }
-    return this.authenticate(request, response, context);
-  }
-
-  private async authenticate(request: Request, response: Response, context: ExecutionContext): Promise<boolean> {
     // A token verified before needs no second verification nor passport's chain (which would
     // first try the API key strategy): only the user and revocation re-check, as passport's path
-    // ends with. Every other request (a key, no token, a token not seen or expired) goes through
-    // passport, which answers each failure.
+    // ends with, answered at once while cached. Every other request (a key, no token, a token not
+    // seen or expired) goes through passport, which answers each failure.
     const known = knownToken(request, this.strategy);
-    if (known) {
-      request.user = await this.auth.principal(known.claims, known.via);
-    } else {
-      await super.canActivate(context);
+    if (!known) {
+      return this.viaPassport(request, response, context);
     }
-    const user = request.user as AuthUser;
+    const principal = this.auth.principal(known.claims, known.via);
+    if (principal instanceof Promise) {
+      return principal.then((user) => this.admit(request, response, user));
+    }
+    return this.admit(request, response, principal);
+  }
+
+  private async viaPassport(
+    request: Request,
+    response: Response,
+    context: ExecutionContext,
+  ): Promise<boolean> {
+    await super.canActivate(context);
+    return this.admit(request, response, request.user as AuthUser);
+  }
+
+  /** The caller, on the request; a cookie session is renewed on the reply. */
+  private admit(request: Request, response: Response, user: AuthUser): true {
+    request.user = user;
     if (user.via === 'cookie') {
       response.cookie(SESSION_COOKIE, this.auth.issue(user).token, this.auth.sessionCookieOptions());
     }

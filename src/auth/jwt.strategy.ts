@@ -92,7 +92,7 @@ export class JwtStrategy extends PassportStrategy(Strategy) implements OnApplica
     passport.unuse(this.passportName);
   }
 
-  validate(request: Request, claims: TokenClaims): Promise<AuthUser> {
+  validate(request: Request, claims: TokenClaims): AuthUser | Promise<AuthUser> {
     const token = extractToken(request)?.token;
     // Only tokens with an expiry and no not-before are kept: those are the ones cachedClaims judges right.
     if (token !== undefined && typeof claims.exp === 'number' && !('nbf' in claims)) {
