@@ -13,9 +13,14 @@ import type { ColumnMetadata } from 'typeorm/metadata/ColumnMetadata.js';
  * values with a fraction of the allocations. The caller joins and attaches the relations.
  */
 export class PlainEntities<T extends ObjectLiteral> {
+  /** `alias.column AS alias__column, …`: every column of the entity, for a SELECT list. */
+  readonly selectList: string;
   private readonly metadata: EntityMetadata;
-  private readonly columns: ColumnMetadata[];
+  /** Each column with the key of its value in a row selected with `selectList`. */
+  private readonly columns: { column: ColumnMetadata; key: string }[];
+  private readonly primaryKeys: string[];
 
+  /** Made once per reader (a repository's field): its SELECT list and keys are worked out here. */
   constructor(
     private readonly dataSource: DataSource,
     target: EntityTarget<T>,
@@ -23,39 +28,29 @@ export class PlainEntities<T extends ObjectLiteral> {
     readonly alias: string,
   ) {
     this.metadata = dataSource.getMetadata(target);
-    this.columns = this.metadata.columns.filter((column) => !column.isVirtual);
-  }
-
-  /** `alias.column AS alias__column, …`: every column of the entity, for a SELECT list. */
-  get selectList(): string {
-    const escape = (name: string) => this.dataSource.driver.escape(name);
-    return this.columns
-      .map(
-        (column) =>
-          `${escape(this.alias)}.${escape(column.databaseName)} AS ${escape(this.key(column.databaseName))}`,
-      )
+    const key = (column: ColumnMetadata): string => `${alias}__${column.databaseName}`;
+    this.columns = this.metadata.columns
+      .filter((column) => !column.isVirtual)
+      .map((column) => ({ column, key: key(column) }));
+    this.primaryKeys = this.metadata.primaryColumns.map(key);
+    const escape = (name: string): string => dataSource.driver.escape(name);
+    this.selectList = this.columns
+      .map(({ column, key }) => `${escape(alias)}.${escape(column.databaseName)} AS ${escape(key)}`)
       .join(', ');
   }
 
   /** The entity in a row selected with `selectList`. */
   from(row: Record<string, unknown>): T {
     const entity = this.metadata.create() as T;
-    for (const column of this.columns) {
-      column.setEntityValue(
-        entity,
-        this.dataSource.driver.prepareHydratedValue(row[this.key(column.databaseName)], column),
-      );
+    for (const { column, key } of this.columns) {
+      column.setEntityValue(entity, this.dataSource.driver.prepareHydratedValue(row[key], column));
     }
     return entity;
   }
 
   /** True when the row has no entity of this alias (the other side of a LEFT JOIN found none). */
   isAbsent(row: Record<string, unknown>): boolean {
-    return this.metadata.primaryColumns.every((column) => row[this.key(column.databaseName)] === null);
-  }
-
-  private key(databaseName: string): string {
-    return `${this.alias}__${databaseName}`;
+    return this.primaryKeys.every((key) => row[key] === null);
   }
 }
 

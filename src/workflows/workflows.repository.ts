@@ -10,6 +10,7 @@ import { TestServiceEntity } from './entities/test-service.entity.js';
 import { TestSuiteEntity } from './entities/test-suite.entity.js';
 import { WorkflowVersionEntity } from './entities/workflow-version.entity.js';
 import { WorkflowEntity } from './entities/workflow.entity.js';
+import { UserEntity } from '../auth/entities/user.entity.js';
 import { RegistryEvents, type AddedInstance } from './registry-events.js';
 import { lockRows } from '../database/dialect.js';
 import { retryOnDeadlock } from '../database/retry-on-deadlock.js';
@@ -101,19 +102,57 @@ export class WorkflowsRepository {
     @InjectRepository(TestSuiteEntity) private readonly suites: Repository<TestSuiteEntity>,
     @InjectRepository(TestInstanceEntity) private readonly instances: Repository<TestInstanceEntity>,
     private readonly events: RegistryEvents,
-  ) {}
+  ) {
+    this.plain = {
+      workflows: new PlainEntities(dataSource, WorkflowEntity, 'w'),
+      versions: new PlainEntities(dataSource, WorkflowVersionEntity, 'v'),
+      submitters: new PlainEntities(dataSource, UserEntity, 'u'),
+      instances: new PlainEntities(dataSource, TestInstanceEntity, 'i'),
+      suites: new PlainEntities(dataSource, TestSuiteEntity, 's'),
+      services: new PlainEntities(dataSource, TestServiceEntity, 'sv'),
+    };
+  }
+
+  /**
+   * Readers of the hot reads' fixed SQL (every read of a workflow, its status and its list
+   * pages): building a query and hydrating entities through TypeORM's query builder cost several
+   * times the read itself. Each reader's SQL aliases are the ones its SELECT lists name.
+   */
+  private readonly plain: {
+    workflows: PlainEntities<WorkflowEntity>;
+    versions: PlainEntities<WorkflowVersionEntity>;
+    submitters: PlainEntities<UserEntity>;
+    instances: PlainEntities<TestInstanceEntity>;
+    suites: PlainEntities<TestSuiteEntity>;
+    services: PlainEntities<TestServiceEntity>;
+  };
 
   /** The workflow with its versions, each with its submitter. */
-  findWorkflow(uuid: string): Promise<WorkflowEntity | null> {
-    // Not findOne with relations: over a one-to-many join it first runs a DISTINCT query for the
-    // one id, then the join, and builds both through find's option walker on every call; the
-    // uuid is unique, so the plain join is already one workflow.
-    return this.workflows
-      .createQueryBuilder('w')
-      .leftJoinAndSelect('w.versions', 'v')
-      .leftJoinAndSelect('v.submitter', 'submitter')
-      .where('w.uuid = :uuid', { uuid })
-      .getOne();
+  async findWorkflow(uuid: string): Promise<WorkflowEntity | null> {
+    const { workflows, versions, submitters } = this.plain;
+    const rows = await this.dataSource.query<Record<string, unknown>[]>(
+      `SELECT ${workflows.selectList}, ${versions.selectList}, ${submitters.selectList}
+       FROM workflows w
+         LEFT JOIN workflow_versions v ON v.workflow_id = w.id
+         LEFT JOIN users u ON u.id = v.submitter_id
+       WHERE w.uuid = ?`,
+      [uuid],
+    );
+    const [first] = rows;
+    if (first === undefined) {
+      return null;
+    }
+    const workflow = Object.assign(workflows.from(first), { versions: [] as WorkflowVersionEntity[] });
+    for (const row of rows) {
+      if (!versions.isAbsent(row)) {
+        const version = versions.from(row);
+        if (!submitters.isAbsent(row)) {
+          version.submitter = submitters.from(row);
+        }
+        workflow.versions.push(version);
+      }
+    }
+    return workflow;
   }
 
   /**
@@ -127,10 +166,7 @@ export class WorkflowsRepository {
     if (ids.length === 0) {
       return [];
     }
-    // Fixed SQL, not find() with relations: this is every list page, and building the query and
-    // hydrating entities through TypeORM's join transformer cost more than the read itself.
-    const workflows = new PlainEntities(this.dataSource, WorkflowEntity, 'w');
-    const versions = new PlainEntities(this.dataSource, WorkflowVersionEntity, 'v');
+    const { workflows, versions } = this.plain;
     const rows = await this.dataSource.query<Record<string, unknown>[]>(
       `SELECT ${workflows.selectList}, ${versions.selectList}
        FROM workflows w LEFT JOIN workflow_versions v ON v.workflow_id = w.id
@@ -244,18 +280,25 @@ export class WorkflowsRepository {
     return this.instancesWithServiceAndSuite(ids);
   }
 
-  /** One plain join (PlainEntities), not find's: a streamed list reads its latest builds' instances a batch after another. */
-  private async instancesWithServiceAndSuite(ids: readonly number[]): Promise<TestInstanceEntity[]> {
-    const instances = new PlainEntities(this.dataSource, TestInstanceEntity, 'i');
-    const suites = new PlainEntities(this.dataSource, TestSuiteEntity, 's');
-    const services = new PlainEntities(this.dataSource, TestServiceEntity, 'sv');
+  /** A streamed list reads its latest builds' instances a batch after another. */
+  private instancesWithServiceAndSuite(ids: readonly number[]): Promise<TestInstanceEntity[]> {
+    return this.instancesWhere(`i.id IN (${inList(ids.length)})`, ids);
+  }
+
+  /** Instances with their suite and service, suite by suite, in crate order (ids grow with it). */
+  private async instancesWhere(
+    condition: string,
+    parameters: readonly unknown[],
+  ): Promise<TestInstanceEntity[]> {
+    const { instances, suites, services } = this.plain;
     const rows = await this.dataSource.query<Record<string, unknown>[]>(
       `SELECT ${instances.selectList}, ${suites.selectList}, ${services.selectList}
        FROM test_instances i
          JOIN test_suites s ON s.id = i.suite_id
          JOIN test_services sv ON sv.id = i.service_id
-       WHERE i.id IN (${inList(ids.length)})`,
-      [...ids],
+       WHERE ${condition}
+       ORDER BY s.id, i.id`,
+      [...parameters],
     );
     return rows.map((row) =>
       Object.assign(instances.from(row), { suite: suites.from(row), service: services.from(row) }),
@@ -318,25 +361,12 @@ export class WorkflowsRepository {
 
   /** The instances of a version with their suite and service, suite by suite, in crate order. */
   instancesOfVersion(versionId: number): Promise<TestInstanceEntity[]> {
-    return this.instances
-      .createQueryBuilder('i')
-      .innerJoinAndSelect('i.suite', 'suite')
-      .innerJoinAndSelect('i.service', 'service')
-      .where('suite.versionId = :versionId', { versionId })
-      .orderBy('suite.id', 'ASC')
-      .addOrderBy('i.id', 'ASC')
-      .getMany();
+    return this.instancesWhere('s.version_id = ?', [versionId]);
   }
 
   /** The instances of a suite with their suite and service. */
   instancesOfSuite(suiteId: number): Promise<TestInstanceEntity[]> {
-    return this.instances
-      .createQueryBuilder('i')
-      .innerJoinAndSelect('i.suite', 'suite')
-      .innerJoinAndSelect('i.service', 'service')
-      .where('i.suiteId = :suiteId', { suiteId })
-      .orderBy('i.id', 'ASC')
-      .getMany();
+    return this.instancesWhere('i.suite_id = ?', [suiteId]);
   }
 
   /** True while some version still uses the stored archive. */
