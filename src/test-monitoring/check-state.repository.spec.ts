@@ -380,4 +380,16 @@ describe('CheckStateRepository pauses', () => {
     await checkStates.pauseService(serviceId, new Date(at(200).getTime() + 1));
     await expect(pausedUntil(dataSource, serviceId)).resolves.toEqual(at(201));
   });
+
+  it('names, of the given services, those paused at a moment: until the pause ends, not at its end', async () => {
+    const seeded = await seed(2);
+    const serviceId = seeded.instances[0].serviceId;
+    await checkStates.pauseService(serviceId, at(100));
+    await expect(checkStates.pausedServices([serviceId, serviceId + 1000], at(99))).resolves.toEqual(
+      new Set([serviceId]),
+    );
+    await expect(checkStates.pausedServices([serviceId], at(100))).resolves.toEqual(new Set());
+    await expect(checkStates.pausedServices([serviceId + 1000], at(0))).resolves.toEqual(new Set());
+    await expect(checkStates.pausedServices([], at(0))).resolves.toEqual(new Set());
+  });
 });

@@ -5,6 +5,7 @@ import { insertMissing, lockRows } from '../database/dialect.js';
 import { retryOnDeadlock } from '../database/retry-on-deadlock.js';
 import { RegisteredInstances, RegistryEvents, type AddedInstance } from '../workflows/index.js';
 import { buildSelectionOf, type BuildSelection } from './build-selection.js';
+import { inList } from '../database/plain-entities.js';
 import { rawDate } from '../database/raw-date.js';
 import { BuildsRepository } from './builds.repository.js';
 import { CheckResults, type RecordedCheck } from './check-results.js';
@@ -347,13 +348,16 @@ export class CheckStateRepository implements OnModuleInit {
     if (serviceIds.length === 0) {
       return new Set();
     }
-    const rows = await this.pauses
-      .createQueryBuilder('p')
-      .select('p.serviceId', 'service_id')
-      .where('p.serviceId IN (:...ids)', { ids: [...new Set(serviceIds)] })
-      .andWhere('p.pausedUntil > :now', { now })
-      .getRawMany<{ service_id: number | string }>();
-    return new Set(rows.map((row) => Number(row.service_id)));
+    // Fixed SQL by primary key, not a query builder (this is on every status read); a service has
+    // at most one pause row, so the ones already over are dropped here rather than in SQL.
+    const ids = [...new Set(serviceIds)];
+    const rows = await this.pauses.query<{ service_id: number | string; paused_until: Date | string }[]>(
+      `SELECT service_id, paused_until FROM test_service_pauses WHERE service_id IN (${inList(ids.length)})`,
+      ids,
+    );
+    return new Set(
+      rows.filter((row) => rawDate(row.paused_until) > now).map((row) => Number(row.service_id)),
+    );
   }
 
   /** The check states of the instances of many versions, in one query (the version index). */
