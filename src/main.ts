@@ -28,14 +28,18 @@ async function bootstrap(): Promise<void> {
   // No logger until configureApp installs ours, and its start-up lines held back until the app
   // listens: a module that refuses its settings while the app is built or initialised (a bad
   // cloud in CLOUDS_FILE) then stops start-up with one line, not a stack or half a route table.
-  const app = await NestFactory.create<NestExpressApplication>(AppModule.register(config), new ExpressHttpAdapter(), {
-    bodyParser: false,
-    rawBody: true,
-    logger: false,
-    abortOnError: false,
-    bufferLogs: true,
-    autoFlushLogs: false,
-  });
+  const app = await NestFactory.create<NestExpressApplication>(
+    AppModule.register(config),
+    new ExpressHttpAdapter(),
+    {
+      bodyParser: false,
+      rawBody: true,
+      logger: false,
+      abortOnError: false,
+      bufferLogs: true,
+      autoFlushLogs: false,
+    },
+  );
   configureApp(app, config);
   await app.listen(config.port);
   app.flushLogs();
