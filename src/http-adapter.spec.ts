@@ -3,6 +3,7 @@ import type { AddressInfo } from 'node:net';
 import type { NestApplicationOptions } from '@nestjs/common';
 import { ExpressAdapter } from '@nestjs/platform-express';
 import type { Express } from 'express';
+import { conditional, entityTagOf } from './common/conditional-read.js';
 import { ExpressHttpAdapter } from './http-adapter.js';
 
 /**
@@ -51,6 +52,34 @@ describe('ExpressHttpAdapter', () => {
     const { request, response } = await served(new ExpressAdapter());
     expect(request).toBe(IncomingMessage.prototype);
     expect(response).toBe(ServerResponse.prototype);
+  });
+
+  it("sends a conditional read's body tagged, and a 304 without a body when If-None-Match names the tag", async () => {
+    const adapter = new ExpressHttpAdapter();
+    const app = adapter.getInstance<Express>();
+    app.get('/read', (_request, response) => {
+      adapter.reply(response, conditional({ items: [1, 2] }));
+    });
+    adapter.initHttpServer({});
+    const server = adapter.getHttpServer() as Server;
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    try {
+      const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/read`;
+      const first = await fetch(url);
+      expect(first.status).toBe(200);
+      expect(first.headers.get('content-type')).toBe('application/json; charset=utf-8');
+      expect(first.headers.get('cache-control')).toBe('private, no-cache');
+      const etag = first.headers.get('etag');
+      expect(etag).toBe(entityTagOf('{"items":[1,2]}'));
+      expect(await first.json()).toEqual({ items: [1, 2] });
+      const again = await fetch(url, { headers: { 'If-None-Match': `W/${etag}, "other"` } });
+      expect(again.status).toBe(304);
+      expect(again.headers.get('etag')).toBe(etag);
+      expect(await again.text()).toBe('');
+    } finally {
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    }
   });
 
   it('leaves the server to Nest for the options Nest applies to a server of its own', async () => {

@@ -1,7 +1,8 @@
 import { createServer, IncomingMessage, ServerResponse } from 'node:http';
 import type { NestApplicationOptions } from '@nestjs/common';
 import { ExpressAdapter } from '@nestjs/platform-express';
-import type { Express } from 'express';
+import type { Express, Response } from 'express';
+import { ConditionalReply, sendConditionally } from './common/conditional-read.js';
 
 /**
  * Nest's Express adapter, with Node's requests and responses made as Express's own from the
@@ -20,6 +21,15 @@ export class ExpressHttpAdapter extends ExpressAdapter {
       return;
     }
     this.httpServer = createServer(expressMessageClasses(this.getInstance<Express>()), this.getInstance());
+  }
+
+  /** Every reply of a handler: a conditional read's is tagged and may be a 304 (sendConditionally). */
+  override reply(response: Response, body: unknown, statusCode?: number): unknown {
+    if (body instanceof ConditionalReply) {
+      sendConditionally(response, body, statusCode);
+      return response;
+    }
+    return super.reply(response, body, statusCode);
   }
 }
 

@@ -3,7 +3,9 @@ import { ApiOkResponse, ApiOperation } from '@nestjs/swagger';
 import { CurrentViewer, OptionalAuth, type Viewer } from '../auth/optional-auth.decorator.js';
 import {
   BuildDto,
+  conditional,
   ConditionalRead,
+  type ConditionalReply,
   InstanceUuidParam,
   RegistryReads,
   SuiteUuidParam,
@@ -54,8 +56,10 @@ export class TestStatusController {
     @Param() { wf_uuid }: WorkflowUuidParam,
     @Query() { version }: WorkflowStatusQuery,
     @CurrentViewer() user: Viewer,
-  ): Promise<WorkflowStatusDto> {
-    return toWorkflowStatusResponse(await this.status.currentWorkflowStatus(wf_uuid, version, user));
+  ): Promise<ConditionalReply<WorkflowStatusDto>> {
+    return conditional(
+      toWorkflowStatusResponse(await this.status.currentWorkflowStatus(wf_uuid, version, user)),
+    );
   }
 
   @Get('workflows/:wf_uuid/history')
@@ -82,8 +86,8 @@ export class TestStatusController {
   async suiteStatus(
     @Param() { suite_uuid }: SuiteUuidParam,
     @CurrentViewer() user: Viewer,
-  ): Promise<SuiteStatusDto> {
-    return toSuiteStatusResponse(await this.status.suiteStatus(suite_uuid, user));
+  ): Promise<ConditionalReply<SuiteStatusDto>> {
+    return conditional(toSuiteStatusResponse(await this.status.suiteStatus(suite_uuid, user)));
   }
 
   @Get('instances/:instance_uuid/latest-builds')
@@ -97,9 +101,9 @@ export class TestStatusController {
     @Param() { instance_uuid }: InstanceUuidParam,
     @Query() { limit }: LatestBuildsQuery,
     @CurrentViewer() user: Viewer,
-  ): Promise<BuildListDto> {
+  ): Promise<ConditionalReply<BuildListDto>> {
     const builds = await this.status.latestBuilds(instance_uuid, limit ?? DEFAULT_LATEST_BUILDS, user);
-    return { items: builds.map(toBuildView) };
+    return conditional({ items: builds.map(toBuildView) });
   }
 
   @Get('instances/:instance_uuid/stats')

@@ -1,3 +1,5 @@
+import { conditional, type ConditionalReply } from '../common/conditional-read.js';
+
 /**
  * Items per chunk of a streamed list (~35 KB of JSON for a workflow summary). The response reads
  * ahead a number of chunks, not of bytes (Nest wraps the body in a Readable of 16 objects): with
@@ -42,14 +44,14 @@ export function jsonItemsStream<T>(
 export async function itemsReply<T, R>(
   batches: AsyncGenerator<T[]>,
   toItem: (value: T) => R,
-): Promise<{ items: R[] } | globalThis.Response> {
+): Promise<ConditionalReply<{ items: R[] }> | globalThis.Response> {
   const first = await batches.next();
   if (first.done) {
-    return { items: [] };
+    return conditional({ items: [] });
   }
   const second = await batches.next();
   if (second.done) {
-    return { items: first.value.map(toItem) };
+    return conditional({ items: first.value.map(toItem) });
   }
   return jsonItemsStream(prepend([first.value, second.value], batches), toItem);
 }

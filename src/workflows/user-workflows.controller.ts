@@ -15,7 +15,7 @@ import { ProblemDetailsFilter } from '../common/filters/problem-details.filter.j
 import { RegisteredWorkflowDto, RegisterWorkflowDto } from './dto/register-workflow.dto.js';
 import { ListWorkflowsQuery } from './dto/workflow-requests.dto.js';
 import { toWorkflowSummaryResponse, WorkflowListDto } from './dto/workflow-response.dto.js';
-import { ConditionalRead } from './if-none-match.js';
+import { conditional, ConditionalRead, type ConditionalReply } from '../common/conditional-read.js';
 import { itemsReply } from './json-items-stream.js';
 import { WorkflowsService } from './workflows.service.js';
 
@@ -82,11 +82,11 @@ export class UserWorkflowsController {
   async list(
     @Query() query: ListWorkflowsQuery,
     @CurrentUser() user: AuthUser,
-  ): Promise<WorkflowListDto | globalThis.Response> {
+  ): Promise<ConditionalReply<WorkflowListDto> | globalThis.Response> {
     const withStatus = query.status ?? true;
     if (query.limit !== undefined) {
       const views = await this.workflows.list(user, { limit: query.limit, offset: query.offset }, withStatus);
-      return { items: views.map(toWorkflowSummaryResponse) };
+      return conditional({ items: views.map(toWorkflowSummaryResponse) });
     }
     // The whole list: answered at once when it fits in one batch, else streamed batch by batch.
     return itemsReply(this.workflows.listBatches(user, query.offset, withStatus), toWorkflowSummaryResponse);

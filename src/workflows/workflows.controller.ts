@@ -43,7 +43,13 @@ import {
   WorkflowDto,
   WorkflowListDto,
 } from './dto/workflow-response.dto.js';
-import { ConditionalRead, matchesIfNoneMatch, REVALIDATE } from './if-none-match.js';
+import {
+  conditional,
+  ConditionalRead,
+  matchesIfNoneMatch,
+  REVALIDATE,
+  type ConditionalReply,
+} from '../common/conditional-read.js';
 import { RegistryReads } from './registry-reads.decorator.js';
 import { itemsReply } from './json-items-stream.js';
 import { WorkflowsService } from './workflows.service.js';
@@ -95,13 +101,13 @@ export class WorkflowsController {
   async list(
     @Query() query: ListWorkflowsQuery,
     @CurrentViewer() viewer: Viewer,
-  ): Promise<WorkflowListDto | globalThis.Response> {
+  ): Promise<ConditionalReply<WorkflowListDto> | globalThis.Response> {
     const withStatus = query.status ?? true;
     if (query.limit !== undefined) {
       const page = { limit: query.limit, offset: query.offset };
-      return {
+      return conditional({
         items: (await this.workflows.listVisible(viewer, page, withStatus)).map(toWorkflowSummaryResponse),
-      };
+      });
     }
     return itemsReply(
       this.workflows.visibleBatches(viewer, query.offset, withStatus),
@@ -122,12 +128,12 @@ export class WorkflowsController {
     @Query() query: ReadWorkflowQuery,
     @CurrentViewer() user: Viewer,
     @Req() request: Request,
-  ): Promise<WorkflowDto> {
+  ): Promise<ConditionalReply<WorkflowDto>> {
     const view = await this.workflows.get(wf_uuid, undefined, user, {
       previousVersions: query.previous_versions,
       roCrate: query.ro_crate,
     });
-    return toWorkflowResponse(view, this.baseUrl(request));
+    return conditional(toWorkflowResponse(view, this.baseUrl(request)));
   }
 
   @Put(':wf_uuid')
@@ -214,8 +220,10 @@ export class WorkflowsController {
     @Param() { wf_uuid }: WorkflowUuidParam,
     @CurrentViewer() user: Viewer,
     @Req() request: Request,
-  ): Promise<VersionListDto> {
-    return toVersionListResponse(await this.workflows.workflow(wf_uuid, user), this.baseUrl(request));
+  ): Promise<ConditionalReply<VersionListDto>> {
+    return conditional(
+      toVersionListResponse(await this.workflows.workflow(wf_uuid, user), this.baseUrl(request)),
+    );
   }
 
   @Get(':wf_uuid/versions/:wf_version')
@@ -228,12 +236,12 @@ export class WorkflowsController {
     @Query() query: ReadWorkflowQuery,
     @CurrentViewer() user: Viewer,
     @Req() request: Request,
-  ): Promise<WorkflowDto> {
+  ): Promise<ConditionalReply<WorkflowDto>> {
     const view = await this.workflows.get(wf_uuid, wf_version, user, {
       previousVersions: query.previous_versions,
       roCrate: query.ro_crate,
     });
-    return toWorkflowResponse(view, this.baseUrl(request));
+    return conditional(toWorkflowResponse(view, this.baseUrl(request)));
   }
 
   @Delete(':wf_uuid/versions/:wf_version')

@@ -3,7 +3,7 @@
 // service's bytes and helmet's headers (FLOOR_SERVER=express-prototyped: the same app, with Node's
 // requests and responses made with its prototypes, as the service makes them); otherwise it is
 // the service, as main.ts starts it, with the layers named in FLOOR_WITHOUT (comma-separated) left
-// out, to price each (`express-messages`: with Nest's own Express adapter).
+// out, to price each (`express-messages`: with the server Nest's own Express adapter makes).
 import 'reflect-metadata';
 import { createServer } from 'node:http';
 import { NestFactory } from '@nestjs/core';
@@ -19,7 +19,7 @@ import { expressMessageClasses, ExpressHttpAdapter } from '../../dist/src/http-a
 import { AuthTokenMiddleware } from '../../dist/src/orchestration/auth-token.middleware.js';
 import { JsonSuffixMiddleware } from '../../dist/src/orchestration/json-suffix.middleware.js';
 import { PathSegmentMiddleware } from '../../dist/src/orchestration/path-segment.middleware.js';
-import { EntityTagInterceptor } from '../../dist/src/workflows/if-none-match.js';
+import { ConditionalReply } from '../../dist/src/common/conditional-read.js';
 
 /** What /health/live answers: terminus's report, not to be cached. */
 export const LIVE_BODY = { status: 'ok', info: {}, error: {}, details: {} };
@@ -62,11 +62,19 @@ if (process.env.FLOOR_SERVER?.startsWith('express')) {
       middleware.prototype.use = (_request, _response, next) => next();
     }
   }
-  if (without.has('etag-interceptor')) {
-    EntityTagInterceptor.prototype.intercept = (_context, next) => next.handle();
+  if (without.has('conditional-reads')) {
+    // A conditional read's body sent as Nest sends any other, untagged.
+    const reply = ExpressAdapter.prototype.reply;
+    ExpressHttpAdapter.prototype.reply = function (response, body, statusCode) {
+      return reply.call(this, response, body instanceof ConditionalReply ? body.body : body, statusCode);
+    };
   }
   const config = loadConfig();
-  const adapter = without.has('express-messages') ? new ExpressAdapter() : new ExpressHttpAdapter();
+  // `express-messages`: the service's adapter, with the server Nest's own would make.
+  const adapter = new ExpressHttpAdapter();
+  if (without.has('express-messages')) {
+    adapter.initHttpServer = ExpressAdapter.prototype.initHttpServer;
+  }
   const app = await NestFactory.create(AppModule.register(config), adapter, {
     bodyParser: false,
     logger: false,

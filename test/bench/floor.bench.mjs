@@ -2,9 +2,9 @@
 // /health/live with the same bytes and helmet's headers, the service's /health/live, and an
 // authenticated GET /workflows/{uuid}/status (one suite, one instance, three builds); then the
 // service again with each layer of the request path left out in turn, to price each layer, and
-// with Nest's own Express adapter (Node's requests and responses made as Node makes them, which
-// Express then re-prototypes), beside the plain app with its messages made as the service makes
-// them. The
+// with the server Nest's own Express adapter makes (Node's requests and responses made as Node
+// makes them, which Express then re-prototypes), beside the plain app with its messages made as
+// the service makes them. The
 // service runs as in production: NODE_ENV=production, LOG_LEVEL=info (the access log is written,
 // to /dev/null), SQLite. Every server runs at once; they are measured in turns, BENCH_ROUNDS times
 // (default 5) for BENCH_SECONDS each (default 2), and the medians printed. Prints figures; asserts
@@ -32,7 +32,7 @@ const LAYERS = [
   ['guards', 'guards (JWT check + user re-check, roles)'],
   ['validation', 'validation pipe'],
   ['error-filter', 'exception filter (global)'],
-  ['etag-interceptor', 'ETag interceptor (status read)'],
+  ['conditional-reads', 'ETag and 304 (status read)'],
   ['area-c-middleware', 'area C middleware (.json, segments, auth_token)'],
 ];
 
@@ -164,7 +164,7 @@ try {
   servers.push(
     await start('service without all of them', { FLOOR_WITHOUT: LAYERS.map(([l]) => l).join(',') }, uuid),
   );
-  servers.push(await start("service on Nest's own adapter", { FLOOR_WITHOUT: 'express-messages' }, uuid));
+  servers.push(await start("service with Nest's own server", { FLOOR_WITHOUT: 'express-messages' }, uuid));
   servers.push(await start('plain Express 5 + helmet, prototyped', { FLOOR_SERVER: 'express-prototyped' }));
   try {
     for (const { targets } of servers) {
@@ -231,7 +231,7 @@ try {
       `${(service.status.rps / service.health.rps).toFixed(2)}x (goal >= 0.5x); ` +
       `by CPU per request ${(service.health.cpuUs / service.status.cpuUs).toFixed(2)}x\n` +
       `messages made with Express's prototypes: the service's /health/live ${Math.round(service.health.cpuUs)} CPU µs/req, ` +
-      `on Nest's own adapter ${Math.round(stockAdapter.health.cpuUs)}; plain Express ${Math.round(express.health.cpuUs)}, ` +
+      `with Nest's own server ${Math.round(stockAdapter.health.cpuUs)}; plain Express ${Math.round(express.health.cpuUs)}, ` +
       `prototyped ${Math.round(prototypedExpress.health.cpuUs)}; ` +
       `the service vs the prototyped plain app ${(prototypedExpress.health.cpuUs / service.health.cpuUs).toFixed(2)}x by CPU\n`,
   );

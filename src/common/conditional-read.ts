@@ -1,15 +1,7 @@
 import { createHash } from 'node:crypto';
-import {
-  applyDecorators,
-  Injectable,
-  UseInterceptors,
-  type CallHandler,
-  type ExecutionContext,
-  type NestInterceptor,
-} from '@nestjs/common';
+import { applyDecorators } from '@nestjs/common';
 import { ApiHeader, ApiResponse } from '@nestjs/swagger';
-import type { Request, Response } from 'express';
-import { map, type Observable } from 'rxjs';
+import type { Response } from 'express';
 
 /**
  * True when an `If-None-Match` header matches an entity tag (RFC 9110 13.1.2: `*`, or any
@@ -37,41 +29,45 @@ export function entityTagOf(bytes: string | Buffer): string {
 export const REVALIDATE = 'private, no-cache';
 
 /**
- * Serialises a JSON reply once, tags it with entityTagOf and answers 304 without a body when
- * the request's If-None-Match names that tag. A reply that is already a web Response (a list
- * streamed in batches) goes through untagged: its bytes are not known before they are sent.
+ * A conditional read's reply (ConditionalRead): the handler returns its body wrapped, and the
+ * app's HTTP adapter sends it with sendConditionally. Done there rather than in an interceptor:
+ * Nest's interceptor chain (observables, async scopes) cost each status read more than the
+ * tagging itself.
  */
-@Injectable()
-export class EntityTagInterceptor implements NestInterceptor {
-  intercept(context: ExecutionContext, next: CallHandler): Observable<unknown> {
-    const http = context.switchToHttp();
-    const request = http.getRequest<Request>();
-    const response = http.getResponse<Response>();
-    return next.handle().pipe(
-      map((body: unknown) => {
-        if (body === undefined || body === null || body instanceof globalThis.Response) {
-          return body;
-        }
-        const json = JSON.stringify(body);
-        const headers = { ETag: entityTagOf(json), 'Cache-Control': REVALIDATE };
-        if (matchesIfNoneMatch(request.get('if-none-match'), headers.ETag)) {
-          return new globalThis.Response(null, { status: 304, headers });
-        }
-        response.set(headers);
-        response.type('application/json');
-        return json;
-      }),
-    );
-  }
+export class ConditionalReply<T> {
+  constructor(readonly body: T) {}
+}
+
+/** The body of a conditional read, to be tagged with its ETag and answered 304 when unchanged. */
+export function conditional<T>(body: T): ConditionalReply<T> {
+  return new ConditionalReply(body);
 }
 
 /**
- * A read that answers `ETag` and 304 to a matching `If-None-Match` (EntityTagInterceptor), as
- * documented in the OpenAPI document.
+ * Serialises a conditional read's body once, tags it with entityTagOf and answers 304 without a
+ * body when the request's If-None-Match names that tag.
+ */
+export function sendConditionally(
+  response: Response,
+  reply: ConditionalReply<unknown>,
+  statusCode = 200,
+): void {
+  const json = JSON.stringify(reply.body);
+  const etag = entityTagOf(json);
+  response.set({ ETag: etag, 'Cache-Control': REVALIDATE });
+  if (matchesIfNoneMatch(response.req.get('if-none-match'), etag)) {
+    response.status(304).end();
+    return;
+  }
+  response.status(statusCode).type('application/json').send(json);
+}
+
+/**
+ * A read that answers `ETag` and 304 to a matching `If-None-Match`, as documented in the OpenAPI
+ * document: its handler returns `conditional(body)` (or a web Response, sent as it is).
  */
 export function ConditionalRead(): MethodDecorator {
   return applyDecorators(
-    UseInterceptors(EntityTagInterceptor),
     ApiHeader({
       name: 'If-None-Match',
       required: false,

@@ -1,4 +1,4 @@
-import { entityTagOf, matchesIfNoneMatch } from './if-none-match.js';
+import { entityTagOf, matchesIfNoneMatch } from './conditional-read.js';
 
 describe('matchesIfNoneMatch', () => {
   const etag = '"abc123"';
