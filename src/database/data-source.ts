@@ -6,6 +6,7 @@ import { boundDatabaseCalls } from './database-deadlines.js';
 import { DatabaseOutage } from './database-unavailable.js';
 import { MIGRATIONS } from './migrations.js';
 import { underNamedLock } from './dialect.js';
+import { bindNumbersOnSqlite } from './sqlite-parameters.js';
 import { serializeSqliteTransactions } from './sqlite-serializer.js';
 import type { StartupAttempts } from './startup.js';
 
@@ -81,6 +82,7 @@ export async function openDataSource(options: AppDataSourceOptions): Promise<Dat
   const dataSource = new DataSource(options);
   await dataSource.initialize();
   if (options.type === 'better-sqlite3') {
+    bindNumbersOnSqlite(dataSource);
     serializeSqliteTransactions(dataSource, options.callDeadlineMs);
   }
   try {

@@ -69,6 +69,15 @@ describe('the TypeORM internals sqlite-serializer.ts relies on', () => {
     expect([...(shared.stmtCache as Map<string, unknown>).keys()]).toContain('SELECT 1 AS one');
   });
 
+  it('the driver writes a numeric parameter into the SQL text and binds the rest (why sqlite-parameters.ts exists)', () => {
+    const escape = (parameters: Record<string, unknown>) =>
+      dataSource.driver.escapeQueryWithParameters('SELECT :value AS value', parameters);
+    expect(escape({ value: 1000 })).toEqual(['SELECT 1000 AS value', []]);
+    // A boxed Number is an object to TypeORM: bound, and the box reaches the caller to unwrap.
+    const boxed = new Number(1000);
+    expect(escape({ value: boxed })).toEqual(['SELECT ? AS value', [boxed]]);
+  });
+
   it('transactionDepth counts open transactions and savepoints, 0 outside any', async () => {
     const runner = runnerOf();
     expect(runner.transactionDepth).toBe(0);
