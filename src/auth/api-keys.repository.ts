@@ -2,6 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
 import { Repository } from 'typeorm';
 import { isUniqueViolation } from '../common/errors/unique-violation.js';
+import { findOneJoined } from '../database/find-one-joined.js';
 import { ApiKeyEntity } from './entities/api-key.entity.js';
 
 export interface NewApiKeyRow {
@@ -45,6 +46,6 @@ export class ApiKeysRepository {
 
   /** The key with this prefix and its owner, in one indexed read (the unique prefix, then the user's primary key). */
   findWithOwner(prefix: string): Promise<ApiKeyEntity | null> {
-    return this.keys.findOne({ where: { prefix }, relations: { user: true } });
+    return findOneJoined(this.keys, { where: { prefix }, relations: { user: true } });
   }
 }

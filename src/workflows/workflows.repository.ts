@@ -13,6 +13,7 @@ import { WorkflowEntity } from './entities/workflow.entity.js';
 import { UserEntity } from '../auth/entities/user.entity.js';
 import { RegistryEvents, type AddedInstance } from './registry-events.js';
 import { lockRows } from '../database/dialect.js';
+import { findOneJoined } from '../database/find-one-joined.js';
 import { retryOnDeadlock } from '../database/retry-on-deadlock.js';
 import { inList, PlainEntities } from '../database/plain-entities.js';
 
@@ -257,7 +258,7 @@ export class WorkflowsRepository {
 
   /** The suite with its instances (and their services) and its version's workflow. */
   findSuite(uuid: string): Promise<TestSuiteEntity | null> {
-    return this.suites.findOne({
+    return findOneJoined(this.suites, {
       where: { uuid },
       relations: { instances: { service: true }, version: { workflow: true } },
       order: { instances: { id: 'ASC' } },
@@ -266,7 +267,7 @@ export class WorkflowsRepository {
 
   /** The instance with its service and its suite's version's workflow. */
   findInstance(uuid: string): Promise<TestInstanceEntity | null> {
-    return this.instances.findOne({
+    return findOneJoined(this.instances, {
       where: { uuid },
       relations: { service: true, suite: { version: { workflow: true } } },
     });
