@@ -165,6 +165,17 @@ export abstract class FakeServer {
     return this.counts.get(path) ?? 0;
   }
 
+  /** Requests received for the raw paths matching `pattern`; counted also when the log keeps none. */
+  countMatching(pattern: RegExp): number {
+    let total = 0;
+    for (const [path, count] of this.counts) {
+      if (pattern.test(path)) {
+        total += count;
+      }
+    }
+    return total;
+  }
+
   /** When each path matching `pattern` was requested, from the log (raise `recordLimit` to keep them all). */
   arrivals(pattern: RegExp): Map<string, number[]> {
     const byPath = new Map<string, number[]>();
