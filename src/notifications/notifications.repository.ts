@@ -84,11 +84,12 @@ export class NotificationsRepository {
   /**
    * Raises events in `tx`: each one whose (instance, build, event) is new inserts its event row
    * and one notification per subscriber who wants it and may see the workflow, and queues a delivery per channel of that
-   * subscriber that wants it. An event already raised (by this copy earlier, or by another copy
-   * now) hits the unique key and writes nothing more.
+   * subscriber that wants it. An event already raised is left out by one read of the batch's
+   * events; one that another copy raises meanwhile hits the unique key and writes nothing more.
    */
-  async raise(tx: EntityManager, events: readonly EventToRaise[], at: Date): Promise<Raised> {
+  async raise(tx: EntityManager, allEvents: readonly EventToRaise[], at: Date): Promise<Raised> {
     const raised: Raised = { events: 0, notifications: 0, deliveries: 0 };
+    const events = await this.notRaisedYet(tx, allEvents);
     if (events.length === 0) {
       return raised;
     }
@@ -190,13 +191,44 @@ export class NotificationsRepository {
     }
   }
 
+  /**
+   * The events not raised before, in one read on the unique key. TESTS_STOPPED stays due at every
+   * check of an instance whose builds are too old (or whose workflow is disabled), so without
+   * this each such check tried its insert again and failed on the key: one statement per stale
+   * instance per refresh interval, for ever (`npm run bench -- monitoring-copies`).
+   */
+  private async notRaisedYet(tx: EntityManager, events: readonly EventToRaise[]): Promise<EventToRaise[]> {
+    if (events.length === 0) {
+      return [];
+    }
+    const key = (instanceId: number, buildId: string, event: string) => `${instanceId} ${event} ${buildId}`;
+    // One equality on the whole key per event: exactly one index range each. `instanceId IN (…)
+    // AND buildId IN (…)` made MariaDB walk every pair of the two lists.
+    const parameters: Record<string, unknown> = {};
+    const matches = events.map((event, i) => {
+      Object.assign(parameters, {
+        [`i${i}`]: event.instanceId,
+        [`b${i}`]: storedBuildId(event),
+        [`e${i}`]: event.event,
+      });
+      return `(e.instanceId = :i${i} AND e.buildId = :b${i} AND e.event = :e${i})`;
+    });
+    const raised = await tx
+      .createQueryBuilder(NotificationEventEntity, 'e')
+      .select(['e.id', 'e.instanceId', 'e.buildId', 'e.event'])
+      .where(matches.join(' OR '), parameters)
+      .getMany();
+    const known = new Set(raised.map((row) => key(row.instanceId, row.buildId, row.event)));
+    return events.filter((event) => !known.has(key(event.instanceId, storedBuildId(event), event.event)));
+  }
+
   /** The event's id when this call inserted it; undefined when it had been raised already. */
   private async insertEvent(tx: EntityManager, event: EventToRaise, at: Date): Promise<number | undefined> {
     try {
       // A unique violation fails this statement only, on SQLite and InnoDB: the transaction goes on.
       const inserted = await tx.insert(NotificationEventEntity, {
         instanceId: event.instanceId,
-        buildId: event.buildId.slice(0, 64),
+        buildId: storedBuildId(event),
         event: event.event,
         raisedAt: at,
       });
@@ -208,4 +240,9 @@ export class NotificationsRepository {
       throw error;
     }
   }
+}
+
+/** The build id as the event row keeps it (its column holds 64 characters). */
+function storedBuildId(event: EventToRaise): string {
+  return event.buildId.slice(0, 64);
 }
