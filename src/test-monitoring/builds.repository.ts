@@ -1,5 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { rawDate } from '../database/raw-date.js';
+import { inList } from '../database/plain-entities.js';
 import { InjectRepository } from '@nestjs/typeorm';
 import { In, Repository, type EntityManager } from 'typeorm';
 import type { RecordedBuild } from './check-results.js';
@@ -87,7 +88,7 @@ export class BuildsRepository {
     if (instanceIds.length === 0) {
       return new Map();
     }
-    const rows = await this.latestRows(`c.instance_id IN (${placeholders(instanceIds.length)})`, instanceIds);
+    const rows = await this.latestRows(`c.instance_id IN (${inList(instanceIds.length)})`, instanceIds);
     return new Map(rows.map((row) => [row.instanceId, row]));
   }
 
@@ -96,7 +97,7 @@ export class BuildsRepository {
     if (versionIds.length === 0) {
       return [];
     }
-    return this.latestRows(`c.version_id IN (${placeholders(versionIds.length)})`, versionIds);
+    return this.latestRows(`c.version_id IN (${inList(versionIds.length)})`, versionIds);
   }
 
   /** An instance's builds, newest first. */
@@ -135,7 +136,7 @@ export class BuildsRepository {
            b.started_at AS started_at, b.duration_seconds AS duration_seconds, b.url AS url,
            ROW_NUMBER() OVER (PARTITION BY b.instance_id ORDER BY b.started_at DESC, b.id DESC) AS n
          FROM builds b
-         WHERE b.instance_id IN (${placeholders(instanceIds.length)}) AND b.status IN (${finished})
+         WHERE b.instance_id IN (${inList(instanceIds.length)}) AND b.status IN (${finished})
        ) r WHERE r.n <= 2 ORDER BY r.instance_id, r.n`,
       [...instanceIds, ...FINISHED_STATUSES],
     );
@@ -334,7 +335,7 @@ export class BuildsRepository {
       `SELECT ranked.id AS id FROM (
          SELECT b.id AS id,
            ROW_NUMBER() OVER (PARTITION BY b.instance_id ORDER BY b.started_at DESC, b.id DESC) AS n
-         FROM builds b WHERE b.instance_id IN (${placeholders(ids.length)})
+         FROM builds b WHERE b.instance_id IN (${inList(ids.length)})
        ) ranked WHERE ranked.n > ?`,
       [...ids, MAX_STORED_BUILDS],
     );
@@ -419,10 +420,6 @@ interface RawLatestRow {
 /** A DATE of a raw row: mysql2 gives a Date at midnight UTC (the connection's timezone is Z), SQLite a string. */
 function dayOf(value: Date | string): string {
   return value instanceof Date ? value.toISOString().slice(0, 10) : String(value);
-}
-
-function placeholders(count: number): string {
-  return Array.from({ length: count }, () => '?').join(', ');
 }
 
 function toStoredBuild(row: BuildEntity): StoredBuild {
