@@ -1,11 +1,9 @@
 import { Controller, Get, Param, Query } from '@nestjs/common';
 import { ApiOkResponse, ApiOperation } from '@nestjs/swagger';
 import { CurrentViewer, OptionalAuth, type Viewer } from '../auth/optional-auth.decorator.js';
+import { conditional, ConditionalRead, type ConditionalReply } from '../common/conditional-read.js';
 import {
   BuildDto,
-  conditional,
-  ConditionalRead,
-  type ConditionalReply,
   InstanceUuidParam,
   RegistryReads,
   SuiteUuidParam,

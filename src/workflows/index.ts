@@ -51,13 +51,6 @@ export {
   SuiteUuidParam,
   WorkflowUuidParam,
 } from './dto/workflow-requests.dto.js';
-export {
-  conditional,
-  ConditionalRead,
-  entityTagOf,
-  matchesIfNoneMatch,
-  type ConditionalReply,
-} from '../common/conditional-read.js';
 export type { TestInstanceEntity } from './entities/test-instance.entity.js';
 export type { TestServiceEntity } from './entities/test-service.entity.js';
 export type { TestSuiteEntity } from './entities/test-suite.entity.js';
