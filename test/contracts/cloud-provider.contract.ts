@@ -11,6 +11,8 @@ export interface CloudProviderContractSubject {
   /** An image id and a size id the cloud accepts for a start. */
   readonly image: string;
   readonly size: string;
+  /** True when the cloud keeps listing a destroyed node for a while, in state 2 (EC2). */
+  readonly listsTerminated?: boolean;
   /** Stops whatever the subject started (a fake server). */
   readonly dispose?: () => Promise<void>;
 }
@@ -125,12 +127,30 @@ export function cloudProviderContract(
       await expectKind(provider.findNode({ hostname: 'no-such-host.example' }), 'not_found');
     });
 
-    it('destroys a node: gone from the list, not findable, a second destroy is not_found', async () => {
+    it('destroys a node: gone, or listed as terminated (state 2); a second destroy is not_found', async () => {
       const node = await start('contract-destroy');
       await expect(provider.destroyNode(node.id)).resolves.toBeUndefined();
-      expect((await provider.listNodes()).map((listed) => listed.id)).not.toContain(node.id);
-      await expectKind(provider.findNode({ id: node.id }), 'not_found');
+      const listed = (await provider.listNodes()).filter((candidate) => candidate.id === node.id);
+      expect(listed.map((candidate) => candidate.state)).toEqual(
+        subject.listsTerminated ? [NodeState.Terminated] : [],
+      );
+      if (subject.listsTerminated) {
+        await expect(provider.findNode({ id: node.id })).resolves.toMatchObject({
+          state: NodeState.Terminated,
+        });
+      } else {
+        await expectKind(provider.findNode({ id: node.id }), 'not_found');
+      }
       await expectKind(provider.destroyNode(node.id), 'not_found');
+    });
+
+    it('finds a live node by a name a terminated node still listed has too', async () => {
+      const old = await start('contract-reused');
+      await provider.destroyNode(old.id);
+      const fresh = await start('contract-reused');
+      await expect(provider.findNode({ hostname: 'contract-reused' })).resolves.toMatchObject({
+        id: fresh.id,
+      });
     });
 
     it('refuses an unknown image or size with invalid_input and starts nothing', async () => {

@@ -25,5 +25,11 @@ cloudProviderContract('ec2 (loopback EC2 Query API fake, paged lists)', async ()
     type: 'ec2',
     options: fake.cloudOptions(),
   });
-  return { provider, image: 'ami-0fedcba9876540003', size: 't3.micro', dispose: () => fake.close() };
+  return {
+    provider,
+    image: 'ami-0fedcba9876540003',
+    size: 't3.micro',
+    listsTerminated: true,
+    dispose: () => fake.close(),
+  };
 });

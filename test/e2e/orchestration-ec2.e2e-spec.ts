@@ -164,14 +164,14 @@ clouds:
       result: `Node ${node.id} deleted`,
     });
     expect(ec2.actions('TerminateInstances')).toHaveLength(1);
-    // EC2 keeps listing a terminated instance for a while; here it is gone.
-    expect(((await get('/api/v1/nodes/aws')).body as { nodes: Node[] }).nodes.map((n) => n.id)).not.toContain(
-      node.id,
-    );
+    // EC2 keeps listing a terminated instance for a while: a node in state 2 (API.md 8).
+    expect(
+      ((await get('/api/v1/nodes/aws')).body as { nodes: Node[] }).nodes.filter((n) => n.id === node.id),
+    ).toEqual([expect.objectContaining({ id: node.id, state: 2 })]);
     expectEnvelope(
       await put('/api/v1/vm/poweron/aws', { node: node.id }),
-      404,
-      `Node ${node.id} not found in cloud 'aws'`,
+      409,
+      `Node ${node.id} of cloud 'aws' is terminated: poweron is not possible`,
     );
     expectEnvelope(await put('/api/v1/vm/stop/aws', { node: node.id }), 404);
   });

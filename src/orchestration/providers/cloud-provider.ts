@@ -141,12 +141,17 @@ export function matchesHostname(node: CloudNode, hostname: string): boolean {
   return node.name === hostname || node.publicIps.includes(hostname) || node.privateIps.includes(hostname);
 }
 
-/** `findNode` over an already listed set of nodes; throws 'not_found' naming what was looked for. */
+/**
+ * `findNode` over an already listed set of nodes; throws 'not_found' naming what was looked for. By
+ * hostname a live node comes before a terminated one still listed (EC2 lists them for an hour), so
+ * that a name used again finds the new node.
+ */
 export function pickNode(nodes: readonly CloudNode[], query: NodeQuery, cloudName: string): CloudNode {
+  const named = (node: CloudNode): boolean => 'hostname' in query && matchesHostname(node, query.hostname);
   const found =
     'id' in query
       ? nodes.find((node) => node.id === query.id)
-      : nodes.find((node) => matchesHostname(node, query.hostname));
+      : (nodes.find((node) => named(node) && node.state !== NodeState.Terminated) ?? nodes.find(named));
   if (!found) {
     throw nodeNotFound(query, cloudName);
   }

@@ -139,15 +139,16 @@ export class Ec2Provider implements CloudProvider {
     });
   }
 
-  /** Every instance that is not terminated (DescribeInstances, all pages). */
+  /**
+   * Every instance EC2 lists (DescribeInstances, all pages), terminated ones included: EC2 keeps
+   * those for about an hour, and they are nodes in state 2 (API.md 8), as libcloud lists them.
+   */
   async listNodes(): Promise<CloudNode[]> {
     const pages = await this.pages('listing instances', (client, NextToken) =>
       client.send(new DescribeInstancesCommand({ NextToken })),
     );
     return pages.flatMap((page) =>
-      (page.Reservations ?? []).flatMap((reservation) =>
-        (reservation.Instances ?? []).filter(isLive).map(toEc2Node),
-      ),
+      (page.Reservations ?? []).flatMap((reservation) => (reservation.Instances ?? []).map(toEc2Node)),
     );
   }
 
@@ -241,7 +242,9 @@ export class Ec2Provider implements CloudProvider {
 
   /** TerminateInstances. Throws DomainError 'not_found' for an unknown or terminated instance. */
   async destroyNode(id: string): Promise<void> {
-    await this.getInstance(id);
+    if ((await this.getInstance(id)).state === NodeState.Terminated) {
+      throw nodeNotFound({ id }, this.name);
+    }
     await this.call(
       `terminating instance ${id}`,
       (client) => client.send(new TerminateInstancesCommand({ InstanceIds: [id] })),
@@ -282,7 +285,7 @@ export class Ec2Provider implements CloudProvider {
     const instance = reply.Reservations?.flatMap((reservation) => reservation.Instances ?? []).find(
       (candidate) => candidate.InstanceId === id,
     );
-    if (!instance || !isLive(instance)) {
+    if (!instance) {
       throw nodeNotFound({ id }, this.name);
     }
     return toEc2Node(instance);
@@ -354,10 +357,6 @@ export class Ec2Provider implements CloudProvider {
   private redact(message: string): string {
     return redactSecrets(message, [this.settings.secretAccessKey]);
   }
-}
-
-function isLive(instance: Instance): boolean {
-  return instance.State?.Name !== 'terminated';
 }
 
 @RegisterCloudProvider()
