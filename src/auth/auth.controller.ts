@@ -16,7 +16,7 @@ import { ApiAuth } from './api-auth.decorator.js';
 import { AuthService, type IssuedToken } from './auth.service.js';
 import { LoginDto, LoginResponseDto } from './dto/login.dto.js';
 import { Public } from './public.decorator.js';
-import { extractToken, SESSION_COOKIE } from './token-carriers.js';
+import { clearSessionCookie, extractToken, setSessionCookie } from './token-carriers.js';
 
 @UseFilters(AuthErrorFilter)
 @Public()
@@ -74,12 +74,11 @@ export class AuthController {
   @ApiPayloadTooLargeResponse({ type: AuthErrorDto, description: 'The request body is larger than 1 MiB' })
   async logout(@Req() request: Request, @Res({ passthrough: true }) response: Response): Promise<void> {
     await this.auth.logout(extractToken(request)?.token);
-    const { maxAge: _maxAge, ...options } = this.auth.sessionCookieOptions();
-    response.clearCookie(SESSION_COOKIE, options);
+    clearSessionCookie(response, this.auth.sessionCookieOptions());
   }
 
   private reply(issued: IssuedToken, response: Response): LoginResponseDto {
-    response.cookie(SESSION_COOKIE, issued.token, this.auth.sessionCookieOptions());
+    setSessionCookie(response, issued.token, this.auth.sessionCookieOptions());
     response.vary('X-Auth-Token');
     return {
       status: 'ok',

@@ -9,7 +9,7 @@ import { AuthService, type TokenClaims } from './auth.service.js';
 import { JwtStrategy } from './jwt.strategy.js';
 import { IS_OPTIONAL_AUTH } from './optional-auth.decorator.js';
 import { IS_PUBLIC } from './public.decorator.js';
-import { extractApiKey, extractToken, SESSION_COOKIE } from './token-carriers.js';
+import { extractApiKey, extractToken, setSessionCookie } from './token-carriers.js';
 
 /**
  * The global guard: every route needs a valid token or API key unless it says @Public(). The
@@ -74,7 +74,7 @@ export class JwtAuthGuard extends AuthGuard() {
   private admit(request: Request, response: Response, user: AuthUser): true {
     request.user = user;
     if (user.via === 'cookie') {
-      response.cookie(SESSION_COOKIE, this.auth.issue(user).token, this.auth.sessionCookieOptions());
+      setSessionCookie(response, this.auth.issue(user).token, this.auth.sessionCookieOptions());
     }
     return true;
   }

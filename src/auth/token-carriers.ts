@@ -1,7 +1,18 @@
-import type { Request } from 'express';
+import type { CookieOptions, Request, Response } from 'express';
 import type { TokenCarrier } from './auth-user.js';
 
 export const SESSION_COOKIE = 'session';
+
+/** Sets the `session` cookie to a token (login, renewal, the status pages' sign-in form). */
+export function setSessionCookie(response: Response, token: string, options: CookieOptions): void {
+  response.cookie(SESSION_COOKIE, token, options);
+}
+
+/** Clears the `session` cookie: the same attributes, without a lifetime (logout, sign-out). */
+export function clearSessionCookie(response: Response, options: CookieOptions): void {
+  const { maxAge: _maxAge, expires: _expires, ...attributes } = options;
+  response.clearCookie(SESSION_COOKIE, attributes);
+}
 
 /** The headers a token-dependent reply varies on. */
 export const AUTH_VARY = 'Authorization, X-Auth-Token, Cookie, X-API-Key';

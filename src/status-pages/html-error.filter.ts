@@ -7,7 +7,7 @@ import { renderPage } from './templates.js';
 
 const MESSAGES: Record<number, string> = {
   400: 'The address is not right: ',
-  401: 'Your session is not valid any more (it may have expired). Log in again, or open the page without it to see the public workflows.',
+  401: 'Your session is not valid any more (it may have expired). Sign in again, or forget the session to see the public workflows.',
   404: 'There is no such workflow, or it is private and you may not see it.',
 };
 
@@ -53,6 +53,14 @@ export class HtmlErrorFilter implements ExceptionFilter {
       .status(status)
       .type('text/html; charset=utf-8')
       .set('Cache-Control', 'no-store')
-      .send(renderPage('error', { title: `${status} ${titleOf(status)}`, message, viewer: user?.username }));
+      .send(
+        renderPage('error', {
+          title: `${status} ${titleOf(status)}`,
+          message,
+          viewer: user?.username,
+          here: request.method === 'GET' ? request.originalUrl : undefined,
+          expired: status === 401,
+        }),
+      );
   }
 }

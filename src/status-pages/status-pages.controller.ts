@@ -1,8 +1,20 @@
-import { Controller, Get, Header, Param, Query, UseFilters } from '@nestjs/common';
-import { ApiOkResponse, ApiOperation, ApiProduces, ApiResponse, ApiTags } from '@nestjs/swagger';
+import { Controller, Get, Header, Param, Post, Query, Req, Res, UseFilters } from '@nestjs/common';
+import {
+  ApiExcludeEndpoint,
+  ApiOkResponse,
+  ApiOperation,
+  ApiProduces,
+  ApiResponse,
+  ApiTags,
+} from '@nestjs/swagger';
+import type { Request, Response } from 'express';
 import { ApiAuth } from '../auth/api-auth.decorator.js';
 import { CurrentViewer, OptionalAuth, type Viewer } from '../auth/optional-auth.decorator.js';
-import { OptionalQueryInt } from '../common/validation.js';
+import { Public } from '../auth/public.decorator.js';
+import { clearSessionCookie, extractToken, setSessionCookie } from '../auth/token-carriers.js';
+import { FormFields } from '../common/form-fields.js';
+import { SameOriginForm } from '../common/same-origin-form.js';
+import { OptionalQueryInt, OptionalText } from '../common/validation.js';
 import { OptionalVersionQuery, WorkflowUuidParam } from '../workflows/index.js';
 import { HtmlErrorFilter } from './html-error.filter.js';
 import { StatusPagesService } from './status-pages.service.js';
@@ -15,6 +27,11 @@ export class StatusListQuery {
 export class StatusPageQuery {
   @OptionalVersionQuery()
   version?: string;
+}
+
+export class SignInQuery {
+  @OptionalText(1, 512, '/status', 'The status page to show after signing in (default /status)')
+  next?: string;
 }
 
 const html = (description: string) => ({
@@ -66,6 +83,57 @@ export class StatusPagesController {
   @ApiResponse(UNAVAILABLE)
   async overview(@Query() { page }: StatusListQuery, @CurrentViewer() viewer: Viewer): Promise<string> {
     return this.pages.overview(viewer, page ?? 1);
+  }
+
+  // The sign-in and sign-out forms are pages for a browser, not API operations (as GET / is not):
+  // they stay out of the OpenAPI document. POST /api/v1/auth is the API's way in.
+
+  /** The sign-in form; open to anybody, so a session that expired does not stand in the way. */
+  // Before ':wf_uuid', which would take 'sign-in' for a uuid.
+  @Get('sign-in')
+  @Public()
+  @ApiExcludeEndpoint()
+  @Header('Content-Type', 'text/html; charset=utf-8')
+  @Header('Cache-Control', 'no-store')
+  signInForm(@Query() { next }: SignInQuery): string {
+    return this.pages.signInPage(next);
+  }
+
+  /**
+   * POST /api/v1/auth for a browser: the same token in the same cookie, the same limit on failures;
+   * then 303 to the page asked for, or the form again (400, 403, 429) saying why.
+   */
+  @Post('sign-in')
+  @Public()
+  @SameOriginForm()
+  @ApiExcludeEndpoint()
+  async signIn(
+    @FormFields() form: URLSearchParams,
+    @Req() request: Request,
+    @Res() response: Response,
+  ): Promise<void> {
+    const outcome = await this.pages.signIn(form, request.ip ?? 'unknown');
+    response.set('Cache-Control', 'no-store');
+    if (outcome.kind === 'signed-in') {
+      setSessionCookie(response, outcome.token, outcome.cookie);
+      response.redirect(303, outcome.next);
+      return;
+    }
+    if (outcome.retryAfterSeconds !== undefined) {
+      response.set('Retry-After', String(outcome.retryAfterSeconds));
+    }
+    response.status(outcome.status).type('text/html; charset=utf-8').send(outcome.page);
+  }
+
+  /** DELETE /api/v1/auth for a browser: the token revoked, the cookie cleared, 303 to /status. */
+  @Post('sign-out')
+  @Public()
+  @SameOriginForm()
+  @ApiExcludeEndpoint()
+  async signOut(@Req() request: Request, @Res() response: Response): Promise<void> {
+    const cookie = await this.pages.signOut(extractToken(request)?.token);
+    clearSessionCookie(response, cookie);
+    response.set('Cache-Control', 'no-store').redirect(303, '/status');
   }
 
   @Get(':wf_uuid')

@@ -1,4 +1,5 @@
 import { Module } from '@nestjs/common';
+import { AuthModule } from '../auth/auth.module.js';
 import { Clock } from '../common/clock.js';
 import { WorkflowsModule } from '../workflows/index.js';
 import { StatusPagesController } from './status-pages.controller.js';
@@ -9,7 +10,7 @@ import { StatusPagesService } from './status-pages.service.js';
  * latter's module is global); no tables of their own.
  */
 @Module({
-  imports: [WorkflowsModule],
+  imports: [WorkflowsModule, AuthModule],
   controllers: [StatusPagesController],
   providers: [StatusPagesService, Clock],
 })

@@ -1,6 +1,9 @@
 import { Injectable } from '@nestjs/common';
+import type { CookieOptions } from 'express';
+import { AuthService } from '../auth/auth.service.js';
 import type { Viewer } from '../auth/optional-auth.decorator.js';
 import { Clock } from '../common/clock.js';
+import { DomainError } from '../common/errors/domain-error.js';
 import { TestStatusService, type BuildView } from '../test-monitoring/index.js';
 import {
   latestVersionOf,
@@ -42,6 +45,21 @@ function duration(seconds: number): string {
     : `${Math.floor(minutes / 60)} h ${minutes % 60} min`;
 }
 
+/** A sign-in through the pages' form: a session to start, or the form again with what went wrong. */
+export type SignInOutcome =
+  | { kind: 'signed-in'; token: string; cookie: CookieOptions; next: string }
+  | { kind: 'refused'; status: 400 | 403 | 429; retryAfterSeconds?: number; page: string };
+
+/** Where a sign-in may send the browser back to: a page of these pages, never another site. */
+const NEXT_PAGE = /^\/status(?:\/[A-Za-z0-9-]*)?(?:\?[^\s#\\]*)?$/;
+
+function nextPage(next: string | null | undefined): string {
+  return next && next.length <= 512 && NEXT_PAGE.test(next) ? next : '/status';
+}
+
+/** The same bounds as POST /api/v1/auth's body (LoginDto). */
+const CREDENTIAL_LENGTH = { min: 1, max: 256 };
+
 /**
  * The HTML status pages (API.md 5.4): the same reads as the API, under the same visibility rule,
  * rendered on the server.
@@ -52,7 +70,57 @@ export class StatusPagesService {
     private readonly workflows: WorkflowsService,
     private readonly status: TestStatusService,
     private readonly clock: Clock,
+    private readonly auth: AuthService,
   ) {}
+
+  /** The sign-in form; after signing in the browser goes to `next` (a status page, else /status). */
+  signInPage(next: string | undefined): string {
+    return renderPage('sign-in', { next: nextPage(next), username: '' });
+  }
+
+  /**
+   * The form's sign-in: AuthService.login itself, so the token, the session cookie and the limit
+   * on failed attempts (per address and per username, shared with POST /api/v1/auth) are the API's.
+   * Wrong credentials and the limit show the form again with the reason; other faults are thrown.
+   */
+  async signIn(form: URLSearchParams, address: string): Promise<SignInOutcome> {
+    const username = form.get('username') ?? '';
+    const password = form.get('password') ?? '';
+    const next = nextPage(form.get('next'));
+    const again = (status: 400 | 403 | 429, error: string, retryAfterSeconds?: number): SignInOutcome => ({
+      kind: 'refused',
+      status,
+      retryAfterSeconds,
+      page: renderPage('sign-in', { next, username, error }),
+    });
+    const fits = (text: string) =>
+      text.length >= CREDENTIAL_LENGTH.min && text.length <= CREDENTIAL_LENGTH.max;
+    if (!fits(username) || !fits(password)) {
+      return again(
+        400,
+        `Enter a username and a password (each ${CREDENTIAL_LENGTH.max} characters at most).`,
+      );
+    }
+    try {
+      const issued = await this.auth.login(username, password, address);
+      return { kind: 'signed-in', token: issued.token, cookie: this.auth.sessionCookieOptions(), next };
+    } catch (error) {
+      if (error instanceof DomainError && error.kind === 'forbidden') {
+        return again(403, 'Wrong username or password, or the account is disabled.');
+      }
+      if (error instanceof DomainError && error.kind === 'rate_limited') {
+        const seconds = Math.max(1, Math.ceil(error.retryAfterSeconds ?? 60));
+        return again(429, `Too many failed sign-ins: try again in ${seconds} s.`, seconds);
+      }
+      throw error;
+    }
+  }
+
+  /** Ends the session: the token is revoked as DELETE /api/v1/auth revokes it; the cookie's attributes to clear it. */
+  async signOut(token: string | undefined): Promise<CookieOptions> {
+    await this.auth.logout(token);
+    return this.auth.sessionCookieOptions();
+  }
 
   /** /status: a page of what `GET /workflows` lists for the viewer, newest first. */
   async overview(viewer: Viewer, page: number): Promise<string> {
@@ -101,6 +169,7 @@ export class StatusPagesService {
         : `${rows.length} ${rows.length === 1 ? 'workflow' : 'workflows'}`;
     return renderPage('overview', {
       viewer: viewer?.username,
+      here: page > 1 ? `/status?page=${page}` : '/status',
       page,
       rows: shownRows,
       summary: `${range}: ${parts.join(', ')}`,
@@ -121,6 +190,7 @@ export class StatusPagesService {
     const aggregate = status.aggregate;
     return renderPage('workflow', {
       viewer: viewer?.username,
+      here: `/status/${uuid}${version === undefined ? '' : `?version=${encodeURIComponent(version)}`}`,
       uuid,
       name: status.version.name,
       public: status.workflow.public,

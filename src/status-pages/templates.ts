@@ -18,6 +18,13 @@ header { background: #24292f; color: #ffffff; padding: 12px 24px; display: flex;
 header a { color: #ffffff; }
 header .brand { font-weight: 600; font-size: 18px; margin: 0; }
 header .who { margin: 0; font-size: 14px; }
+header form { display: inline; }
+button.link { font: inherit; color: #ffffff; background: none; border: 0; padding: 0; text-decoration: underline; cursor: pointer; }
+form.sign-in { max-width: 360px; }
+form.sign-in label { display: block; font-weight: 600; margin: 12px 0 4px; }
+form.sign-in input { box-sizing: border-box; width: 100%; font: inherit; padding: 8px 10px; border: 1px solid #57606a; border-radius: 6px; }
+form.sign-in button { margin-top: 16px; font: inherit; font-weight: 600; padding: 8px 20px; color: #ffffff; background: #1a7f37; border: 1px solid #116329; border-radius: 6px; cursor: pointer; }
+.problem { color: #a40e26; font-weight: 600; }
 main { padding: 16px 24px 40px; max-width: 1180px; }
 h1 { font-size: 28px; margin: 8px 0 4px; }
 h2 { font-size: 20px; margin: 28px 0 8px; }
@@ -51,7 +58,7 @@ svg.chart { max-width: 100%; height: auto; }
 <body>
 <header>
 <p class="brand"><a href="/status">Workflow test status</a></p>
-<p class="who"><% if (it.viewer) { %>Signed in as <strong><%= it.viewer %></strong><% } else { %>Public workflows (not signed in)<% } %> · <a href="/docs">API</a></p>
+<div class="who"><% if (it.viewer) { %>Signed in as <strong><bdi><%= it.viewer %></bdi></strong> · <form method="post" action="/status/sign-out"><button type="submit" class="link">Sign out</button></form><% } else { %>Public workflows (not signed in) · <a href="/status/sign-in<%= it.here ? '?next=' + encodeURIComponent(it.here) : '' %>">Sign in</a><% } %> · <a href="/docs">API</a></div>
 </header>
 <main>
 <%~ it.body %>
@@ -60,7 +67,7 @@ svg.chart { max-width: 100%; height: auto; }
 </html>
 `;
 
-const OVERVIEW = `<% layout('@layout', { title: 'Workflows', viewer: it.viewer }) %>
+const OVERVIEW = `<% layout('@layout', { title: 'Workflows', viewer: it.viewer, here: it.here }) %>
 <h1>Workflows</h1>
 <% if (it.rows.length === 0) { %>
 <p class="summary">No workflows to show<% if (it.page > 1) { %> on this page<% } %>.</p>
@@ -91,7 +98,7 @@ const OVERVIEW = `<% layout('@layout', { title: 'Workflows', viewer: it.viewer }
 <% } %>
 `;
 
-const WORKFLOW = `<% layout('@layout', { title: it.name, viewer: it.viewer }) %>
+const WORKFLOW = `<% layout('@layout', { title: it.name, viewer: it.viewer, here: it.here }) %>
 <p><a href="/status">← All workflows</a></p>
 <h1><%= it.name %> <span class="tag"><%= it.public ? 'public' : 'private' %></span></h1>
 <p class="summary"><span class="state <%= it.aggregate %>"><%= it.message %></span><% if (it.stale) { %> <span class="stale">— stale: the last check of some instance failed, the builds shown may be out of date</span><% } %></p>
@@ -138,18 +145,34 @@ const WORKFLOW = `<% layout('@layout', { title: it.name, viewer: it.viewer }) %>
 </ul>
 `;
 
-const ERROR = `<% layout('@layout', { title: it.title, viewer: it.viewer }) %>
+const SIGN_IN = `<% layout('@layout', { title: 'Sign in' }) %>
+<h1>Sign in</h1>
+<p>Signed in, you see your private workflows beside the public ones.</p>
+<% if (it.error) { %><p class="problem" role="alert"><%= it.error %></p><% } %>
+<form class="sign-in" method="post" action="/status/sign-in">
+<input type="hidden" name="next" value="<%= it.next %>">
+<label for="username">Username</label>
+<input id="username" name="username" autocomplete="username" required maxlength="256" value="<%= it.username %>" autocapitalize="none" spellcheck="false">
+<label for="password">Password</label>
+<input id="password" name="password" type="password" autocomplete="current-password" required maxlength="256">
+<button type="submit">Sign in</button>
+</form>
+`;
+
+const ERROR = `<% layout('@layout', { title: it.title, viewer: it.viewer, here: it.here }) %>
 <h1><%= it.title %></h1>
 <p><%= it.message %></p>
+<% if (it.expired) { %><form method="post" action="/status/sign-out"><button type="submit">Forget the session</button></form><% } %>
 <p><a href="/status">See the workflows you may see</a></p>
 `;
 
-export type PageName = 'overview' | 'workflow' | 'error';
+export type PageName = 'overview' | 'workflow' | 'sign-in' | 'error';
 
 const engine = new Eta({ autoEscape: true, cache: true });
 engine.loadTemplate('@layout', LAYOUT);
 engine.loadTemplate('@overview', OVERVIEW);
 engine.loadTemplate('@workflow', WORKFLOW);
+engine.loadTemplate('@sign-in', SIGN_IN);
 engine.loadTemplate('@error', ERROR);
 
 export function renderPage(name: PageName, data: object): string {

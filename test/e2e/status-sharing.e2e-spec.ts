@@ -420,7 +420,7 @@ describe(`sharing the test status (${testDatabase()})`, () => {
     it('lists private workflows to their owner through the session cookie', async () => {
       const html = (await page('/status', alice)).text;
       expect(html).toContain(`/status/${seeded.private.workflowUuid}`);
-      expect(html).toMatch(/Signed in as <strong>user\d+_[0-9a-f]+<\/strong>/);
+      expect(html).toMatch(/Signed in as <strong><bdi>user\d+_[0-9a-f]+<\/bdi><\/strong>/);
       expect(html).toContain('<span class="tag">private</span>');
       expect((await page('/status', bob)).text).not.toContain(`/status/${seeded.private.workflowUuid}`);
     });
@@ -473,7 +473,9 @@ describe(`sharing the test status (${testDatabase()})`, () => {
       }
       const expired = await page('/status', 'not-a-token');
       expect(expired.status).toBe(401);
-      expect(expired.text).toContain('Log in again');
+      expect(expired.text).toContain('Sign in again');
+      expect(expired.text).toContain('<form method="post" action="/status/sign-out">');
+      expect(expired.text).toContain('href="/status/sign-in?next=%2Fstatus"');
       const far = await page('/status?page=999');
       expect(far.status).toBe(200);
       expect(far.text).toContain('No workflows to show on this page.');
