@@ -15,57 +15,40 @@ import {
 import { titleOf } from './common/errors/problem.js';
 import { ENVELOPE_PHRASES } from './common/filters/envelope.filter.js';
 import { areaOf, type Area } from './common/filters/fallback.filter.js';
+import { TAG_GROUPS, TAGS } from './common/api-tags.js';
 
 /**
  * The finishing pass over the document Nest builds from the decorators: what depends on the
- * area an operation belongs to (its tag, its error bodies, their examples) is decided here, from
- * the path, by the same rule that picks the error shape (API.md section 0), so a new controller
+ * area an operation belongs to (its error bodies, their examples) is decided here, from the
+ * path, by the same rule that picks the error shape (API.md section 0), so a new controller
  * gets it right without repeating it.
  */
 
-export const AREA_TAGS = [
-  {
-    name: 'auth',
-    description:
-      'Area A, tokens and users: log in for a token (`POST /api/v1/auth`), log out, read the caller, and manage users (role admin). ' +
-      'Errors are `{"error": {"code", "title", "message"}}`.',
+/**
+ * The tag of an operation whose controller names none of TAGS: its area's, so that the
+ * document stays whole (a test names such operations: each belongs under a tag of TAGS).
+ */
+export const AREA_FALLBACK_TAGS: Record<Area | 'service', { name: string; description: string }> = {
+  auth: { name: 'auth (untagged)', description: 'Area A operations without a tag of their own' },
+  registry: { name: 'registry (untagged)', description: 'Area B operations without a tag of their own' },
+  orchestration: {
+    name: 'orchestration (untagged)',
+    description: 'Area C operations without a tag of their own',
   },
-  {
-    name: 'registry',
-    description:
-      'Area B, workflow registry and test monitoring: register Workflow Testing RO-Crates by link, read workflows, versions, suites and instances, and the ' +
-      'test status the service keeps from the CI services the crates name (LifeMonitor paths and ' +
-      'operation ids). Errors are `application/problem+json`.',
+  service: {
+    name: 'service (untagged)',
+    description: 'Operations of the service without a tag of their own',
   },
-  {
-    name: 'orchestration',
-    description:
-      'Area C, VM orchestration: nodes, images and sizes of the configured clouds; start, stop, assign and release VMs. Needs a token of ' +
-      'role agent or admin (also accepted as `auth_token` in the query or the JSON body). Replies are ' +
-      '`{"status": "ok", …}`; errors are the envelope `{"status": "error", "message", "status_code", …}`.',
-  },
-  {
-    name: 'service',
-    description:
-      'The service itself, for operators: liveness, readiness and Prometheus metrics. No user token; `/metrics` takes ' +
-      '`METRICS_TOKEN` when that is set.',
-  },
-] as const;
+};
 
-type AreaTag = (typeof AREA_TAGS)[number]['name'];
+const KNOWN_TAGS = new Set<string>(Object.values(TAGS));
 
-/** The area of a path, as the error filters decide it (API.md section 0). */
-export function areaTagOf(path: string): AreaTag {
+/** The area of a path for the document: the filters' areas (API.md section 0), and the service's own routes. */
+function documentAreaOf(path: string): Area | 'service' {
   if (path === '/metrics' || path.startsWith('/health/')) {
     return 'service';
   }
-  if (/^\/api\/v1\/(auth|users)(\/|$)/.test(path) || path === '/users/current') {
-    return 'auth';
-  }
-  if (path === '/api/v1' || path.startsWith('/api/v1/')) {
-    return 'orchestration';
-  }
-  return 'registry';
+  return areaOf(path.replace(/\{[^}]*\}/g, 'x'));
 }
 
 const METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace'] as const;
@@ -87,16 +70,17 @@ export function operationsOf(
 
 export function finishDocument(document: OpenAPIObject): OpenAPIObject {
   splitOptionalCloud(document);
-  document.tags = AREA_TAGS.map((tag) => ({ ...tag }));
   for (const { path, method, operation } of operationsOf(document)) {
-    operation.tags = [areaTagOf(path)];
+    // One tag each: a method's own (Nest lists it after its controller's) wins over the controller's.
+    const declared = (operation.tags ?? []).filter((tag) => KNOWN_TAGS.has(tag)).pop();
+    operation.tags = [declared ?? AREA_FALLBACK_TAGS[documentAreaOf(path)].name];
     // Nest leaves `security` out where no scheme is declared: those routes are the public ones.
     operation.security ??= [];
     optionalToken(operation);
     if (!operation.description) {
       operation.description = describe(operation);
     }
-    if (areaTagOf(path) !== 'service') {
+    if (documentAreaOf(path) !== 'service') {
       addInfrastructureFaults(path, method, operation);
     }
     for (const [status, response] of Object.entries(operation.responses)) {
@@ -105,7 +89,28 @@ export function finishDocument(document: OpenAPIObject): OpenAPIObject {
       }
     }
   }
+  listTags(document);
   return document;
+}
+
+/** The tags operations use, in the catalogue's order and grouped by area; the fallbacks last. */
+function listTags(document: OpenAPIObject): void {
+  const used = new Set(operationsOf(document).flatMap(({ operation }) => operation.tags ?? []));
+  const groups: { name: string; tags: { name: string; description: string }[] }[] = TAG_GROUPS.map(
+    (group) => ({
+      name: group.name,
+      tags: group.tags.filter((tag) => used.has(tag.name)),
+    }),
+  ).filter((group) => group.tags.length > 0);
+  const fallbacks = Object.values(AREA_FALLBACK_TAGS).filter((tag) => used.has(tag.name));
+  if (fallbacks.length > 0) {
+    groups.push({ name: 'Untagged', tags: fallbacks });
+  }
+  document.tags = groups.flatMap((group) => group.tags.map((tag) => ({ ...tag })));
+  (document as OpenAPIObject & { 'x-tagGroups'?: unknown })['x-tagGroups'] = groups.map((group) => ({
+    name: group.name,
+    tags: group.tags.map((tag) => tag.name),
+  }));
 }
 
 const ERROR_SCHEMA_OF: Record<Area, ErrorArea> = {

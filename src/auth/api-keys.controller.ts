@@ -9,6 +9,7 @@ import {
   ApiOkResponse,
   ApiOperation,
   ApiUnauthorizedResponse,
+  ApiTags,
 } from '@nestjs/swagger';
 import { ProblemDto } from '../common/dto/error-bodies.dto.js';
 import { ProblemDetailsFilter } from '../common/filters/problem-details.filter.js';
@@ -23,10 +24,12 @@ import {
   CreatedApiKeyDto,
   toApiKeyResponse,
 } from './dto/api-key.dto.js';
+import { TAGS } from '../common/api-tags.js';
 
 /** The caller's API keys; `/users/current` is area B's, so errors are problem documents. */
 @ApiUnauthorizedResponse({ type: ProblemDto, description: 'No valid token or API key' })
 @UseFilters(ProblemDetailsFilter)
+@ApiTags(TAGS.apiKeys)
 @Controller('users/current/apikeys')
 export class ApiKeysController {
   constructor(private readonly keys: ApiKeysService) {}

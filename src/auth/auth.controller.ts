@@ -8,6 +8,7 @@ import {
   ApiPayloadTooLargeResponse,
   ApiOperation,
   ApiTooManyRequestsResponse,
+  ApiTags,
 } from '@nestjs/swagger';
 import type { Request, Response } from 'express';
 import { AuthErrorFilter } from '../common/filters/auth-error.filter.js';
@@ -17,9 +18,11 @@ import { AuthService, type IssuedToken } from './auth.service.js';
 import { LoginDto, LoginResponseDto } from './dto/login.dto.js';
 import { Public } from './public.decorator.js';
 import { clearSessionCookie, extractToken, setSessionCookie } from './token-carriers.js';
+import { TAGS } from '../common/api-tags.js';
 
 @UseFilters(AuthErrorFilter)
 @Public()
+@ApiTags(TAGS.auth)
 @Controller('api/v1/auth')
 export class AuthController {
   constructor(private readonly auth: AuthService) {}

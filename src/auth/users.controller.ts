@@ -9,6 +9,7 @@ import {
   ApiOkResponse,
   ApiOperation,
   ApiUnauthorizedResponse,
+  ApiTags,
 } from '@nestjs/swagger';
 import { AuthErrorDto } from '../common/dto/error-bodies.dto.js';
 import { AuthErrorFilter } from '../common/filters/auth-error.filter.js';
@@ -25,12 +26,14 @@ import {
 } from './dto/user.dto.js';
 import { Roles } from './roles.decorator.js';
 import { UsersService } from './users.service.js';
+import { TAGS } from '../common/api-tags.js';
 
 @ApiAuth()
 @ApiUnauthorizedResponse({ type: AuthErrorDto, description: 'No valid token' })
 @ApiForbiddenResponse({ type: AuthErrorDto, description: 'The caller is not an admin' })
 @UseFilters(AuthErrorFilter)
 @Roles('admin')
+@ApiTags(TAGS.users)
 @Controller('api/v1/users')
 export class UsersController {
   constructor(private readonly users: UsersService) {}

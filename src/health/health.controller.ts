@@ -12,6 +12,7 @@ import {
   ApiOperation,
   ApiPayloadTooLargeResponse,
   ApiServiceUnavailableResponse,
+  ApiTags,
 } from '@nestjs/swagger';
 import { ProblemDto } from '../common/dto/error-bodies.dto.js';
 import {
@@ -25,6 +26,7 @@ import type { Response } from 'express';
 import { DataSource } from 'typeorm';
 import { Public } from '../auth/public.decorator.js';
 import { toProblem } from '../common/errors/problem.js';
+import { TAGS } from '../common/api-tags.js';
 
 /** Terminus answers 503 with its own report; probes and operators read that report, so it passes through. */
 @Catch()
@@ -43,6 +45,7 @@ class HealthReportFilter implements ExceptionFilter {
 // Refused by the body parser before routing, so in area B's shape like any other path outside /api/v1.
 @ApiPayloadTooLargeResponse({ type: ProblemDto, description: 'The request body is larger than 1 MiB' })
 @UseFilters(HealthReportFilter)
+@ApiTags(TAGS.service)
 @Controller('health')
 export class HealthController {
   constructor(

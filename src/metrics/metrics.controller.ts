@@ -5,6 +5,7 @@ import {
   ApiOperation,
   ApiPayloadTooLargeResponse,
   ApiUnauthorizedResponse,
+  ApiTags,
 } from '@nestjs/swagger';
 import type { Request } from 'express';
 import { METRICS_SCHEME } from '../auth/api-auth.decorator.js';
@@ -13,9 +14,11 @@ import { ProblemDto } from '../common/dto/error-bodies.dto.js';
 import { ProblemDetailsFilter } from '../common/filters/problem-details.filter.js';
 import { MetricsService } from './metrics.service.js';
 import { MetricsAccess } from './metrics-access.js';
+import { TAGS } from '../common/api-tags.js';
 
 @Public()
 @UseFilters(ProblemDetailsFilter)
+@ApiTags(TAGS.service)
 @Controller('metrics')
 export class MetricsController {
   constructor(

@@ -1,5 +1,11 @@
 import { Body, Controller, Delete, Get, HttpCode, Param, Post } from '@nestjs/common';
-import { ApiCreatedResponse, ApiNoContentResponse, ApiOkResponse, ApiOperation } from '@nestjs/swagger';
+import {
+  ApiCreatedResponse,
+  ApiNoContentResponse,
+  ApiOkResponse,
+  ApiOperation,
+  ApiTags,
+} from '@nestjs/swagger';
 import type { AuthUser } from '../auth/auth-user.js';
 import { CurrentUser } from '../auth/current-user.decorator.js';
 import { RegistryReads } from '../workflows/index.js';
@@ -12,9 +18,11 @@ import {
   DeliveryLogDto,
   toChannelResponse,
 } from './dto/channel.dto.js';
+import { TAGS } from '../common/api-tags.js';
 
 /** The caller's delivery channels (API.md 6.4). */
 @RegistryReads()
+@ApiTags(TAGS.channels)
 @Controller('users/current/channels')
 export class ChannelsController {
   constructor(private readonly channels: ChannelsService) {}

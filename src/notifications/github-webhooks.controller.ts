@@ -8,6 +8,7 @@ import {
   ApiPayloadTooLargeResponse,
   ApiSecurity,
   ApiUnauthorizedResponse,
+  ApiTags,
 } from '@nestjs/swagger';
 import type { Request } from 'express';
 import { GITHUB_SIGNATURE_SCHEME } from '../auth/api-auth.decorator.js';
@@ -15,10 +16,12 @@ import { Public } from '../auth/public.decorator.js';
 import { ProblemDto } from '../common/dto/error-bodies.dto.js';
 import { ProblemDetailsFilter } from '../common/filters/problem-details.filter.js';
 import { GithubWebhooksService } from './github-webhooks.service.js';
+import { TAGS } from '../common/api-tags.js';
 
 /** GitHub's webhook deliveries (API.md 6.5): no token, a signature instead. */
 @Public()
 @UseFilters(ProblemDetailsFilter)
+@ApiTags(TAGS.webhooks)
 @Controller('integrations/github/webhooks')
 export class GithubWebhooksController {
   constructor(private readonly webhooks: GithubWebhooksService) {}

@@ -1,5 +1,5 @@
 import { Body, Controller, Delete, Get, HttpCode, Param, Patch, Put } from '@nestjs/common';
-import { ApiBody, ApiNoContentResponse, ApiOkResponse, ApiOperation } from '@nestjs/swagger';
+import { ApiBody, ApiNoContentResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import type { AuthUser } from '../auth/auth-user.js';
 import { CurrentUser } from '../auth/current-user.decorator.js';
 import { RegistryReads } from '../workflows/index.js';
@@ -13,9 +13,11 @@ import {
   toNotificationView,
 } from './dto/notification.dto.js';
 import { NotificationsService } from './notifications.service.js';
+import { TAGS } from '../common/api-tags.js';
 
 /** The caller's notifications (API.md 6.3, LifeMonitor's operations). */
 @RegistryReads()
+@ApiTags(TAGS.subscriptions)
 @Controller('users/current/notifications')
 export class NotificationsController {
   constructor(private readonly notifications: NotificationsService) {}

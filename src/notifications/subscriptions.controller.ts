@@ -5,6 +5,7 @@ import {
   ApiNoContentResponse,
   ApiOkResponse,
   ApiOperation,
+  ApiTags,
 } from '@nestjs/swagger';
 import type { Response } from 'express';
 import type { AuthUser } from '../auth/auth-user.js';
@@ -18,9 +19,11 @@ import {
   toSubscriptionResponse,
 } from './dto/subscription.dto.js';
 import { SubscriptionsService } from './subscriptions.service.js';
+import { TAGS } from '../common/api-tags.js';
 
 /** Subscriptions to a workflow's events (API.md 6.1, LifeMonitor's operations). */
 @RegistryReads()
+@ApiTags(TAGS.subscriptions)
 @Controller()
 export class SubscriptionsController {
   constructor(private readonly subscriptions: SubscriptionsService) {}

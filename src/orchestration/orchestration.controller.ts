@@ -12,7 +12,15 @@ import {
   UseFilters,
   type ExecutionContext,
 } from '@nestjs/common';
-import { ApiBody, ApiOkResponse, ApiOperation, ApiParam, ApiQuery, ApiResponse } from '@nestjs/swagger';
+import {
+  ApiBody,
+  ApiOkResponse,
+  ApiOperation,
+  ApiParam,
+  ApiQuery,
+  ApiResponse,
+  ApiTags,
+} from '@nestjs/swagger';
 import type { Request, Response } from 'express';
 import type { AuthUser } from '../auth/auth-user.js';
 import { CurrentUser } from '../auth/current-user.decorator.js';
@@ -60,6 +68,7 @@ import {
 import { StartNodeDto } from './dto/start-node.dto.js';
 import { OrchestrationService, type AssignmentOutcome } from './orchestration.service.js';
 import type { NodeQuery, PowerAction } from './providers/cloud-provider.js';
+import { TAGS } from '../common/api-tags.js';
 
 /** The `<cloud>` path segment, `default` when the path leaves it out. */
 const CloudName = createParamDecorator((_data: unknown, context: ExecutionContext): string => {
@@ -142,6 +151,7 @@ function powerErrors(action: PowerAction): (EnvelopeStatus | EnvelopeErrorCase)[
 @ApiEnvelopeErrors(401, 403)
 @UseFilters(EnvelopeFilter)
 @Roles('agent')
+@ApiTags(TAGS.clouds)
 @Controller('api/v1')
 export class OrchestrationController {
   constructor(
@@ -206,6 +216,7 @@ export class OrchestrationController {
   }
 
   @Post('vm/start{/:cloud}')
+  @ApiTags(TAGS.vms)
   @HttpCode(200)
   @Operation(
     'vm-start',
@@ -266,6 +277,7 @@ export class OrchestrationController {
   }
 
   @Get('jobs/:id')
+  @ApiTags(TAGS.vms)
   @Operation(
     'jobs-get',
     'An asynchronous start: its state, and the node once made',
@@ -298,6 +310,7 @@ export class OrchestrationController {
   }
 
   @Put('vm/stop{/:cloud}')
+  @ApiTags(TAGS.vms)
   @Operation(
     'vm-stop',
     'Stops (destroys) a node, by id or hostname',
@@ -313,6 +326,7 @@ export class OrchestrationController {
   }
 
   @Put('vm/reboot{/:cloud}')
+  @ApiTags(TAGS.vms)
   @Operation('vm-reboot', 'Reboots a node, by id or hostname', true, POWER)
   @ApiBody({ type: PowerNodeDto })
   @ApiOkResponse({
@@ -325,6 +339,7 @@ export class OrchestrationController {
   }
 
   @Put('vm/poweroff{/:cloud}')
+  @ApiTags(TAGS.vms)
   @Operation('vm-poweroff', 'Powers a node off (it is kept, state 5 stopped), by id or hostname', true, POWER)
   @ApiBody({ type: PowerNodeDto })
   @ApiOkResponse({
@@ -337,6 +352,7 @@ export class OrchestrationController {
   }
 
   @Put('vm/poweron{/:cloud}')
+  @ApiTags(TAGS.vms)
   @Operation('vm-poweron', 'Powers a stopped node on, by id or hostname', true, POWER)
   @ApiBody({ type: PowerNodeDto })
   @ApiOkResponse({
@@ -349,6 +365,7 @@ export class OrchestrationController {
   }
 
   @Put('vm/action/assign{/:cloud}')
+  @ApiTags(TAGS.assignments)
   @Operation('vm-assign', 'Assigns a node to a user and an application', true, `${FACILITY}\n\n${LEASES}`)
   @ApiBody({ type: AssignNodeDto })
   @ApiOkResponse({ type: AssignmentReplyDto, description: 'The node is assigned' })
@@ -384,6 +401,7 @@ export class OrchestrationController {
   }
 
   @Put('vm/action/extend{/:cloud}')
+  @ApiTags(TAGS.assignments)
   @Operation('vm-extend', 'Moves the end of the lease of an assigned node', true, LEASES)
   @ApiBody({ type: ExtendLeaseDto })
   @ApiOkResponse({ type: ExtendReplyDto, description: 'The lease ends at the new time' })
@@ -421,6 +439,7 @@ export class OrchestrationController {
   }
 
   @Put('vm/action/release{/:cloud}')
+  @ApiTags(TAGS.assignments)
   @Operation('vm-release', 'Ends the assignment of a node (the node keeps running)', true, FACILITY)
   @ApiBody({ type: ReleaseNodeDto })
   @ApiOkResponse({ type: AssignmentReplyDto, description: 'The assignment has ended' })
@@ -432,6 +451,7 @@ export class OrchestrationController {
   }
 
   @Get('vm/status{/:cloud}')
+  @ApiTags(TAGS.vms)
   @Operation('vm-status', 'The active assignments of a cloud, with their leases')
   @ApiOkResponse({ type: AssignmentsReplyDto, description: 'The active assignments, oldest first' })
   @ApiEnvelopeErrors(500, 502, 503)

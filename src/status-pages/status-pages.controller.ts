@@ -18,6 +18,7 @@ import { OptionalQueryInt, OptionalText } from '../common/validation.js';
 import { OptionalVersionQuery, WorkflowUuidParam } from '../workflows/index.js';
 import { HtmlErrorFilter } from './html-error.filter.js';
 import { StatusPagesService } from './status-pages.service.js';
+import { TAGS } from '../common/api-tags.js';
 
 export class StatusListQuery {
   @OptionalQueryInt(1, 100_000, 'The page, 50 workflows each, newest first (default 1)')
@@ -56,7 +57,7 @@ const UNAVAILABLE = {
  * The HTML status pages (API.md 5.4): no script, no asset from another origin (styles inline,
  * charts inline SVG, badges from this service). Identity is the session cookie (or any token).
  */
-@ApiTags('registry')
+@ApiTags(TAGS.badges)
 @ApiAuth()
 @OptionalAuth()
 @UseFilters(HtmlErrorFilter)

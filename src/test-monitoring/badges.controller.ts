@@ -1,5 +1,5 @@
 import { Controller, Get, Param, Query, Req, Res } from '@nestjs/common';
-import { ApiOkResponse, ApiOperation, ApiProduces, ApiResponse } from '@nestjs/swagger';
+import { ApiOkResponse, ApiOperation, ApiProduces, ApiResponse, ApiTags } from '@nestjs/swagger';
 import type { Request, Response } from 'express';
 import { CurrentViewer, OptionalAuth, type Viewer } from '../auth/optional-auth.decorator.js';
 import { entityTagOf, matchesIfNoneMatch } from '../common/conditional-read.js';
@@ -8,12 +8,14 @@ import { badgeJson, badgeOf, DEFAULT_BADGE_LABEL, renderBadgeSvg } from './badge
 import { BadgeQuery } from './dto/status-requests.dto.js';
 import { ShieldsEndpointDto } from './dto/status-response.dto.js';
 import { TestStatusService, type BadgeStatus } from './test-status.service.js';
+import { TAGS } from '../common/api-tags.js';
 
 const CACHE_SECONDS = 60;
 
 /** Badges of a workflow's test status (API.md 5.2): an SVG image and the shields.io endpoint. */
 @RegistryReads()
 @OptionalAuth()
+@ApiTags(TAGS.badges)
 @Controller('workflows')
 export class BadgesController {
   constructor(private readonly status: TestStatusService) {}

@@ -1,5 +1,5 @@
 import { Controller, Get, Param, Query } from '@nestjs/common';
-import { ApiOkResponse, ApiOperation } from '@nestjs/swagger';
+import { ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { CurrentViewer, OptionalAuth, type Viewer } from '../auth/optional-auth.decorator.js';
 import { conditional, ConditionalRead, type ConditionalReply } from '../common/conditional-read.js';
 import {
@@ -30,10 +30,12 @@ import {
   WorkflowStatusDto,
 } from './dto/status-response.dto.js';
 import { TestStatusService } from './test-status.service.js';
+import { TAGS } from '../common/api-tags.js';
 
 /** The test status reads of area B (API.md 2.6, 2.7), with the registry's visibility rule. */
 @RegistryReads()
 @OptionalAuth()
+@ApiTags(TAGS.status)
 @Controller()
 export class TestStatusController {
   constructor(private readonly status: TestStatusService) {}

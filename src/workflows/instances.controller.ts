@@ -5,6 +5,7 @@ import {
   ApiNoContentResponse,
   ApiOkResponse,
   ApiOperation,
+  ApiTags,
 } from '@nestjs/swagger';
 import type { AuthUser } from '../auth/auth-user.js';
 import { CurrentUser } from '../auth/current-user.decorator.js';
@@ -16,6 +17,7 @@ import { InstanceUuidParam } from './dto/workflow-requests.dto.js';
 import { InstancesService } from './instances.service.js';
 import { RegistryReads } from './registry-reads.decorator.js';
 import { WorkflowsService } from './workflows.service.js';
+import { TAGS } from '../common/api-tags.js';
 
 const FORBIDDEN = {
   type: ProblemDto,
@@ -24,6 +26,7 @@ const FORBIDDEN = {
 
 /** Test instances, by uuid: reads open to anybody for public workflows, writes for the owner and admins. */
 @RegistryReads()
+@ApiTags(TAGS.suites)
 @Controller('instances')
 export class InstancesController {
   constructor(

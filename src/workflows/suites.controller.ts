@@ -1,5 +1,11 @@
 import { Body, Controller, Get, Param, Post } from '@nestjs/common';
-import { ApiCreatedResponse, ApiForbiddenResponse, ApiOkResponse, ApiOperation } from '@nestjs/swagger';
+import {
+  ApiCreatedResponse,
+  ApiForbiddenResponse,
+  ApiOkResponse,
+  ApiOperation,
+  ApiTags,
+} from '@nestjs/swagger';
 import type { AuthUser } from '../auth/auth-user.js';
 import { CurrentUser } from '../auth/current-user.decorator.js';
 import { CurrentViewer, OptionalAuth, type Viewer } from '../auth/optional-auth.decorator.js';
@@ -16,9 +22,11 @@ import { SuiteUuidParam } from './dto/workflow-requests.dto.js';
 import { InstancesService } from './instances.service.js';
 import { RegistryReads } from './registry-reads.decorator.js';
 import { WorkflowsService } from './workflows.service.js';
+import { TAGS } from '../common/api-tags.js';
 
 /** Test suites, by uuid: reads open to anybody for public workflows; adding an instance is for the owner and admins. */
 @RegistryReads()
+@ApiTags(TAGS.suites)
 @Controller('suites')
 export class SuitesController {
   constructor(

@@ -6,6 +6,7 @@ import {
   ApiOkResponse,
   ApiOperation,
   ApiUnauthorizedResponse,
+  ApiTags,
 } from '@nestjs/swagger';
 import { ApiAuth } from '../auth/api-auth.decorator.js';
 import type { AuthUser } from '../auth/auth-user.js';
@@ -18,11 +19,13 @@ import { toWorkflowSummaryResponse, WorkflowListDto } from './dto/workflow-respo
 import { conditional, ConditionalRead, type ConditionalReply } from '../common/conditional-read.js';
 import { itemsReply } from './json-items-stream.js';
 import { WorkflowsService } from './workflows.service.js';
+import { TAGS } from '../common/api-tags.js';
 
 /** The caller's own workflows: register one, list them. */
 @ApiAuth()
 @ApiUnauthorizedResponse({ type: ProblemDto, description: 'No valid token' })
 @UseFilters(ProblemDetailsFilter)
+@ApiTags(TAGS.workflows)
 @Controller('users/current/workflows')
 export class UserWorkflowsController {
   constructor(private readonly workflows: WorkflowsService) {}

@@ -18,6 +18,7 @@ import {
   ApiOperation,
   ApiProduces,
   ApiResponse,
+  ApiTags,
 } from '@nestjs/swagger';
 import type { Request, Response } from 'express';
 import type { AuthUser } from '../auth/auth-user.js';
@@ -53,6 +54,7 @@ import {
 import { RegistryReads } from './registry-reads.decorator.js';
 import { itemsReply } from './json-items-stream.js';
 import { WorkflowsService } from './workflows.service.js';
+import { TAGS } from '../common/api-tags.js';
 
 const CRATE_METADATA_EXAMPLE = {
   '@context': 'https://w3id.org/ro/crate/1.1/context',
@@ -82,6 +84,7 @@ const FORBIDDEN = {
  * archives and test suites. Reads are open to anonymous callers for public workflows (API.md 5.1).
  */
 @RegistryReads()
+@ApiTags(TAGS.workflows)
 @Controller('workflows')
 export class WorkflowsController {
   constructor(
@@ -170,6 +173,7 @@ export class WorkflowsController {
   }
 
   @Get(':wf_uuid/badge-token')
+  @ApiTags(TAGS.badges)
   @ApiOperation({
     operationId: 'workflows-get-badge-token',
     summary: "The workflow's badge token, made on first request, with the badge URLs that carry it",
@@ -193,6 +197,7 @@ export class WorkflowsController {
   }
 
   @Delete(':wf_uuid/badge-token')
+  @ApiTags(TAGS.badges)
   @HttpCode(204)
   @ApiOperation({
     operationId: 'workflows-delete-badge-token',
@@ -209,6 +214,7 @@ export class WorkflowsController {
   }
 
   @Get(':wf_uuid/versions')
+  @ApiTags(TAGS.versions)
   @OptionalAuth()
   @ApiOperation({
     operationId: 'workflows-get-versions-by-id',
@@ -227,6 +233,7 @@ export class WorkflowsController {
   }
 
   @Get(':wf_uuid/versions/:wf_version')
+  @ApiTags(TAGS.versions)
   @OptionalAuth()
   @ApiOperation({ operationId: 'workflows-get-version-by-id', summary: 'A workflow at one of its versions' })
   @ApiOkResponse({ type: WorkflowDto })
@@ -245,6 +252,7 @@ export class WorkflowsController {
   }
 
   @Delete(':wf_uuid/versions/:wf_version')
+  @ApiTags(TAGS.versions)
   @HttpCode(204)
   @ApiOperation({
     operationId: 'workflows-delete',
@@ -261,6 +269,7 @@ export class WorkflowsController {
   }
 
   @Get(':wf_uuid/rocrate/:wf_version/download')
+  @ApiTags(TAGS.versions)
   @OptionalAuth()
   @ApiOperation({ operationId: 'workflows-rocrate-download', summary: 'The RO-Crate archive of a version' })
   @ApiProduces('application/zip')
@@ -292,6 +301,7 @@ export class WorkflowsController {
   }
 
   @Get(':wf_uuid/rocrate/:wf_version/metadata')
+  @ApiTags(TAGS.versions)
   @OptionalAuth()
   @ApiOperation({
     operationId: 'workflows-rocrate-metadata',
@@ -324,6 +334,7 @@ export class WorkflowsController {
   }
 
   @Get(':wf_uuid/suites')
+  @ApiTags(TAGS.suites)
   @OptionalAuth()
   @ApiOperation({
     operationId: 'workflows-get-suites',

@@ -59,7 +59,7 @@ describe('Swagger UI in a real browser', () => {
     await bearer.locator('button.authorize').click();
     await page.locator('button.btn-done').first().click();
 
-    const operation = page.locator('#operations-auth-users-get-current');
+    const operation = page.locator('#operations-users-users-get-current');
     await operation.locator('.opblock-summary').click();
     await operation.locator('button.try-out__btn').click();
     await operation.locator('button.execute').click();

@@ -1,0 +1,136 @@
+/**
+ * The tags of the OpenAPI document, by what a person looks for in it: Swagger UI shows one
+ * section per tag, in this order. A controller (or a method) names its tag with
+ * `@ApiTags(TAGS.x)`; the finishing pass of the document lists the tags an operation uses, with
+ * these descriptions, and groups them by area (`x-tagGroups`, read by Redoc).
+ */
+export const TAGS = {
+  auth: 'auth',
+  users: 'users',
+  apiKeys: 'API keys',
+  workflows: 'workflows',
+  versions: 'versions',
+  suites: 'suites and instances',
+  status: 'test status and builds',
+  badges: 'badges and status pages',
+  subscriptions: 'subscriptions and notifications',
+  channels: 'notification channels',
+  webhooks: 'GitHub webhooks',
+  clouds: 'clouds',
+  vms: 'VMs',
+  assignments: 'VM assignments',
+  service: 'service',
+} as const;
+
+export type TagName = (typeof TAGS)[keyof typeof TAGS];
+
+const AUTH_ERRORS = 'Errors are `{"error": {"code", "title", "message"}}`.';
+const REGISTRY_ERRORS = 'Errors are `application/problem+json`.';
+const ORCHESTRATION_ERRORS =
+  'Needs a token of role agent or admin (also accepted as `auth_token` in the query or the JSON body). Replies are ' +
+  '`{"status": "ok", …}`; errors are the envelope `{"status": "error", "message", "status_code", …}`.';
+
+export interface TagGroup {
+  /** The area (API.md 0), as the group's heading. */
+  name: string;
+  tags: { name: TagName; description: string }[];
+}
+
+export const TAG_GROUPS: readonly TagGroup[] = [
+  {
+    name: 'A. Tokens and users',
+    tags: [
+      {
+        name: TAGS.auth,
+        description: `Log in for a token (\`POST /api/v1/auth\`), check it, log out. ${AUTH_ERRORS}`,
+      },
+      {
+        name: TAGS.users,
+        description:
+          'The caller (`GET /users/current`, whose errors are `application/problem+json`), and the users of the ' +
+          `service (role admin). ${AUTH_ERRORS}`,
+      },
+      {
+        name: TAGS.apiKeys,
+        description:
+          "The caller's API keys (API.md 7.3): a key works wherever a token does, as `Authorization: ApiKey <key>` " +
+          `or \`X-API-Key: <key>\`. ${REGISTRY_ERRORS}`,
+      },
+    ],
+  },
+  {
+    name: 'B. Workflow registry and test monitoring',
+    tags: [
+      {
+        name: TAGS.workflows,
+        description:
+          'Register a Workflow Testing RO-Crate by link (`POST /users/current/workflows`), list, read, rename, ' +
+          `publish and delete workflows (LifeMonitor paths and operation ids). ${REGISTRY_ERRORS}`,
+      },
+      {
+        name: TAGS.versions,
+        description: `A workflow's versions, their RO-Crate archives and metadata. ${REGISTRY_ERRORS}`,
+      },
+      {
+        name: TAGS.suites,
+        description:
+          'The test suites a crate names, and their test instances (a suite on one CI service): read them, add, ' +
+          `change or remove instances. ${REGISTRY_ERRORS}`,
+      },
+      {
+        name: TAGS.status,
+        description:
+          'The test status the service keeps from the CI services: per workflow, suite and instance, the latest ' +
+          `builds, one build, statistics and history. ${REGISTRY_ERRORS}`,
+      },
+      {
+        name: TAGS.badges,
+        description:
+          'Status badges to embed in other pages (SVG, or JSON for shields.io), the token of a private badge, and ' +
+          'the HTML status pages.',
+      },
+      {
+        name: TAGS.subscriptions,
+        description:
+          'Follow a workflow (which events), and read, mark and delete the notifications it raises. ' +
+          REGISTRY_ERRORS,
+      },
+      {
+        name: TAGS.channels,
+        description: `Where notifications go besides the API (e-mail, webhook, Slack), and each channel's deliveries. ${REGISTRY_ERRORS}`,
+      },
+      {
+        name: TAGS.webhooks,
+        description: `GitHub's webhook deliveries (\`workflow_run\`), signed with GITHUB_WEBHOOK_SECRET. ${REGISTRY_ERRORS}`,
+      },
+    ],
+  },
+  {
+    name: 'C. VM orchestration',
+    tags: [
+      {
+        name: TAGS.clouds,
+        description: `The configured clouds, and their nodes, images and sizes. ${ORCHESTRATION_ERRORS}`,
+      },
+      {
+        name: TAGS.vms,
+        description: `Start, stop, reboot and power VMs, and follow the jobs that start them. ${ORCHESTRATION_ERRORS}`,
+      },
+      {
+        name: TAGS.assignments,
+        description: `Assign a VM to a user, extend its lease, release it. ${ORCHESTRATION_ERRORS}`,
+      },
+    ],
+  },
+  {
+    name: 'The service',
+    tags: [
+      {
+        name: TAGS.service,
+        description:
+          'For operators: liveness, readiness and Prometheus metrics. No user token; `/metrics` takes ' +
+          '`METRICS_TOKEN` when that is set.',
+      },
+    ],
+  },
+];
