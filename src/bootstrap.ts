@@ -62,7 +62,7 @@ export function configureApp(
     everyRequest.push(app.get(MetricsService).httpMiddleware());
   }
   if (use('helmet')) {
-    everyRequest.push(helmet());
+    everyRequest.push(securityHeaders(config));
   }
   if (use('cookie-parser')) {
     everyRequest.push(cookieParser());
@@ -76,6 +76,20 @@ export function configureApp(
     app.useGlobalFilters(new FallbackErrorFilter());
   }
   setupSwagger(app);
+}
+
+/**
+ * helmet's headers, with `upgrade-insecure-requests` in the Content-Security-Policy only when the
+ * service knows it is served over HTTPS: reached over plain HTTP under any name but localhost (a
+ * LAN, a proxy that ends TLS elsewhere), a browser would otherwise ask for every script, style and
+ * image of /docs and /status over https, get none, and show a blank page.
+ */
+function securityHeaders(config: AppConfig): Middleware {
+  return helmet({
+    contentSecurityPolicy: {
+      directives: { upgradeInsecureRequests: config.servedOverHttps ? [] : null },
+    },
+  });
 }
 
 /**

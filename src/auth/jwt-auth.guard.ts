@@ -2,6 +2,7 @@ import { Injectable, type ExecutionContext } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
 import { AuthGuard } from '@nestjs/passport';
 import type { Request, Response } from 'express';
+import { openToAllOrigins } from '../common/cross-origin.js';
 import { DomainError } from '../common/errors/domain-error.js';
 import { ApiKeyRefusal, ApiKeyStrategy, NO_API_KEY } from './api-key.strategy.js';
 import type { AuthUser, TokenCarrier } from './auth-user.js';
@@ -44,7 +45,10 @@ export class JwtAuthGuard extends AuthGuard() {
       context.getClass(),
     ]);
     if (optional && !carriesCredential(request)) {
-      return true; // anonymous: the service decides what it may see
+      // Anonymous: the service decides what it may see, and that is public (API.md 5.1), so any
+      // origin's script may read it; the error filters take the header off a failed read.
+      openToAllOrigins(response);
+      return true;
     }
     // A token verified before needs no second verification nor passport's chain (which would
     // first try the API key strategy): only the user and revocation re-check, as passport's path

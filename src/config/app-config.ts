@@ -24,6 +24,11 @@ export class AppConfig {
   readonly dataDir!: string;
   readonly logLevel!: string;
   readonly publicBaseUrl?: string;
+  /**
+   * The service knows its pages are reached over HTTPS (COOKIE_SECURE=true, or an https://
+   * PUBLIC_BASE_URL): only then may it tell browsers to upgrade every http:// subresource.
+   */
+  readonly servedOverHttps!: boolean;
   /** Value for Express `trust proxy`. */
   readonly trustProxy!: boolean | number | string;
   readonly shutdownTimeoutMs!: number;
@@ -122,6 +127,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     dataDir,
     logLevel: schema.LOG_LEVEL,
     publicBaseUrl: schema.PUBLIC_BASE_URL?.replace(/\/+$/, ''),
+    servedOverHttps: schema.COOKIE_SECURE || /^https:\/\//i.test(schema.PUBLIC_BASE_URL ?? ''),
     trustProxy: parseTrustProxy(schema.TRUST_PROXY),
     shutdownTimeoutMs: schema.SHUTDOWN_TIMEOUT_SECONDS * 1000,
     databaseTimeoutMs: schema.DATABASE_TIMEOUT_SECONDS * 1000,

@@ -4,6 +4,7 @@ import type { AuthUser } from '../auth/auth-user.js';
 import { DomainError, httpStatusOf } from '../common/errors/domain-error.js';
 import { titleOf } from '../common/errors/problem.js';
 import { renderPage } from './templates.js';
+import { closeToOtherOrigins } from '../common/cross-origin.js';
 
 const MESSAGES: Record<number, string> = {
   400: 'The address is not right: ',
@@ -49,6 +50,7 @@ export class HtmlErrorFilter implements ExceptionFilter {
             ? `Something went wrong on our side; try again in a moment (request ${String(request.id)}).`
             : detail || titleOf(status)));
     const user = request.user as AuthUser | undefined;
+    closeToOtherOrigins(response);
     response
       .status(status)
       .type('text/html; charset=utf-8')

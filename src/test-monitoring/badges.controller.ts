@@ -3,6 +3,7 @@ import { ApiOkResponse, ApiOperation, ApiProduces, ApiResponse, ApiTags } from '
 import type { Request, Response } from 'express';
 import { CurrentViewer, OptionalAuth, type Viewer } from '../auth/optional-auth.decorator.js';
 import { entityTagOf, matchesIfNoneMatch } from '../common/conditional-read.js';
+import { embeddableAnywhere, openToAllOrigins } from '../common/cross-origin.js';
 import { RegistryReads, WorkflowUuidParam } from '../workflows/index.js';
 import { badgeJson, badgeOf, DEFAULT_BADGE_LABEL, renderBadgeSvg } from './badge.js';
 import { BadgeQuery } from './dto/status-requests.dto.js';
@@ -83,6 +84,11 @@ export class BadgesController {
 /** The badge, or 304 when the caller has it already; shared caches may keep what anybody with the URL may see. */
 function send(request: Request, response: Response, status: BadgeStatus, type: string, body: string): void {
   const etag = entityTagOf(body);
+  if (status.audience === 'shared') {
+    // Made to be embedded (a README, another site's page): as `<img>` and by `fetch()` from anywhere.
+    embeddableAnywhere(response);
+    openToAllOrigins(response);
+  }
   response.set({
     ETag: etag,
     'Cache-Control': `${status.audience === 'shared' ? 'public' : 'private'}, max-age=${CACHE_SECONDS}`,

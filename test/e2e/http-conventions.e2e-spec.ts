@@ -26,6 +26,29 @@ describe('conventions of every area', () => {
     expect(response.headers['x-powered-by']).toBeUndefined();
   });
 
+  it('asks browsers to upgrade every subresource to https only when it knows it is served over HTTPS', async () => {
+    const policy = async (app: TestApp): Promise<string> =>
+      (await app.http.get('/docs/')).headers['content-security-policy'];
+    // Over plain HTTP under a LAN name, an upgrade would leave /docs and /status without scripts, styles and images.
+    expect(await policy(t)).toContain("default-src 'self'");
+    expect(await policy(t)).not.toContain('upgrade-insecure-requests');
+    for (const [env, upgrades] of [
+      [{ COOKIE_SECURE: 'true' }, true],
+      [{ PUBLIC_BASE_URL: 'https://registry.example.org/' }, true],
+      [{ PUBLIC_BASE_URL: 'http://registry.lan:3000' }, false],
+    ] as const) {
+      const other = await createTestApp(env);
+      try {
+        expect({ env, upgrades: (await policy(other)).includes('upgrade-insecure-requests') }).toEqual({
+          env,
+          upgrades,
+        });
+      } finally {
+        await other.close();
+      }
+    }
+  });
+
   describe('unknown routes answer in the shape of their area', () => {
     it('area A: 404 with the error object', async () => {
       const response = await t.http.get('/api/v1/auth/nothing-here');

@@ -119,6 +119,15 @@ describe('workflow registry access (API.md 2, 2.3, 2.9, 5.1)', () => {
         for (const path of reads(workflows[visibility])) {
           const response = await as(get(path), caller);
           expect({ path, status: response.status }).toEqual({ path, status: sees ? 200 : 404 });
+          // Another origin's script may read what anybody may (an anonymous read, a public badge),
+          // never what a credential opened, and never with credentials.
+          const open =
+            sees && (caller === 'anonymous' || (/\/badge\./.test(path) && visibility === 'public'));
+          expect({ path, allowOrigin: response.headers['access-control-allow-origin'] }).toEqual({
+            path,
+            allowOrigin: open ? '*' : undefined,
+          });
+          expect(response.headers['access-control-allow-credentials']).toBeUndefined();
           if (!sees) {
             expect(response.headers['content-type']).toMatch(/^application\/problem\+json/);
             expect(bodyOf(response).detail).toMatch(/^No (workflow|test suite|test instance) [0-9a-f-]{36}$/);
@@ -132,6 +141,9 @@ describe('workflow registry access (API.md 2, 2.3, 2.9, 5.1)', () => {
         const response = await as(t.http.get(path), caller);
         expect({ path, status: response.status }).toEqual({ path, status: sees ? 200 : 404 });
         expect(response.headers['content-type']).toBe('text/html; charset=utf-8');
+        expect(response.headers['access-control-allow-origin']).toBe(
+          sees && caller === 'anonymous' ? '*' : undefined,
+        );
       }
       const listed = (await as(t.http.get('/status'), caller)).text;
       expect(listed.includes(`/status/${workflows[visibility].uuid}`)).toBe(sees);

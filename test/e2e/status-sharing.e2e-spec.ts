@@ -185,6 +185,34 @@ describe(`sharing the test status (${testDatabase()})`, () => {
       expect((await t.http.delete(path).set('Authorization', `Bearer ${alice}`)).status).toBe(204);
     });
 
+    it('lets any origin embed a badge anybody may see (<img>, fetch()), never one a credential opened', async () => {
+      const issued = await t.http
+        .get(`/workflows/${seeded.private.workflowUuid}/badge-token`)
+        .set('Authorization', `Bearer ${alice}`);
+      const opened = [
+        badge(seeded.passing),
+        badgeJson(seeded.passing),
+        badge(seeded.passing).set('Authorization', `Bearer ${bob}`),
+        badgeJson(seeded.private, `?token=${issued.body.token as string}`),
+      ];
+      for (const response of await Promise.all(opened)) {
+        expect(response.status).toBe(200);
+        expect(response.headers['cross-origin-resource-policy']).toBe('cross-origin');
+        expect(response.headers['access-control-allow-origin']).toBe('*');
+        expect(response.headers['access-control-allow-credentials']).toBeUndefined();
+      }
+      // The owner's own view of a private badge, and a badge nobody may see: closed to other origins.
+      const closed = [
+        badgeJson(seeded.private).set('Authorization', `Bearer ${alice}`),
+        badge(seeded.private),
+        badge(seeded.private, '?token=not-the-token'),
+      ];
+      for (const response of await Promise.all(closed)) {
+        expect(response.headers['cross-origin-resource-policy']).toBe('same-origin');
+        expect(response.headers['access-control-allow-origin']).toBeUndefined();
+      }
+    });
+
     it('forbids another user (403) the badge token of a public workflow they can see', async () => {
       const path = `/workflows/${seeded.passing.workflowUuid}/badge-token`;
       expect((await t.http.get(path).set('Authorization', `Bearer ${bob}`)).status).toBe(403);

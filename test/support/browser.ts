@@ -5,8 +5,12 @@ const CHROMIUM = '/usr/bin/chromium';
 /** Screenshots for a person to look at after the run (test-results/ is not committed). */
 export const SCREENSHOTS = 'test-results/screenshots';
 
-/** Debian's Chromium, headless, with nothing of its own going out to the network. */
-export async function launchChromium(): Promise<Browser> {
+/**
+ * Debian's Chromium, headless, with nothing of its own going out to the network. `hosts`: names
+ * Chromium resolves to 127.0.0.1 itself (`--host-resolver-rules`), to reach the service under a
+ * name other than localhost, as a LAN or another site would, with no DNS and no traffic elsewhere.
+ */
+export async function launchChromium(hosts: readonly string[] = []): Promise<Browser> {
   if (!existsSync(CHROMIUM)) {
     throw new Error(
       `${CHROMIUM} is missing: the browser tests need Debian's chromium (apt-get install -y chromium)`,
@@ -24,6 +28,9 @@ export async function launchChromium(): Promise<Browser> {
       '--disable-component-update',
       '--disable-sync',
       '--no-first-run',
+      ...(hosts.length > 0
+        ? [`--host-resolver-rules=${hosts.map((host) => `MAP ${host} 127.0.0.1`).join(', ')}`]
+        : []),
     ],
   });
 }

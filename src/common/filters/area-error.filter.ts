@@ -1,5 +1,6 @@
 import { Logger, type ArgumentsHost, type ExceptionFilter } from '@nestjs/common';
 import type { Request, Response } from 'express';
+import { closeToOtherOrigins } from '../cross-origin.js';
 import { toProblem, type Problem } from '../errors/problem.js';
 
 export interface RenderedError {
@@ -36,6 +37,7 @@ export abstract class AreaErrorFilter implements ExceptionFilter {
       response.destroy();
       return;
     }
+    closeToOtherOrigins(response);
     if (problem.retryAfterSeconds !== undefined) {
       response.setHeader('Retry-After', String(Math.max(1, Math.ceil(problem.retryAfterSeconds))));
     }
