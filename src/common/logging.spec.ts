@@ -66,6 +66,23 @@ describe('redactUrl', () => {
     expect(redactUrl('/api/v1/nodes?auth_token=abc.def&x=1')).toBe('/api/v1/nodes?auth_token=[Redacted]&x=1');
     expect(redactUrl('/a?x=1&password=p')).toBe('/a?x=1&password=[Redacted]');
   });
+
+  it('hides API keys in the query whatever the parameter, and anything like a key anywhere', () => {
+    const key = `wfk_${'A1b2-C3_d4'.repeat(4)}xyz`;
+    for (const [url, shown] of [
+      [`/workflows?api_key=${key}`, '/workflows?api_key=[Redacted]'],
+      [`/workflows?x=1&apikey=${key}&y=2`, '/workflows?x=1&apikey=[Redacted]&y=2'],
+      [`/workflows?key=${key}`, '/workflows?key=[Redacted]'],
+      [`/workflows?access_token=abc.def`, '/workflows?access_token=[Redacted]'],
+      [`/workflows?q=${key}`, '/workflows?q=[Redacted]'],
+      [`/workflows?filter=a,${key},b`, '/workflows?filter=a,[Redacted],b'],
+      [`/workflows?q=wfk%5F${key.slice(4)}`, '/workflows?q=[Redacted]'],
+      [`/workflows/${key}/status`, '/workflows/[Redacted]/status'],
+    ]) {
+      expect(redactUrl(url)).toBe(shown);
+    }
+    expect(redactUrl('/workflows?monkey=1&keys=2')).toBe('/workflows?monkey=1&keys=2');
+  });
 });
 
 describe('accessLog', () => {
@@ -112,6 +129,27 @@ describe('accessLog', () => {
     expect(line).not.toHaveProperty('res');
     expect(JSON.stringify(line)).not.toContain('secret-token');
     expect(JSON.stringify(line)).not.toContain('a-client');
+  });
+
+  it('never writes an API key sent in the query, whatever its parameter', async () => {
+    const key = `wfk_${'Zq9-x_'.repeat(7)}a`;
+    const lines = await logged(
+      false,
+      [
+        `/workflows?api_key=${key}`,
+        `/workflows?key=${key}`,
+        `/workflows?access_token=${key}`,
+        `/workflows?k=${key}`,
+      ],
+      401,
+    );
+    expect(lines.map((line) => (line.req as { url: string }).url)).toEqual([
+      '/workflows?api_key=[Redacted]',
+      '/workflows?key=[Redacted]',
+      '/workflows?access_token=[Redacted]',
+      '/workflows?k=[Redacted]',
+    ]);
+    expect(JSON.stringify(lines)).not.toContain(key.slice(4));
   });
 
   it('writes a JSON line otherwise: method, redacted URL, user agent, status, length, time; no header set', async () => {

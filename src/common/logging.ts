@@ -7,11 +7,19 @@ import { pino, type Logger } from 'pino';
 import pretty from 'pino-pretty';
 import type { AppConfig } from '../config/app-config.js';
 
-/** Query members that carry secrets and must not reach a log line. */
-const SECRET_QUERY = /([?&](?:auth_token|token|password)=)[^&]*/gi;
+/** Query members that carry secrets and must not reach a log line (API keys: `?api_key=`, `?key=`, OAuth's `?access_token=`). */
+const SECRET_QUERY =
+  /([?&](?:auth_token|access_token|token|password|secret|client_secret|api_?key|key)=)[^&#]*/gi;
+/**
+ * Anything that looks like one of our API keys (`wfk_…`, API_KEY_MARK), wherever it stands and
+ * whatever the parameter's name: a key sent in the query is refused, but its line is still logged.
+ * The underscore may come percent-encoded.
+ */
+const API_KEY_LIKE = /wfk(?:_|%5f)[A-Za-z0-9_%-]*/gi;
 
+/** The URL as a log line may show it: secrets in the query and anything like an API key replaced. */
 export function redactUrl(url: string | undefined): string | undefined {
-  return url?.replace(SECRET_QUERY, '$1[Redacted]');
+  return url?.replace(SECRET_QUERY, '$1[Redacted]').replace(API_KEY_LIKE, '[Redacted]');
 }
 
 /** Structured logs: JSON lines in production and tests, readable lines for a developer's terminal; never a password or token. */

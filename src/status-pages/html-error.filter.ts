@@ -3,6 +3,7 @@ import type { Request, Response } from 'express';
 import type { AuthUser } from '../auth/auth-user.js';
 import { DomainError, httpStatusOf } from '../common/errors/domain-error.js';
 import { titleOf } from '../common/errors/problem.js';
+import { redactUrl } from '../common/logging.js';
 import { renderPage } from './templates.js';
 import { closeToOtherOrigins } from '../common/cross-origin.js';
 
@@ -39,7 +40,7 @@ export class HtmlErrorFilter implements ExceptionFilter {
     if (status >= 500) {
       this.logger.error(
         { err: exception, requestId: request.id },
-        `status page failed: ${request.method} ${request.originalUrl}`,
+        `status page failed: ${request.method} ${redactUrl(request.originalUrl)}`,
       );
     }
     const message =

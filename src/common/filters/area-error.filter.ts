@@ -2,6 +2,7 @@ import { Logger, type ArgumentsHost, type ExceptionFilter } from '@nestjs/common
 import type { Request, Response } from 'express';
 import { closeToOtherOrigins } from '../cross-origin.js';
 import { toProblem, type Problem } from '../errors/problem.js';
+import { redactUrl } from '../logging.js';
 
 export interface RenderedError {
   contentType: string;
@@ -24,12 +25,12 @@ export abstract class AreaErrorFilter implements ExceptionFilter {
     if (problem.fault !== undefined) {
       this.logger.error(
         { requestId: request.id, err: exception },
-        `${problem.fault} (${request.method} ${request.path})`,
+        `${problem.fault} (${request.method} ${redactUrl(request.path)})`,
       );
     } else if (!problem.expected) {
       this.logger.error(
         { requestId: request.id, err: exception },
-        `unexpected error on ${request.method} ${request.path}`,
+        `unexpected error on ${request.method} ${redactUrl(request.path)}`,
       );
     }
     if (response.headersSent) {
