@@ -18,7 +18,8 @@ export interface ClaimedDelivery {
   delivery: DeliveryEntity;
   token: string;
   channel: ChannelEntity;
-  notification: NotificationEntity;
+  /** Read only for a delivery queued without its payload (before deliveries kept one); may be gone. */
+  notification?: NotificationEntity;
 }
 
 /** What one attempt ended with; `next` is the next attempt's time, absent when there is none. */
@@ -89,8 +90,9 @@ export class DeliveriesRepository {
 
   /**
    * Claims up to `batch` deliveries due at `now` for `claimMs` (a database lease: of several
-   * copies exactly one gets each), with their channel and notification. Deliveries whose channel
-   * or notification went away meanwhile went with them (foreign keys).
+   * copies exactly one gets each), with their channel. Deliveries whose channel went away
+   * meanwhile went with it (foreign key); a deleted notification leaves its deliveries, which
+   * carry what they send.
    */
   async claimDue(now: Date, owner: string, batch: number, claimMs: number): Promise<ClaimedDelivery[]> {
     const token = `${owner}#${++this.claims}`.slice(-64);
@@ -109,15 +111,23 @@ export class DeliveriesRepository {
         (row) => [row.id, row],
       ),
     );
+    const legacy = [
+      ...new Set(
+        claimed.flatMap((row) =>
+          row.payload === null && row.notificationId !== null ? [row.notificationId] : [],
+        ),
+      ),
+    ];
     const notifications = new Map(
-      (
-        await this.notifications.findBy({ id: In([...new Set(claimed.map((row) => row.notificationId))]) })
-      ).map((row) => [row.id, row]),
+      legacy.length === 0
+        ? []
+        : (await this.notifications.findBy({ id: In(legacy) })).map((row) => [row.id, row]),
     );
     return claimed.flatMap((delivery) => {
       const channel = channels.get(delivery.channelId);
-      const notification = notifications.get(delivery.notificationId);
-      return channel && notification ? [{ delivery, token, channel, notification }] : [];
+      const notification =
+        delivery.notificationId === null ? undefined : notifications.get(delivery.notificationId);
+      return channel ? [{ delivery, token, channel, notification }] : [];
     });
   }
 
@@ -155,7 +165,7 @@ export class DeliveriesRepository {
         statusCode: result.statusCode ?? null,
         error: result.sent ? null : error,
       });
-      if (result.sent && claimed.channel.type === 'email') {
+      if (result.sent && claimed.channel.type === 'email' && delivery.notificationId !== null) {
         await tx.update(NotificationEntity, { id: delivery.notificationId }, { emailedAt: result.at });
       }
       const cut = await tx.find(DeliveryAttemptEntity, {
@@ -176,6 +186,21 @@ export class DeliveriesRepository {
       }
       return true;
     });
+  }
+
+  /**
+   * Removes finished deliveries whose notification is gone and of which the channel's log keeps no
+   * attempt any more (it keeps the last ATTEMPTS_KEPT): nothing shows them. Returns how many.
+   */
+  async removeForgotten(): Promise<number> {
+    const result = await this.deliveries
+      .createQueryBuilder()
+      .delete()
+      .where('notification_id IS NULL')
+      .andWhere('state <> :pending', { pending: 'pending' })
+      .andWhere('NOT EXISTS (SELECT 1 FROM delivery_attempts a WHERE a.delivery_id = deliveries.id)')
+      .execute();
+    return result.affected ?? 0;
   }
 
   /** Deliveries waiting to be sent, and when the oldest of them was queued. */

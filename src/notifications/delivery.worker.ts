@@ -12,7 +12,7 @@ import { AppConfig } from '../config/app-config.js';
 import { MetricsService } from '../metrics/metrics.service.js';
 import { DeliveriesRepository, type ClaimedDelivery } from './deliveries.repository.js';
 import { nextAttemptAt } from './delivery-schedule.js';
-import { toNotificationView } from './dto/notification.dto.js';
+import { toNotificationView, type NotificationView } from './notification-data.js';
 import { NotificationsRepository } from './notifications.repository.js';
 import {
   CHANNEL_SENDERS,
@@ -93,10 +93,15 @@ export class DeliveryWorker implements OnApplicationBootstrap, OnModuleDestroy, 
     return this.current;
   }
 
-  /** Removes notifications older than NOTIFICATION_RETENTION_DAYS at `now`; returns how many. */
+  /**
+   * Removes notifications older than NOTIFICATION_RETENTION_DAYS at `now`, and the deliveries of
+   * deleted notifications that the channels' logs no longer show; returns how many notifications.
+   */
   async sweep(now = new Date(this.clock.nowMs())): Promise<number> {
     const before = new Date(now.getTime() - this.config.notifications.retentionDays * DAY_MS);
-    return this.notifications.removeCreatedBefore(before);
+    const removed = await this.notifications.removeCreatedBefore(before);
+    await this.deliveries.removeForgotten();
+    return removed;
   }
 
   private schedule(): void {
@@ -160,28 +165,32 @@ export class DeliveryWorker implements OnApplicationBootstrap, OnModuleDestroy, 
   }
 
   private async attempt(claimed: ClaimedDelivery, fixedNow: Date | undefined): Promise<void> {
-    const { channel, notification, delivery } = claimed;
+    const { channel, delivery } = claimed;
     const sender = this.senders.get(channel.type);
-    const view = toNotificationView(notification);
+    const view = sentView(claimed);
     let outcome: SendOutcome;
     try {
-      outcome = sender
-        ? await sender.send(channel, {
-            deliveryUuid: delivery.uuid,
-            event: view.event,
-            notification: view,
-            statusUrl: `${this.baseUrl()}/status/${view.data.workflow.uuid}`,
-          })
-        : { sent: false, error: `no sender for channel type '${channel.type}'` };
+      outcome = !view
+        ? { sent: false, error: 'its notification was deleted before it was first sent' }
+        : sender
+          ? await sender.send(channel, {
+              deliveryUuid: delivery.uuid,
+              event: view.event,
+              notification: view,
+              statusUrl: `${this.baseUrl()}/status/${view.data.workflow.uuid}`,
+              baseUrl: this.baseUrl(),
+            })
+          : { sent: false, error: `no sender for channel type '${channel.type}'` };
     } catch (error) {
       // Senders report failures as values; a rejection is a bug, kept out of the log of the channel.
       this.logger.error({ err: error }, `sending delivery ${delivery.id} threw`);
       outcome = { sent: false, error: 'internal error while sending' };
     }
     const at = fixedNow ?? new Date(this.clock.nowMs());
-    const next = outcome.sent
-      ? undefined
-      : nextAttemptAt(delivery.createdAt, delivery.attempts + 1, at, Math.random());
+    const next =
+      outcome.sent || !view
+        ? undefined
+        : nextAttemptAt(delivery.createdAt, delivery.attempts + 1, at, Math.random());
     try {
       const written = await this.deliveries.finishAttempt(claimed, { at, ...outcome, next });
       if (written) {
@@ -199,4 +208,16 @@ export class DeliveryWorker implements OnApplicationBootstrap, OnModuleDestroy, 
   private baseUrl(): string {
     return this.config.publicBaseUrl ?? `http://localhost:${this.config.port}`;
   }
+}
+
+/**
+ * What a delivery sends: the notification as it was when the delivery was queued, the same on
+ * every attempt (byte-identical bodies, the same signature, as GitHub's redeliveries); for a
+ * delivery queued before deliveries kept it, the notification as it is, when it still exists.
+ */
+function sentView(claimed: ClaimedDelivery): NotificationView | undefined {
+  if (claimed.delivery.payload !== null) {
+    return JSON.parse(claimed.delivery.payload) as NotificationView;
+  }
+  return claimed.notification ? toNotificationView(claimed.notification) : undefined;
 }

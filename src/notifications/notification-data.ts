@@ -1,6 +1,7 @@
 import type { RecordedBuild } from '../test-monitoring/index.js';
 import type { InstanceFacts } from '../workflows/index.js';
-import type { RaisedEvent } from './events.js';
+import type { NotificationEntity } from './entities/notification.entity.js';
+import { isEventName, type RaisedEvent } from './events.js';
 
 /** The `data` of a notification (API.md 6.3), stored as JSON with it. */
 export interface NotificationData {
@@ -42,4 +43,16 @@ export function notificationData(facts: InstanceFacts, build: RecordedBuild | un
 /** Decimal seconds since the epoch, as LifeMonitor writes its timestamps. */
 export function epochSeconds(date: Date): string {
   return String(Math.floor(date.getTime() / 1000));
+}
+
+/** A stored notification as replies, webhooks and e-mails show it. */
+export function toNotificationView(row: NotificationEntity): NotificationView {
+  return {
+    uuid: row.uuid,
+    created: epochSeconds(row.createdAt),
+    read: row.readAt ? epochSeconds(row.readAt) : null,
+    emailed: row.emailedAt ? epochSeconds(row.emailedAt) : null,
+    event: isEventName(row.event) && row.event !== 'ALL' ? row.event : 'BUILD_FAILED',
+    data: JSON.parse(row.data) as NotificationData,
+  };
 }

@@ -10,8 +10,8 @@ import {
   MAX_ITEMS,
   NotificationListDto,
   NotificationUuidParam,
-  toNotificationView,
 } from './dto/notification.dto.js';
+import { toNotificationView } from './notification-data.js';
 import { NotificationsService } from './notifications.service.js';
 import { TAGS } from '../common/api-tags.js';
 

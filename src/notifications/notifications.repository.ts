@@ -10,7 +10,7 @@ import { NotificationEventEntity } from './entities/notification-event.entity.js
 import { NotificationEntity } from './entities/notification.entity.js';
 import { SubscriptionEntity } from './entities/subscription.entity.js';
 import { wants, type EventName, type RaisedEvent } from './events.js';
-import type { NotificationData } from './notification-data.js';
+import { toNotificationView, type NotificationData } from './notification-data.js';
 import { visibleToSql } from '../workflows/index.js';
 
 /** Notifications removed per statement by the retention sweep. */
@@ -131,12 +131,15 @@ export class NotificationsRepository {
         const inserted = await tx.insert(NotificationEntity, notification);
         const notificationId = Number(inserted.identifiers[0]?.id);
         raised.notifications++;
+        // What every attempt of its deliveries sends: the notification as it is now.
+        const payload = JSON.stringify(toNotificationView(notification));
         const outbox = channels
           .filter((channel) => channel.userId === recipient.userId && wants(channel.events, event.event))
           .map((channel) => ({
             uuid: randomUUID(),
             channelId: channel.id,
             notificationId,
+            payload,
             state: 'pending' as const,
             attempts: 0,
             nextAttemptAt: at,

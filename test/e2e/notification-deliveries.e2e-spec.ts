@@ -74,6 +74,19 @@ describe(`notification deliveries (${testDatabase()})`, () => {
     return (response.body as { items: AttemptReply[] }).items;
   }
 
+  /** Every attempt of one delivery (one X-Delivery) carried the same bytes and the same signature. */
+  function expectIdenticalAttempts(receiver: NotificationReceiver): void {
+    const byDelivery = new Map<string, Set<string>>();
+    for (const request of receiver.requests) {
+      const id = String(request.headers['x-delivery']);
+      const sent = `${String(request.headers['x-signature-256'])} ${request.body}`;
+      byDelivery.set(id, (byDelivery.get(id) ?? new Set()).add(sent));
+    }
+    expect([...byDelivery.values()].map((bodies) => bodies.size)).toEqual(
+      Array<number>(byDelivery.size).fill(1),
+    );
+  }
+
   function distinctDeliveries(receiver: NotificationReceiver): Set<string> {
     return new Set(receiver.accepted.map((request) => String(request.headers['x-delivery'])));
   }
@@ -213,11 +226,22 @@ describe(`notification deliveries (${testDatabase()})`, () => {
       error: expect.stringMatching(/did not answer/),
     });
 
+    // Read between two attempts: the retry still sends what the first attempt sent.
+    const unread = (await http.get('/users/current/notifications').set(auth())).body as {
+      items: { uuid: string }[];
+    };
+    await http
+      .put('/users/current/notifications')
+      .set(auth())
+      .send({ items: unread.items.map(({ uuid }) => ({ uuid, read: true })) })
+      .expect(204);
+
     hook.mode = { kind: 'ok' };
     slack.mode = { kind: 'ok' };
     smtp.refuse = false;
     expect(await deliver(2 * HOUR)).toBe(3 * INSTANCES);
     expect(await deliver(2 * HOUR)).toBe(0);
+    expectIdenticalAttempts(hook);
 
     expect(hook.accepted).toHaveLength(INSTANCES);
     expect(distinctDeliveries(hook).size).toBe(INSTANCES);
@@ -316,6 +340,39 @@ describe(`notification deliveries (${testDatabase()})`, () => {
     const metrics = await http.get('/metrics');
     expect(metrics.text).toMatch(/notification_deliveries_total\{channel="webhook",result="failed"\} 3/);
     expect(metrics.text).toMatch(/notifications_raised_total \d+/);
+  });
+
+  it("keeps a channel's log when notifications are deleted, and still sends their pending deliveries", async () => {
+    hook.mode = { kind: 'status', status: 500 };
+    const before = hook.requests.length;
+    flip('success', 500);
+    await check();
+    await deliver();
+    expect(hook.requests.length - before).toBe(INSTANCES);
+    const logged = await log(channels.webhook);
+    const notifications = (await http.get('/users/current/notifications').set(auth())).body as {
+      items: { uuid: string }[];
+    };
+    const [one, ...others] = notifications.items.map(({ uuid }) => uuid);
+    expect((await http.delete(`/users/current/notifications/${one}`).set(auth())).status).toBe(204);
+    expect((await http.patch('/users/current/notifications').set(auth()).send(others)).status).toBe(204);
+    expect((await http.get('/users/current/notifications').set(auth())).body).toEqual({ items: [] });
+    expect(await log(channels.webhook)).toEqual(logged);
+    await app.get(DeliveryWorker).sweep(new Date(clock));
+    expect(await log(channels.webhook)).toEqual(logged);
+
+    hook.mode = { kind: 'ok' };
+    expect(await deliver(2 * HOUR)).toBe(INSTANCES);
+    const recovered = hook.accepted.slice(-INSTANCES);
+    for (const request of recovered) {
+      expect(request.headers['x-event']).toBe('BUILD_RECOVERED');
+    }
+    expectIdenticalAttempts(hook);
+    const after = await log(channels.webhook);
+    expect(after.slice(INSTANCES)).toEqual(logged);
+    expect(after.slice(0, INSTANCES).map((attempt) => attempt.status)).toEqual(
+      Array<string>(INSTANCES).fill('sent'),
+    );
   });
 
   it('deletes a channel with its deliveries and log', async () => {

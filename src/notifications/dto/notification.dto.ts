@@ -2,9 +2,7 @@ import type { SchemaObject } from '@nestjs/swagger';
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
 import { ArrayMaxSize, IsArray, IsBoolean, IsUUID, ValidateNested } from 'class-validator';
-import type { NotificationEntity } from '../entities/notification.entity.js';
-import { EVENT_NAMES, isEventName, type RaisedEvent } from '../events.js';
-import { epochSeconds, type NotificationData, type NotificationView } from '../notification-data.js';
+import { EVENT_NAMES, type RaisedEvent } from '../events.js';
 
 const UUID_EXAMPLE = '0b7e0f0e-3f5d-4d7a-9a55-3c9a3f0d2c11';
 /** Uuids one request may name. */
@@ -120,14 +118,3 @@ export const DELETE_NOTIFICATIONS_BODY: SchemaObject = {
   maxItems: MAX_ITEMS,
   example: [UUID_EXAMPLE],
 };
-
-export function toNotificationView(row: NotificationEntity): NotificationView {
-  return {
-    uuid: row.uuid,
-    created: epochSeconds(row.createdAt),
-    read: row.readAt ? epochSeconds(row.readAt) : null,
-    emailed: row.emailedAt ? epochSeconds(row.emailedAt) : null,
-    event: isEventName(row.event) && row.event !== 'ALL' ? row.event : 'BUILD_FAILED',
-    data: JSON.parse(row.data) as NotificationData,
-  };
-}

@@ -27,12 +27,21 @@ export class DeliveryEntity {
   @JoinColumn({ name: 'channel_id', foreignKeyConstraintName: 'FK_deliveries_channel' })
   channel?: object;
 
-  @Column({ name: 'notification_id', type: 'integer' })
-  notificationId!: number;
+  /** NULL once the notification was deleted: the delivery and its attempts stay in the channel's log. */
+  @Column({ name: 'notification_id', type: 'integer', nullable: true })
+  notificationId!: number | null;
 
-  @ManyToOne('NotificationEntity', { onDelete: 'CASCADE', onUpdate: 'NO ACTION' })
+  @ManyToOne('NotificationEntity', { onDelete: 'SET NULL', onUpdate: 'NO ACTION' })
   @JoinColumn({ name: 'notification_id', foreignKeyConstraintName: 'FK_deliveries_notification' })
   notification?: object;
+
+  /**
+   * The notification as it was when the delivery was queued (its view's JSON): every attempt sends
+   * these bytes, so retries are byte-identical and signed alike. NULL only for deliveries queued
+   * before this column existed.
+   */
+  @Column({ type: 'text', nullable: true })
+  payload!: string | null;
 
   @Column({ type: 'varchar', length: 16 })
   state!: DeliveryState;

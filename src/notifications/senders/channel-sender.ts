@@ -1,3 +1,4 @@
+import { plainName } from '../../common/bidi.js';
 import type { AppConfig } from '../../config/app-config.js';
 import type { ChannelEntity, ChannelType } from '../entities/channel.entity.js';
 import type { RaisedEvent } from '../events.js';
@@ -11,6 +12,8 @@ export interface DeliveryPayload {
   notification: NotificationView;
   /** The workflow's status page. */
   statusUrl: string;
+  /** Where the service is reached (PUBLIC_BASE_URL), for the links a mail gives. */
+  baseUrl: string;
 }
 
 /** How an attempt ended; `error` never carries a secret. */
@@ -36,17 +39,62 @@ export function sendTimeoutMs(config: AppConfig): number {
   return config.monitoring.upstreamTimeoutMs;
 }
 
-/** The facts of a notification in one line of text (Slack, e-mail). */
+/** The facts of a notification in one line of text (Slack); names without bidi controls. */
 export function summaryOf(payload: DeliveryPayload): string {
   const { data } = payload.notification;
-  const instance = data.instance.name ?? data.instance.uuid;
+  const instance = plainName(data.instance.name ?? data.instance.uuid);
   const build = data.build
     ? `build ${data.build.build_id} ${data.build.status}${data.build.links.origin ? ` (${data.build.links.origin})` : ''}`
     : 'no finished build';
   return (
-    `${payload.event}: workflow "${data.workflow.name}" version ${data.workflow.version}, ` +
+    `${payload.event}: workflow "${plainName(data.workflow.name)}" version ${plainName(data.workflow.version)}, ` +
     `instance "${instance}": ${build}. Status: ${payload.statusUrl}`
   );
+}
+
+const EVENT_LINES: Record<DeliveryPayload['event'], string> = {
+  BUILD_FAILED: 'A test build failed after one had passed.',
+  BUILD_RECOVERED: 'A test build passed again after failing.',
+  TESTS_STOPPED: 'No test build has finished for a long time, or the CI workflow was disabled.',
+};
+
+/** A time as mails show it: `2026-11-26 10:00 UTC`. */
+function utc(epochSeconds: string): string {
+  return `${new Date(Number(epochSeconds) * 1000).toISOString().slice(0, 16).replace('T', ' ')} UTC`;
+}
+
+/**
+ * A notification as a plain-text mail body: what happened, then one fact a line (workflow,
+ * version, instance, status, when, the CI run, the status page), then how to stop these mails.
+ */
+export function mailTextOf(payload: DeliveryPayload, channelId: number): string {
+  const { data } = payload.notification;
+  const build = data.build;
+  const facts: [string, string][] = [
+    ['Workflow', plainName(data.workflow.name)],
+    ['Version', plainName(data.workflow.version)],
+    ['Instance', plainName(data.instance.name ?? data.instance.uuid)],
+    ['Status', build ? `${build.status} (build ${build.build_id})` : 'no finished build'],
+    ['When', build ? utc(build.timestamp) : utc(payload.notification.created)],
+    ['CI run', build?.links.origin || '(none)'],
+    ['Status page', payload.statusUrl],
+  ];
+  const width = Math.max(...facts.map(([label]) => label.length)) + 2;
+  const workflow = data.workflow.uuid;
+  return [
+    `${payload.event}: ${EVENT_LINES[payload.event]}`,
+    '',
+    ...facts.map(([label, value]) => `${`${label}:`.padEnd(width)}${value}`),
+    '',
+    'You get this mail as you follow the workflow, with this address',
+    'as a notification channel. To stop these mails, unsubscribe:',
+    `  POST ${payload.baseUrl}/workflows/${workflow}/unsubscribe`,
+    'or remove the channel:',
+    `  DELETE ${payload.baseUrl}/users/current/channels/${channelId}`,
+    '',
+    `Delivery ${payload.deliveryUuid}`,
+    '',
+  ].join('\n');
 }
 
 /** Removes secrets from a message that may quote them (an error of a library, a URL). */

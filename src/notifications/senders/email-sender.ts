@@ -1,10 +1,11 @@
 import { Injectable, type OnModuleDestroy } from '@nestjs/common';
 import { createTransport } from 'nodemailer';
+import { plainName } from '../../common/bidi.js';
 import { AppConfig } from '../../config/app-config.js';
 import type { ChannelEntity, ChannelType } from '../entities/channel.entity.js';
 import {
+  mailTextOf,
   sendTimeoutMs,
-  summaryOf,
   withoutSecrets,
   type ChannelSender,
   type DeliveryPayload,
@@ -29,8 +30,8 @@ export class EmailSender implements ChannelSender, OnModuleDestroy {
       const info = (await this.transporter(smtpUrl).sendMail({
         from: this.config.notifications.mailFrom,
         to: channel.target,
-        subject: `[${name}] ${payload.event}`,
-        text: `${summaryOf(payload)}\n\nDelivery ${payload.deliveryUuid}\n`,
+        subject: `[${plainName(name)}] ${payload.event}`,
+        text: mailTextOf(payload, channel.id),
         headers: { 'X-Delivery': payload.deliveryUuid },
       })) as { response?: unknown };
       const code = Number(

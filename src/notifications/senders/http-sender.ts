@@ -1,5 +1,6 @@
 import { createHmac } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
+import { plainName } from '../../common/bidi.js';
 import { AppConfig } from '../../config/app-config.js';
 import { OutboundError, sendRequest } from '../../common/net/http-client.js';
 import type { ChannelEntity, ChannelType } from '../entities/channel.entity.js';
@@ -85,8 +86,8 @@ export class SlackSender implements ChannelSender {
   constructor(private readonly config: AppConfig) {}
 
   send(channel: ChannelEntity, payload: DeliveryPayload): Promise<SendOutcome> {
-    const name = payload.notification.data.workflow.name;
-    const body = JSON.stringify({ text: `[${name}] ${summaryOf(payload)}` });
+    const name = plainName(payload.notification.data.workflow.name);
+    const body = JSON.stringify({ text: slackEscape(`[${name}] ${summaryOf(payload)}`) });
     return postJson(
       channel.target,
       body,
@@ -97,6 +98,15 @@ export class SlackSender implements ChannelSender {
       [channel.target],
     );
   }
+}
+
+/**
+ * Slack's formatting escapes (docs.slack.dev, "Formatting text for app surfaces": escaping text):
+ * `&`, `<` and `>` as `&amp;`, `&lt;`, `&gt;`, so that a name such as `<!channel>` or
+ * `<https://evil.example|re-run here>` is shown as written, never as a mention or a disguised link.
+ */
+export function slackEscape(text: string): string {
+  return text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
 }
 
 /** `sha256=<hex HMAC-SHA256 of body with secret>`, as GitHub signs its webhooks. */
