@@ -1,6 +1,5 @@
 import { Body, Controller, Delete, Get, HttpCode, Param, Put } from '@nestjs/common';
 import {
-  ApiConflictResponse,
   ApiForbiddenResponse,
   ApiNoContentResponse,
   ApiOkResponse,
@@ -48,14 +47,13 @@ export class InstancesController {
   @Put(':instance_uuid')
   @ApiOperation({
     operationId: 'instances-put',
-    summary: 'Rename an instance added through the API, or point it at another resource of its service',
+    summary: 'Rename an instance, or point it at another resource of its service',
     description:
-      'Owner or admin. A new resource forgets the builds of the old one and makes a check due at once. ' +
-      "The crate's own instances (`roc_instance` set) stay as the crate says: 409.",
+      "Owner or admin; any instance, the crate's own included (the stored crate stays as registered, the " +
+      'instance keeps `origin: crate`). A new resource forgets the builds of the old one and makes a check due at once.',
   })
   @ApiOkResponse({ type: TestInstanceDto })
   @ApiForbiddenResponse(FORBIDDEN)
-  @ApiConflictResponse({ type: ProblemDto, description: "An instance of the crate, which can't be changed" })
   async update(
     @Param() { instance_uuid }: InstanceUuidParam,
     @Body() body: UpdateInstanceDto,
@@ -68,13 +66,12 @@ export class InstancesController {
   @HttpCode(204)
   @ApiOperation({
     operationId: 'instances-delete-by-id',
-    summary: 'Delete an instance added through the API, with its builds and monitoring',
+    summary: 'Delete an instance, with its builds and monitoring',
     description:
-      "Owner or admin. The crate's own instances (`roc_instance` set) stay as the crate says: 409.",
+      "Owner or admin; any instance, the crate's own included (the stored crate stays as registered).",
   })
   @ApiNoContentResponse({ description: 'Deleted' })
   @ApiForbiddenResponse(FORBIDDEN)
-  @ApiConflictResponse({ type: ProblemDto, description: "An instance of the crate, which can't be deleted" })
   async remove(@Param() { instance_uuid }: InstanceUuidParam, @CurrentUser() user: AuthUser): Promise<void> {
     await this.instances.remove(instance_uuid, user);
   }

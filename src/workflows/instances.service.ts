@@ -31,9 +31,9 @@ export interface InstanceChanges {
 /**
  * Test instances through the API (API.md 7.3): added to a suite by the workflow's owner or an
  * admin with the checks of registration (a known service, the address guard, a resource the
- * service can check), changed and deleted likewise. The crate's own instances stay as the crate
- * says (409): a version's crate is what it was registered as, and its download and metadata show
- * them; a new version changes them.
+ * service can check), changed and deleted likewise, the crate's own instances too (API.md 7.3 as
+ * settled): the stored crate stays as registered, and each instance says where it came from
+ * (`origin`: its `roc_instance`, kept through a change).
  */
 @Injectable()
 export class InstancesService {
@@ -88,9 +88,9 @@ export class InstancesService {
   }
 
   /**
-   * Renames an instance added through the API or points it at another resource of the same
-   * service (its builds are forgotten and a check is due at once). Throws not_found, forbidden, conflict for
-   * an instance of the crate, invalid_input for a resource the service cannot check.
+   * Renames an instance or points it at another resource of the same service (its builds are
+   * forgotten and a check is due at once). Throws not_found, forbidden, invalid_input for a
+   * resource the service cannot check.
    */
   async update(uuid: string, changes: InstanceChanges, user: AuthUser): Promise<TestInstanceEntity> {
     const instance = await this.changeable(uuid, user);
@@ -118,7 +118,7 @@ export class InstancesService {
     return this.visible(uuid, user);
   }
 
-  /** Deletes an instance added through the API, with its builds and check state. Throws not_found, forbidden, conflict for one of the crate. */
+  /** Deletes an instance, with its builds and check state. Throws not_found, forbidden. */
   async remove(uuid: string, user: AuthUser): Promise<void> {
     const instance = await this.changeable(uuid, user);
     if (!(await this.repo.deleteInstance(instance.id))) {
@@ -132,13 +132,6 @@ export class InstancesService {
     refuseUnlessEditable(version?.workflow, user);
     if (!version) {
       throw new DomainError('not_found', `No test instance ${uuid}`);
-    }
-    if (instance.rocInstance !== null) {
-      throw new DomainError(
-        'conflict',
-        `The test instance ${uuid} is ${instance.rocInstance} of the crate of version '${version.version}': ` +
-          'it stays as the crate says (register a new version to change it); only instances added through the API can be changed or deleted',
-      );
     }
     return instance;
   }

@@ -64,7 +64,7 @@ export class SuitesController {
     description:
       'The checks of registration apply: a service type this deployment knows, an http(s) URL that is not on a ' +
       'private address (unless ALLOW_PRIVATE_NETWORK_LINKS), a resource the service can check (in any form the ' +
-      'crate may use). The instance has `managed: false` and `roc_instance: null`, and is due for a check at once.',
+      'crate may use). The instance has `managed: false` `roc_instance: null` and `origin: api`, and is due for a check at once.',
   })
   @ApiCreatedResponse({ type: TestInstanceDto })
   @ApiForbiddenResponse({

@@ -12,6 +12,7 @@ interface InstanceReply {
   managed: boolean;
   resource: string;
   roc_instance: string | null;
+  origin: 'crate' | 'api';
   service: { type: string; url: string; uuid: string };
 }
 
@@ -140,6 +141,7 @@ describe(`test instances through the API, crate metadata (${testDatabase()})`, (
         managed: false,
         resource: 'repos/octo/api/actions/workflows/ci.yml',
         roc_instance: null,
+        origin: 'api',
         // The trailing slash goes: the same (type, url) as the crate's instance, the same service row.
         service: crateInstance.service,
       });
@@ -326,19 +328,23 @@ describe(`test instances through the API, crate metadata (${testDatabase()})`, (
       expect((await as(alice).delete(`/instances/${added.uuid}`)).status).toBe(404);
     });
 
-    it("keeps the crate's own instances as the crate says (409), and others' out of reach (404), changing nothing", async () => {
+    it("changes and deletes the crate's own instances too (API.md 7.3), which stay origin crate; others' are out of reach (404)", async () => {
       const added = await add(alice, newInstance('kept'));
+      const stored = await as(alice).get(`/workflows/${uuid}/rocrate/1.0/metadata`).expect(200);
+      const renamed = await as(alice).put(`/instances/${crateInstance.uuid}`, {
+        name: 'renamed by its owner',
+      });
+      expect(renamed.status).toBe(200);
+      expect(renamed.body).toEqual({
+        ...crateInstance,
+        name: 'renamed by its owner',
+        roc_instance: '#crate_ci',
+        origin: 'crate',
+      });
+      expect((await as(alice).get(`/instances/${crateInstance.uuid}`)).body).toEqual(renamed.body);
+      // The stored crate stays as registered.
+      expect((await as(alice).get(`/workflows/${uuid}/rocrate/1.0/metadata`)).body).toEqual(stored.body);
       const before = await snapshot(t, dataSource);
-      for (const response of [
-        await as(alice).put(`/instances/${crateInstance.uuid}`, { name: 'changed' }),
-        await as(alice).delete(`/instances/${crateInstance.uuid}`),
-        await as(admin).delete(`/instances/${crateInstance.uuid}`),
-      ]) {
-        expect(response.status).toBe(409);
-        expect(response.body.detail).toMatch(
-          /#crate_ci of the crate of version '1.0'.*register a new version/,
-        );
-      }
       for (const response of [
         await as(bob).put(`/instances/${added.uuid}`, { name: 'bob was here' }),
         await as(bob).delete(`/instances/${added.uuid}`),
@@ -362,6 +368,14 @@ describe(`test instances through the API, crate metadata (${testDatabase()})`, (
       }
       expect(await snapshot(t, dataSource)).toEqual(before);
       expect((await as(alice).get(`/instances/${added.uuid}`)).body).toEqual(added);
+
+      expect((await as(admin).delete(`/instances/${crateInstance.uuid}`)).status).toBe(204);
+      expect((await as(alice).get(`/instances/${crateInstance.uuid}`)).status).toBe(404);
+      const left = await as(alice).get(`/suites/${suiteUuid}/instances`).expect(200);
+      expect((left.body as { items: InstanceReply[] }).items.map((item) => item.origin)).not.toContain(
+        'crate',
+      );
+      expect((await as(alice).get(`/workflows/${uuid}/rocrate/1.0/metadata`)).body).toEqual(stored.body);
     });
   });
 });

@@ -128,6 +128,7 @@ describe('workflow registry (API.md 2.1–2.5, 2.7)', () => {
       managed: false,
       resource: instance.resource,
       roc_instance: instance.roc_instance,
+      origin: 'crate',
       service: { ...instance.service, uuid: expect.stringMatching(UUID) },
     })),
   });

@@ -20,6 +20,9 @@ export class TestServiceDto {
   uuid!: string;
 }
 
+export const INSTANCE_ORIGINS = ['crate', 'api'] as const;
+export type InstanceOrigin = (typeof INSTANCE_ORIGINS)[number];
+
 export class TestInstanceDto {
   @ApiProperty({ format: 'uuid', example: '7a1f7f3e-2b1c-4d7e-9a4b-1c2d3e4f5a6b' })
   uuid!: string;
@@ -42,9 +45,18 @@ export class TestInstanceDto {
     nullable: true,
     example: '#test1_1',
     description:
-      "The instance's @id in the crate; null for an instance added through the API (POST /suites/{suite_uuid}/instances), the only ones that can be changed or deleted",
+      "The instance's @id in the crate; null for an instance added through the API (POST /suites/{suite_uuid}/instances)",
   })
   roc_instance!: string | null;
+
+  @ApiProperty({
+    enum: INSTANCE_ORIGINS,
+    example: 'crate',
+    description:
+      'Where the instance came from: `crate` (declared by the crate at registration; it stays so when changed ' +
+      'through PUT /instances/{uuid}) or `api` (added with POST /suites/{suite_uuid}/instances)',
+  })
+  origin!: InstanceOrigin;
 
   @ApiProperty({ type: TestServiceDto })
   service!: TestServiceDto;
@@ -142,6 +154,7 @@ export function toInstanceResponse(instance: TestInstanceEntity): TestInstanceDt
     managed: instance.managed,
     resource: instance.resource,
     roc_instance: instance.rocInstance,
+    origin: instance.rocInstance === null ? 'api' : 'crate',
     service: toServiceResponse(loaded(instance.service, 'instance.service')),
   };
 }

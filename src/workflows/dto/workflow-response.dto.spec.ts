@@ -109,6 +109,7 @@ describe('toWorkflowSummaryResponse', () => {
             managed: false,
             resource: 'repos/o/r/actions/workflows/ci.yml',
             roc_instance: '#ci',
+            origin: 'crate',
             service: {
               type: 'github',
               url: 'https://api.github.com',
