@@ -17,6 +17,7 @@ import { GithubWorkflowInstances1764400000001 } from '../../migrations/176440000
 import { VersionSource1764500000000 } from '../../migrations/1764500000000-version-source.js';
 import { CreateApiKeys1764550000000 } from '../../migrations/1764550000000-create-api-keys.js';
 import { InstancesThroughTheApi1764560000000 } from '../../migrations/1764560000000-instances-through-the-api.js';
+import { VersionIssues1795730871956 } from '../../migrations/1795730871956-version-issues.js';
 import { DeliveriesOutliveNotifications1795732023364 } from '../../migrations/1795732023364-deliveries-outlive-notifications.js';
 
 /**
@@ -42,5 +43,6 @@ export const MIGRATIONS: (new () => MigrationInterface)[] = [
   VersionSource1764500000000,
   CreateApiKeys1764550000000,
   InstancesThroughTheApi1764560000000,
+  VersionIssues1795730871956,
   DeliveriesOutliveNotifications1795732023364,
 ];

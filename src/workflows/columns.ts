@@ -18,4 +18,9 @@ export const COLUMN_LENGTHS = {
   serviceUrl: 512,
   sourceRef: 255,
   sourceCommit: 64,
+  issueType: 128,
+  issueName: 256,
+  issueDescription: 2048,
+  issueSeverity: 16,
+  uncheckedReason: 512,
 } as const;

@@ -2,10 +2,10 @@ import { DomainError } from '../common/errors/domain-error.js';
 import type { ParsedCrate, ParsedSuite } from './crate/ro-crate-parser.js';
 import {
   checkInstanceAddresses,
-  checkResources,
   checkServiceAddress,
   checkStorable,
   lookupHost,
+  markUncheckable,
   registrationName,
   type HostLookup,
 } from './registration-rules.js';
@@ -171,7 +171,7 @@ describe('checkInstanceAddresses', () => {
   });
 });
 
-describe('checkResources', () => {
+describe('markUncheckable', () => {
   const jenkins = {
     type: 'jenkins',
     crateTerm: 'JenkinsService',
@@ -179,19 +179,28 @@ describe('checkResources', () => {
       resource.startsWith('job/') ? undefined : `'${resource}' is not a job`,
   };
 
-  it("refuses a resource its service cannot check, naming the instance and the service's reason", () => {
+  it("marks an instance whose resource its service cannot check, with the service's reason", () => {
     const suite = suiteWith('https://ci.example.org');
     suite.instances[0].resource = 'view/all';
-    expect(() => checkResources([suite], [jenkins])).toThrow(
-      "the test instance '#ci' has a resource its service cannot check: 'view/all' is not a job",
-    );
+    const [marked] = markUncheckable([suite], [jenkins]);
+    expect(marked.instances[0]).toMatchObject({
+      id: '#ci',
+      resource: 'view/all',
+      uncheckedReason: "its resource cannot be checked on jenkins: 'view/all' is not a job",
+    });
+    expect(suite.instances[0].uncheckedReason).toBeUndefined();
   });
 
-  it('accepts what the service takes, and anything for a service that does not say', () => {
-    expect(() => checkResources([suiteWith('https://ci.example.org')], [jenkins])).not.toThrow();
+  it('leaves what the service takes, anything for a service that does not say, and a reason given already', () => {
+    const [checkable] = markUncheckable([suiteWith('https://ci.example.org')], [jenkins]);
+    expect(checkable.instances[0].uncheckedReason).toBeUndefined();
     const suite = suiteWith('https://ci.example.org');
     suite.instances[0].resource = 'anything';
-    expect(() => checkResources([suite], [{ type: 'jenkins', crateTerm: 'JenkinsService' }])).not.toThrow();
+    const [unsaid] = markUncheckable([suite], [{ type: 'jenkins', crateTerm: 'JenkinsService' }]);
+    expect(unsaid.instances[0].uncheckedReason).toBeUndefined();
+    suite.instances[0] = { ...suite.instances[0], resource: '', uncheckedReason: 'no resource' };
+    const [given] = markUncheckable([suite], [jenkins]);
+    expect(given.instances[0].uncheckedReason).toBe('no resource');
   });
 });
 

@@ -118,18 +118,29 @@ async function refusedHost(
 }
 
 /**
- * Refuses a resource its service cannot check (the service's `resourceProblem`), instead of
- * registering an instance whose every check would fail.
+ * The suites with each instance whose resource its service cannot check (the service's
+ * `resourceProblem`) marked as never checked, with the service's reason: it is registered, with
+ * an issue, and never checked (API.md 12), instead of being checked in vain at every refresh.
  */
-export function checkResources(suites: readonly ParsedSuite[], services: readonly CrateServiceType[]): void {
-  for (const instance of suites.flatMap((suite) => suite.instances)) {
-    const problem = resourceProblem(services, instance.serviceType, instance.resource);
-    if (problem !== undefined) {
-      throw invalid(
-        `the test instance ${quote(instance.id)} has a resource its service cannot check: ${problem}`,
-      );
-    }
-  }
+export function markUncheckable(
+  suites: readonly ParsedSuite[],
+  services: readonly CrateServiceType[],
+): ParsedSuite[] {
+  return suites.map((suite) => ({
+    ...suite,
+    instances: suite.instances.map((instance) => {
+      if (instance.uncheckedReason !== undefined) {
+        return instance;
+      }
+      const problem = resourceProblem(services, instance.serviceType, instance.resource);
+      return problem === undefined
+        ? instance
+        : {
+            ...instance,
+            uncheckedReason: `its resource cannot be checked on ${instance.serviceType}: ${problem}`,
+          };
+    }),
+  }));
 }
 
 function tooLong(value: string | null | undefined, limit: number, what: string): void {

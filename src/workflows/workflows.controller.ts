@@ -27,6 +27,7 @@ import { CurrentViewer, OptionalAuth, type Viewer } from '../auth/optional-auth.
 import { ProblemDto } from '../common/dto/error-bodies.dto.js';
 import { UpdateWorkflowDto } from './dto/register-workflow.dto.js';
 import { AppConfig } from '../config/app-config.js';
+import { IssueTypeListDto, toIssueTypeResponse } from './dto/issue-types.dto.js';
 import { TestSuiteListDto, toSuiteResponse } from './dto/suite-response.dto.js';
 import {
   BadgeTokenDto,
@@ -116,6 +117,22 @@ export class WorkflowsController {
       this.workflows.visibleBatches(viewer, query.offset, withStatus),
       toWorkflowSummaryResponse,
     );
+  }
+
+  // Declared before ':wf_uuid', which would take 'issues' for a uuid.
+  @Get('issues')
+  @OptionalAuth()
+  @ApiOperation({
+    operationId: 'workflows-get-issue-types',
+    summary: 'The types of issue the repository checks report',
+    description:
+      'The checks run at every registration (API.md 12); each issue of a version names its type by `identifier`. ' +
+      'A .lifemonitor.yaml leaves types out with `issues.exclude`. The same list as a page: GET /workflows/issues.html. ' +
+      'No token needed.',
+  })
+  @ApiOkResponse({ type: IssueTypeListDto })
+  issueTypes(): IssueTypeListDto {
+    return { items: this.workflows.issueTypes().map(toIssueTypeResponse) };
   }
 
   @Get(':wf_uuid')
@@ -228,7 +245,7 @@ export class WorkflowsController {
     @Req() request: Request,
   ): Promise<ConditionalReply<VersionListDto>> {
     return conditional(
-      toVersionListResponse(await this.workflows.workflow(wf_uuid, user), this.baseUrl(request)),
+      toVersionListResponse(await this.workflows.versions(wf_uuid, user), this.baseUrl(request)),
     );
   }
 

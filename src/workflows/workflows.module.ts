@@ -1,6 +1,21 @@
 import { Module } from '@nestjs/common';
+import { DiscoveryModule } from '@nestjs/core';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { BadgeTokens } from './badge-tokens.js';
+import {
+  MissingLicenseCheck,
+  MissingReadmeCheck,
+  MissingWorkflowFileCheck,
+} from './checks/crate-files.checks.js';
+import { ISSUE_CHECKS_PROVIDER } from './checks/issue-check.js';
+import { RepositoryChecks } from './checks/repository-checks.js';
+import {
+  MissingTestDefinitionCheck,
+  MissingTestSuiteCheck,
+  TestSuiteWithoutInstancesCheck,
+  UncheckableTestInstanceCheck,
+} from './checks/test-suites.checks.js';
+import { WorkflowTestingProfileCheck } from './checks/workflow-testing-profile.check.js';
 import { CrateJanitor } from './crate-janitor.js';
 import { ArchiveLock } from './crate/archive-lock.js';
 import { CrateDownloader } from './crate/crate-downloader.js';
@@ -11,6 +26,7 @@ import { CrateStore } from './crate/crate-store.js';
 import { TestInstanceEntity } from './entities/test-instance.entity.js';
 import { TestServiceEntity } from './entities/test-service.entity.js';
 import { TestSuiteEntity } from './entities/test-suite.entity.js';
+import { VersionIssueEntity } from './entities/version-issue.entity.js';
 import { WorkflowVersionEntity } from './entities/workflow-version.entity.js';
 import { WorkflowEntity } from './entities/workflow.entity.js';
 import { ServiceTypeSchema } from './dto/service-type.schema.js';
@@ -33,6 +49,23 @@ const ENTITIES = [
   TestSuiteEntity,
   TestServiceEntity,
   TestInstanceEntity,
+  VersionIssueEntity,
+];
+
+/**
+ * The repository checks of every registration (API.md 12), in the order `GET /workflows/issues`
+ * lists their types. A new check is a class marked @RegisterIssueCheck() and a line here (or in
+ * any module's providers: docs/extending.md).
+ */
+const ISSUE_CHECK_CLASSES = [
+  WorkflowTestingProfileCheck,
+  MissingTestSuiteCheck,
+  TestSuiteWithoutInstancesCheck,
+  MissingTestDefinitionCheck,
+  UncheckableTestInstanceCheck,
+  MissingWorkflowFileCheck,
+  MissingLicenseCheck,
+  MissingReadmeCheck,
 ];
 
 /**
@@ -41,7 +74,7 @@ const ENTITIES = [
  * `RegistryEvents`; its tables stay its own.
  */
 @Module({
-  imports: [TypeOrmModule.forFeature(ENTITIES)],
+  imports: [DiscoveryModule, TypeOrmModule.forFeature(ENTITIES)],
   controllers: [UserWorkflowsController, WorkflowsController, SuitesController, InstancesController],
   providers: [
     CrateDownloader,
@@ -61,6 +94,9 @@ const ENTITIES = [
     RegisteredInstances,
     RegistryEvents,
     ServiceTypeSchema,
+    ...ISSUE_CHECK_CLASSES,
+    ISSUE_CHECKS_PROVIDER,
+    RepositoryChecks,
   ],
   exports: [WorkflowAccess, RegisteredInstances, RegistryEvents, WorkflowsService],
 })

@@ -4,10 +4,12 @@ import { InjectDataSource, InjectRepository } from '@nestjs/typeorm';
 import { DataSource, Repository, type EntityManager } from 'typeorm';
 import { DomainError } from '../common/errors/domain-error.js';
 import { isForeignKeyViolation, isUniqueViolation } from '../common/errors/unique-violation.js';
+import type { VersionIssue } from './checks/repository-checks.js';
 import type { ParsedSuite } from './crate/ro-crate-parser.js';
 import { TestInstanceEntity } from './entities/test-instance.entity.js';
 import { TestServiceEntity } from './entities/test-service.entity.js';
 import { TestSuiteEntity } from './entities/test-suite.entity.js';
+import { VersionIssueEntity } from './entities/version-issue.entity.js';
 import { WorkflowVersionEntity } from './entities/workflow-version.entity.js';
 import { WorkflowEntity } from './entities/workflow.entity.js';
 import { UserEntity } from '../auth/entities/user.entity.js';
@@ -29,6 +31,8 @@ export interface NewVersion {
   /** The ref and commit of a GitHub repository link. */
   source?: { ref: string; commit: string };
   suites: ParsedSuite[];
+  /** What the repository checks found (API.md 12). */
+  issues: readonly VersionIssue[];
   now: Date;
   /** Sets the workflow's visibility when given (a new workflow is private otherwise). */
   public?: boolean;
@@ -111,6 +115,7 @@ export class WorkflowsRepository {
       instances: new PlainEntities(dataSource, TestInstanceEntity, 'i'),
       suites: new PlainEntities(dataSource, TestSuiteEntity, 's'),
       services: new PlainEntities(dataSource, TestServiceEntity, 'sv'),
+      issues: new PlainEntities(dataSource, VersionIssueEntity, 'vi'),
     };
   }
 
@@ -126,6 +131,7 @@ export class WorkflowsRepository {
     instances: PlainEntities<TestInstanceEntity>;
     suites: PlainEntities<TestSuiteEntity>;
     services: PlainEntities<TestServiceEntity>;
+    issues: PlainEntities<VersionIssueEntity>;
   };
 
   /** The workflow with its versions, each with its submitter. */
@@ -245,6 +251,28 @@ export class WorkflowsRepository {
       [ownerId, ...sideParameters, ...sideParameters, window.limit, window.offset ?? 0],
     );
     return rows.map((row) => Number(row.id));
+  }
+
+  /**
+   * The issues of these versions (API.md 12) by version id, each version's in the order recorded
+   * (errors first); every id given has an entry.
+   */
+  async issuesOf(versionIds: readonly number[]): Promise<Map<number, VersionIssueEntity[]>> {
+    const byVersion = new Map(versionIds.map((id): [number, VersionIssueEntity[]] => [id, []]));
+    if (versionIds.length === 0) {
+      return byVersion;
+    }
+    const { issues } = this.plain;
+    const rows = await this.dataSource.query<Record<string, unknown>[]>(
+      `SELECT ${issues.selectList} FROM workflow_version_issues vi
+       WHERE vi.version_id IN (${inList(versionIds.length)}) ORDER BY vi.id`,
+      [...versionIds],
+    );
+    for (const row of rows) {
+      const issue = issues.from(row);
+      byVersion.get(issue.versionId)?.push(issue);
+    }
+    return byVersion;
   }
 
   /** The version's suites with their instances and services, in the crate's order. */
@@ -454,8 +482,13 @@ export class WorkflowsRepository {
             name: instance.name ?? null,
             resource: instance.resource,
             managed: false,
+            uncheckedReason: instance.uncheckedReason ?? null,
           }),
         );
+        // One that can never be checked gets no check state (API.md 12): monitoring never sees it.
+        if (instance.uncheckedReason !== undefined) {
+          continue;
+        }
         added.push({
           instanceId,
           versionId: version.id,
@@ -464,6 +497,18 @@ export class WorkflowsRepository {
           resource: instance.resource,
         });
       }
+    }
+    if (input.issues.length > 0) {
+      await tx.insert(
+        VersionIssueEntity,
+        input.issues.map((issue) => ({
+          versionId: version.id,
+          issueType: issue.id,
+          name: issue.name,
+          description: issue.description,
+          severity: issue.severity,
+        })),
+      );
     }
     await this.events.instancesAdded(tx, added, input.now);
     await this.events.versionAdded(

@@ -11,16 +11,20 @@ import { CrateFetcher } from './crate/crate-fetcher.js';
 import { CrateReader, METADATA_FILE, MissingMetadataError } from './crate/crate-reader.js';
 import { ArchiveLock } from './crate/archive-lock.js';
 import { CrateStore, isNotFound } from './crate/crate-store.js';
-import { parseRoCrate } from './crate/ro-crate-parser.js';
+import { parseCrateGraph, readCrateGraph } from './crate/ro-crate-parser.js';
+import type { IssueType } from './checks/issue-check.js';
+import type { IssueSelection } from './checks/issue-selection.js';
+import { RepositoryChecks } from './checks/repository-checks.js';
 import type { WorkflowSummaryView, WorkflowView } from './dto/workflow-response.dto.js';
 import type { TestInstanceEntity } from './entities/test-instance.entity.js';
 import type { TestSuiteEntity } from './entities/test-suite.entity.js';
+import type { VersionIssueEntity } from './entities/version-issue.entity.js';
 import type { WorkflowVersionEntity } from './entities/workflow-version.entity.js';
 import type { WorkflowEntity } from './entities/workflow.entity.js';
 import {
   checkInstanceAddresses,
-  checkResources,
   checkStorable,
+  markUncheckable,
   registrationName,
 } from './registration-rules.js';
 import { TESTING_SERVICE_CATALOG, type TestingServiceCatalog } from './testing-service-catalog.js';
@@ -47,6 +51,11 @@ export interface Registration {
   uuid?: string;
   name?: string;
   public?: boolean;
+  /**
+   * Which repository checks' issues to record (a `.lifemonitor.yaml`'s `issues` section,
+   * API.md 12); all when absent.
+   */
+  issues?: IssueSelection;
 }
 
 export interface Registered {
@@ -113,6 +122,7 @@ export class WorkflowsService {
     private readonly metrics: MetricsService,
     private readonly clock: Clock,
     private readonly badgeTokens: BadgeTokens,
+    private readonly checks: RepositoryChecks,
     @Optional()
     @Inject(TESTING_SERVICE_CATALOG)
     private readonly serviceCatalog: TestingServiceCatalog | null = null,
@@ -184,7 +194,7 @@ export class WorkflowsService {
     let stored = false;
     try {
       progress.stage = 'archive';
-      const { metadata } = await this.reader
+      const { metadata, files } = await this.reader
         .read(crate.bytes ?? crate.path, this.config.registry.maxUncompressedBytes)
         .catch((error: unknown) => {
           if (repository && source && error instanceof MissingMetadataError) {
@@ -197,13 +207,25 @@ export class WorkflowsService {
           throw error;
         });
       progress.stage = 'crate';
-      const parsed = parseRoCrate(metadata, { services: this.serviceCatalog?.serviceTypes() ?? [] });
-      const name = registrationName(input.name, parsed);
-      checkStorable(parsed.suites);
-      checkResources(parsed.suites, this.serviceCatalog?.serviceTypes() ?? []);
+      const services = this.serviceCatalog?.serviceTypes() ?? [];
+      const graph = readCrateGraph(metadata, { services });
+      const read = parseCrateGraph(graph, { services });
+      const name = registrationName(input.name, read);
+      checkStorable(read.suites);
+      const parsed = { ...read, suites: markUncheckable(read.suites, services) };
       if (!this.config.registry.allowPrivateNetworkLinks) {
         await checkInstanceAddresses(parsed.suites);
       }
+      // Every way in (a link, a repository, a registry) registers here, so every one is checked here.
+      const issues = await this.checks.run(
+        {
+          crate: parsed,
+          graph,
+          files: new Set(files),
+          repository: repository && source ? { ...repository, ...source } : undefined,
+        },
+        input.issues,
+      );
       progress.stage = 'store';
       await this.archiveLock.exclusive(crate.sha256, async () => {
         await this.store.put(crate.path, crate.sha256);
@@ -219,6 +241,7 @@ export class WorkflowsService {
             archiveSize: crate.size,
             source,
             suites: parsed.suites,
+            issues,
             now: new Date(this.clock.nowMs()),
             public: input.public,
           });
@@ -358,6 +381,7 @@ export class WorkflowsService {
     if (options.previousVersions) {
       view.previous = versionsOf(visible.workflow).filter((other) => other.id < visible.version.id);
     }
+    await this.withIssues([visible.version, ...(view.previous ?? [])]);
     if (options.roCrate) {
       view.metadata = await this.metadataOf(uuid, visible.version);
     }
@@ -391,6 +415,31 @@ export class WorkflowsService {
 
   async workflow(uuid: string, user: Viewer): Promise<WorkflowEntity> {
     return this.access.visibleWorkflow(uuid, user);
+  }
+
+  /** The workflow with every version's issues loaded (`GET /workflows/{uuid}/versions`). */
+  async versions(uuid: string, user: Viewer): Promise<WorkflowEntity> {
+    const workflow = await this.access.visibleWorkflow(uuid, user);
+    await this.withIssues(versionsOf(workflow));
+    return workflow;
+  }
+
+  /** What the repository checks found when the version was registered (API.md 12), errors first. */
+  async issuesOf(version: WorkflowVersionEntity): Promise<VersionIssueEntity[]> {
+    return (await this.repo.issuesOf([version.id])).get(version.id) ?? [];
+  }
+
+  /** Every type of issue the repository checks report (`GET /workflows/issues`). */
+  issueTypes(): readonly IssueType[] {
+    return this.checks.types();
+  }
+
+  /** Loads each version's `issues`. */
+  private async withIssues(versions: readonly WorkflowVersionEntity[]): Promise<void> {
+    const issues = await this.repo.issuesOf(versions.map((version) => version.id));
+    for (const version of versions) {
+      version.issues = issues.get(version.id) ?? [];
+    }
   }
 
   /**

@@ -55,19 +55,36 @@ const cwlSuite = (n: number): ExpectedSuite => ({
   instances: [],
 });
 
-const FIXTURES: { file: string; name: string; suites: ExpectedSuite[] }[] = [
+/** What the repository checks (API.md 12) find in each fixture: the ids and severities of its issues. */
+const FIXTURES: { file: string; name: string; suites: ExpectedSuite[]; issues: [string, string][] }[] = [
   {
     file: FIXTURE_CRATES.lifemonitorExample,
     name: 'galaxy-workflow-example-with-tests',
     suites: [TRAVIS_SUITE],
+    issues: [],
   },
   {
     file: FIXTURE_CRATES.galaxySortChangeCase,
     name: 'galaxy-workflow-example-with-tests',
     suites: [TRAVIS_SUITE],
+    issues: [],
   },
-  { file: FIXTURE_CRATES.cwlBaseFreqSum, name: 'basefreqsum', suites: [cwlSuite(1), cwlSuite(2)] },
-  { file: FIXTURE_CRATES.galaxyWfRepo, name: 'test-galaxy-wf-repo', suites: [] },
+  {
+    file: FIXTURE_CRATES.cwlBaseFreqSum,
+    name: 'basefreqsum',
+    suites: [cwlSuite(1), cwlSuite(2)],
+    // Its suites have definitions only: the profile allows that, monitoring has nothing to watch.
+    issues: [['testing.TestSuiteWithoutInstances', 'warning']],
+  },
+  {
+    file: FIXTURE_CRATES.galaxyWfRepo,
+    name: 'test-galaxy-wf-repo',
+    suites: [],
+    issues: [
+      ['wftest.RootDataEntityMentions', 'error'],
+      ['testing.MissingTestSuite', 'error'],
+    ],
+  },
 ];
 
 const sha256 = (bytes: Buffer): string => createHash('sha256').update(bytes).digest('hex');
@@ -176,6 +193,12 @@ describe('workflow registry (API.md 2.1–2.5, 2.7)', () => {
             },
             source: null,
           },
+          issues: fixture.issues.map(([id, severity]) => ({
+            id,
+            name: expect.any(String),
+            description: expect.any(String),
+            severity,
+          })),
         },
       });
       expect(response.body.meta.created).toBe(response.body.meta.modified);

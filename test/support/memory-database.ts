@@ -12,6 +12,7 @@ import { ServicePauseEntity } from '../../src/test-monitoring/entities/service-p
 import { TestInstanceEntity } from '../../src/workflows/entities/test-instance.entity.js';
 import { TestServiceEntity } from '../../src/workflows/entities/test-service.entity.js';
 import { TestSuiteEntity } from '../../src/workflows/entities/test-suite.entity.js';
+import { VersionIssueEntity } from '../../src/workflows/entities/version-issue.entity.js';
 import { WorkflowVersionEntity } from '../../src/workflows/entities/workflow-version.entity.js';
 import { WorkflowEntity } from '../../src/workflows/entities/workflow.entity.js';
 
@@ -34,6 +35,7 @@ export function openMemoryDatabase(): Promise<DataSource> {
       TestSuiteEntity,
       TestServiceEntity,
       TestInstanceEntity,
+      VersionIssueEntity,
       BuildEntity,
       VmLeaseEntity,
       CheckStateEntity,

@@ -8,6 +8,7 @@ export const GROWING_TABLES = [
   'users',
   'workflows',
   'workflow_versions',
+  'workflow_version_issues',
   'test_suites',
   'test_instances',
   'test_check_states',

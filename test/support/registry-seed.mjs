@@ -1,8 +1,9 @@
 // Plain JavaScript: the scale benchmark (plain node) and the e2e specs (ts-jest) share it.
 //
 // Bulk seed of the registry, straight into the database with multi-row INSERTs: N workflows of
-// one version each, with one suite, one GitHub instance (on one shared service), its check state
-// and three builds, as registration and a first check would leave them. The uuids are derived
+// one version each (with one issue of the repository checks), with one suite, one GitHub instance
+// (on one shared service), its check state and three builds, as registration and a first check
+// would leave them. The uuids are derived
 // from the workflow's index, so a caller can address any seeded workflow without reading back.
 
 /** Rows per INSERT: the widest row has 10 values, well under SQLite's 32,766 parameters. */
@@ -80,6 +81,7 @@ export async function seedWorkflows(
     const instances = [];
     const states = [];
     const builds = [];
+    const issues = [];
     for (let k = start; k < Math.min(count, start + batch); k++) {
       const index = from + k;
       const workflowId = ids.workflow + k;
@@ -98,6 +100,13 @@ export async function seedWorkflows(
         archive.size,
         ownerId,
         registered,
+      ]);
+      issues.push([
+        versionId,
+        'best_practices.MissingReadme',
+        'Missing README',
+        'The crate has no README file at its root.',
+        'warning',
       ]);
       suites.push([
         suiteId,
@@ -154,6 +163,12 @@ export async function seedWorkflows(
         'registered_at',
       ],
       versions,
+    );
+    await insertRows(
+      exec,
+      'workflow_version_issues',
+      ['version_id', 'issue_type', 'name', 'description', 'severity'],
+      issues,
     );
     await insertRows(
       exec,

@@ -183,6 +183,19 @@ describe('CrateReader', () => {
     const contents = await reader.read(path, GiB);
     expect(contents.metadataPath).toBe('crate-1.0/ro-crate-metadata.json');
     expect(parseRoCrate(contents.metadata, WITH_SERVICES).name).toBe('built');
+    // Its files by their paths in the crate (for the repository checks), the folders left out.
+    expect(contents.files).toEqual(['ro-crate-metadata.json', 'workflow.ga']);
+  });
+
+  it('lists the files of a crate at the top of the archive', async () => {
+    const path = await zipOf([
+      { name: 'ro-crate-metadata.json', data: METADATA },
+      { name: 'test/' },
+      { name: 'test/planemo.yml', data: '- doc: x' },
+      { name: 'README.md', data: '# x' },
+    ]);
+    const { files } = await reader.read(path, GiB);
+    expect([...files].sort()).toEqual(['README.md', 'ro-crate-metadata.json', 'test/planemo.yml']);
   });
 
   it('prefers the metadata at the top of the archive', async () => {

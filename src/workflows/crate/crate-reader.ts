@@ -33,6 +33,8 @@ export interface CrateContents {
   /** Where it sits in the archive: `ro-crate-metadata.json` or `<folder>/ro-crate-metadata.json`. */
   metadataPath: string;
   entryCount: number;
+  /** Every file of the archive, by its path from the folder that holds `ro-crate-metadata.json`. */
+  files: string[];
   /** The sum of the uncompressed sizes the archive declares. */
   declaredBytes: number;
 }
@@ -100,6 +102,7 @@ export class CrateReader {
         metadata: parseJson(bytes),
         metadataPath: metadataEntry.path,
         entryCount: entries.length,
+        files: filesUnder(entries, normalizedName(metadataEntry).slice(0, -METADATA_FILE.length)),
         declaredBytes,
       };
     } finally {
@@ -297,6 +300,15 @@ function findMetadata(entries: ZipEntry[]): ZipEntry | undefined {
   }
   const [folder] = tops;
   return files.find((entry) => normalizedName(entry) === `${folder}/${METADATA_FILE}`);
+}
+
+/** The files under `folder` (`''` or `name/`), by their paths from there. */
+function filesUnder(entries: ZipEntry[], folder: string): string[] {
+  return entries
+    .filter((entry) => entry.type === 'File')
+    .map(normalizedName)
+    .filter((name) => name.startsWith(folder))
+    .map((name) => name.slice(folder.length));
 }
 
 function normalizedName(entry: ZipEntry): string {

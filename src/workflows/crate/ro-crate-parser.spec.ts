@@ -419,8 +419,8 @@ describe('parseRoCrate', () => {
     expectInvalid(() => parseRoCrate(crate, WITH_SERVICES), /#test1_1 has a url that is not http\(s\)/);
   });
 
-  it('refuses an instance without runsOn, url or resource', () => {
-    for (const key of ['runsOn', 'url', 'resource']) {
+  it('refuses an instance without runsOn or url', () => {
+    for (const key of ['runsOn', 'url']) {
       const crate = compactCrate();
       delete entity(crate, '#test1_2')[key];
       expectInvalid(
@@ -430,10 +430,38 @@ describe('parseRoCrate', () => {
     }
   });
 
-  it('refuses an instance reference that the crate does not describe', () => {
+  it('keeps an instance without a resource (or with one that is not text), saying why it is never checked', () => {
+    for (const resource of [undefined, { '@id': 'https://spdx.org/licenses/Apache-2.0.html' }]) {
+      const crate = compactCrate();
+      entity(crate, '#test1_2').resource = resource;
+      const [, instance] = parseRoCrate(crate, WITH_SERVICES).suites[0].instances;
+      expect(instance).toMatchObject({ id: '#test1_2', serviceType: 'jenkins', resource: '' });
+      expect(instance.uncheckedReason).toMatch(/no resource/);
+    }
+    expect(
+      parseRoCrate(compactCrate(), WITH_SERVICES).suites[0].instances[1].uncheckedReason,
+    ).toBeUndefined();
+  });
+
+  it('leaves out what a suite names as an instance but the crate does not describe as one', () => {
     const crate = compactCrate();
-    entity(crate, '#test1').instance = [{ '@id': '#ghost' }];
-    expectInvalid(() => parseRoCrate(crate, WITH_SERVICES), /refers to the test instance #ghost/);
+    entity(crate, '#test1').instance = [
+      { '@id': '#ghost' },
+      { '@id': 'sort-and-change-case.ga' },
+      { '@id': '#test1_1' },
+    ];
+    expect(parseRoCrate(crate, WITH_SERVICES).suites[0].instances.map((instance) => instance.id)).toEqual([
+      '#test1_1',
+    ]);
+  });
+
+  it('takes an untyped instance that says where it runs', () => {
+    const crate = compactCrate();
+    delete entity(crate, '#test1_1')['@type'];
+    expect(parseRoCrate(crate, WITH_SERVICES).suites[0].instances.map((instance) => instance.id)).toEqual([
+      '#test1_1',
+      '#test1_2',
+    ]);
   });
 
   it('refuses a TestSuite without an @id', () => {

@@ -46,8 +46,13 @@ export interface ParsedInstance {
   serviceType: string;
   /** The API base URL of the service, http(s), without trailing slashes. */
   serviceUrl: string;
-  /** Where the tests live on that service, e.g. `repo/1002447` or `job/build`. */
+  /** Where the tests live on that service, e.g. `repo/1002447` or `job/build`; empty when the crate gives none. */
   resource: string;
+  /**
+   * Why this instance can never be checked (API.md 12: it is registered, with an issue, and never
+   * checked); absent when it can be.
+   */
+  uncheckedReason?: string;
 }
 
 export interface ParseOptions {
@@ -58,30 +63,31 @@ export interface ParseOptions {
   services?: readonly CrateServiceType[];
 }
 
-const SCHEMA = 'http://schema.org/';
-const TEST = 'https://w3id.org/ro/terms/test#';
+export const SCHEMA = 'http://schema.org/';
+export const TEST = 'https://w3id.org/ro/terms/test#';
 const DCT = 'http://purl.org/dc/terms/';
 /**
  * Bioschemas terms in the spelling of the RO-Crate 1.3 context. The 1.1 and 1.2 contexts (and
  * crates written against them) name the same terms otherwise; `canonical` folds those into this one.
  */
 const BIOSCHEMAS = 'https://bioschemas.org/terms/';
-const COMPUTATIONAL_WORKFLOW = `${BIOSCHEMAS}ComputationalWorkflow`;
+export const COMPUTATIONAL_WORKFLOW = `${BIOSCHEMAS}ComputationalWorkflow`;
 
 const ABOUT = `${SCHEMA}about`;
 const NAME = `${SCHEMA}name`;
-const MENTIONS = `${SCHEMA}mentions`;
-const MAIN_ENTITY = `${SCHEMA}mainEntity`;
+export const MENTIONS = `${SCHEMA}mentions`;
+export const MAIN_ENTITY = `${SCHEMA}mainEntity`;
 const PROGRAMMING_LANGUAGE = `${SCHEMA}programmingLanguage`;
-const URL_TERM = `${SCHEMA}url`;
-const CONFORMS_TO = `${DCT}conformsTo`;
-const TEST_SUITE = `${TEST}TestSuite`;
-const TEST_INSTANCE = `${TEST}TestInstance`;
-const INSTANCE = `${TEST}instance`;
-const RUNS_ON = `${TEST}runsOn`;
-const RESOURCE = `${TEST}resource`;
-const DEFINITION = `${TEST}definition`;
-const ENGINE_VERSION = `${TEST}engineVersion`;
+export const URL_TERM = `${SCHEMA}url`;
+export const CONFORMS_TO = `${DCT}conformsTo`;
+export const LICENSE = `${SCHEMA}license`;
+export const TEST_SUITE = `${TEST}TestSuite`;
+export const TEST_INSTANCE = `${TEST}TestInstance`;
+export const INSTANCE = `${TEST}instance`;
+export const RUNS_ON = `${TEST}runsOn`;
+export const RESOURCE = `${TEST}resource`;
+export const DEFINITION = `${TEST}definition`;
+export const ENGINE_VERSION = `${TEST}engineVersion`;
 
 /**
  * A remote `@context` is never fetched (it would let a crate make the service call any URL,
@@ -96,6 +102,7 @@ const BUILT_IN_TERMS = new Map<string, string>([
   ['programmingLanguage', PROGRAMMING_LANGUAGE],
   ['url', URL_TERM],
   ['conformsTo', CONFORMS_TO],
+  ['license', LICENSE],
   ['hasPart', `${SCHEMA}hasPart`],
   ['Dataset', `${SCHEMA}Dataset`],
   ['File', `${SCHEMA}MediaObject`],
@@ -131,7 +138,8 @@ const DESCRIPTOR_IDS = ['ro-crate-metadata.json', './ro-crate-metadata.json', 'r
 /** Deeper nesting than this is not searched for embedded entities (a guard against pathological documents). */
 const MAX_DEPTH = 64;
 
-interface Entity {
+/** An entity of the crate's graph. */
+export interface CrateEntity {
   id?: string;
   /** `@type` values as written, and expanded to IRIs. */
   rawTypes: string[];
@@ -153,24 +161,38 @@ interface Context {
  * Throws DomainError('invalid_input') with a detail the caller can show as it is.
  */
 export function parseRoCrate(metadata: unknown, options: ParseOptions = {}): ParsedCrate {
+  return parseCrateGraph(readCrateGraph(metadata, options), options);
+}
+
+/**
+ * The metadata's JSON-LD graph with its terms expanded, for `parseCrateGraph` and for the checks
+ * that look at more of the crate than the registry stores. Throws DomainError('invalid_input')
+ * when the metadata is not a JSON object.
+ */
+export function readCrateGraph(metadata: unknown, options: ParseOptions = {}): CrateGraph {
   if (typeof metadata !== 'object' || metadata === null) {
     throw invalid('the crate metadata is not a JSON object');
   }
-  const services = options.services ?? [];
   // The terms naming CI services come from the registered services, beside the built-in ones.
   const builtIns = new Map([
     ...BUILT_IN_TERMS,
-    ...services.map((service): [string, string] => [service.crateTerm, `${TEST}${service.crateTerm}`]),
+    ...(options.services ?? []).map((service): [string, string] => [
+      service.crateTerm,
+      `${TEST}${service.crateTerm}`,
+    ]),
   ]);
-  const graph = new Graph(metadata, builtIns);
-  const descriptor = findDescriptor(graph);
-  if (!descriptor) {
+  return new CrateGraph(metadata, builtIns);
+}
+
+/** `parseRoCrate` of a graph read already (with the same options). */
+export function parseCrateGraph(graph: CrateGraph, options: ParseOptions = {}): ParsedCrate {
+  const services = options.services ?? [];
+  if (!findDescriptor(graph)) {
     throw invalid(
       'the crate metadata has no root dataset (no ro-crate-metadata.json descriptor in its @graph)',
     );
   }
-  const rootRef = descriptor.props.get(ABOUT)?.[0];
-  const root = rootRef === undefined ? undefined : graph.resolve(rootRef);
+  const root = rootOf(graph);
   if (!root) {
     throw invalid(
       'the crate metadata has no root dataset (the descriptor is not about an entity of the crate)',
@@ -180,8 +202,14 @@ export function parseRoCrate(metadata: unknown, options: ParseOptions = {}): Par
     name: textOf(root.props.get(NAME)),
     mainWorkflow: parseMainWorkflow(graph, root),
     suites: findSuites(graph, root).map((suite) => parseSuite(graph, suite, services)),
-    metadata,
+    metadata: graph.document,
   };
+}
+
+/** The root data entity: the entity the metadata descriptor is `about`. */
+export function rootOf(graph: CrateGraph): CrateEntity | undefined {
+  const rootRef = findDescriptor(graph)?.props.get(ABOUT)?.[0];
+  return rootRef === undefined ? undefined : graph.resolve(rootRef);
 }
 
 /** `…#PlanemoEngine` → `planemo`: the last segment of the IRI, lower-cased, without a trailing `Engine`. */
@@ -203,7 +231,7 @@ function lastSegment(iri: string): string {
   ).toLowerCase();
 }
 
-function findDescriptor(graph: Graph): Entity | undefined {
+function findDescriptor(graph: CrateGraph): CrateEntity | undefined {
   for (const id of DESCRIPTOR_IDS) {
     const entity = graph.byId.get(id);
     if (entity?.props.has(ABOUT)) {
@@ -223,7 +251,7 @@ function findDescriptor(graph: Graph): Entity | undefined {
  * The root's `mainEntity`; without one, the crate's only ComputationalWorkflow (whichever
  * Bioschemas spelling its type has), as crates that predate Workflow RO-Crate describe it.
  */
-function parseMainWorkflow(graph: Graph, root: Entity): ParsedWorkflow | undefined {
+function parseMainWorkflow(graph: CrateGraph, root: CrateEntity): ParsedWorkflow | undefined {
   let ref = root.props.get(MAIN_ENTITY)?.[0];
   if (ref === undefined) {
     const workflows = graph.entities.filter((entity) => entity.types.has(COMPUTATIONAL_WORKFLOW));
@@ -250,11 +278,11 @@ function parseMainWorkflow(graph: Graph, root: Entity): ParsedWorkflow | undefin
 }
 
 /** The suites the root mentions come first, in the crate's order, then any other TestSuite of the graph. */
-function findSuites(graph: Graph, root: Entity): Entity[] {
+function findSuites(graph: CrateGraph, root: CrateEntity): CrateEntity[] {
   const mentioned = [...(root.props.get(MENTIONS) ?? []), ...(root.props.get(ABOUT) ?? [])]
     .map((ref) => graph.resolve(ref))
-    .filter((entity): entity is Entity => entity !== undefined);
-  const suites: Entity[] = [];
+    .filter((entity): entity is CrateEntity => entity !== undefined);
+  const suites: CrateEntity[] = [];
   for (const entity of [...mentioned, ...graph.entities]) {
     if (entity.types.has(TEST_SUITE) && !suites.includes(entity)) {
       suites.push(entity);
@@ -266,15 +294,19 @@ function findSuites(graph: Graph, root: Entity): Entity[] {
   return suites;
 }
 
-function parseSuite(graph: Graph, suite: Entity, services: readonly CrateServiceType[]): ParsedSuite {
+function parseSuite(
+  graph: CrateGraph,
+  suite: CrateEntity,
+  services: readonly CrateServiceType[],
+): ParsedSuite {
   const suiteId = suite.id ?? '';
   const instances: ParsedInstance[] = [];
   for (const ref of suite.props.get(INSTANCE) ?? []) {
     const entity = graph.resolve(ref);
-    if (!entity) {
-      throw invalid(
-        `the test suite ${quote(suiteId)} refers to the test instance ${quote(idOf(ref) ?? '?')}, which the crate does not describe`,
-      );
+    // What the crate does not describe as a test instance is none: the crate breaks a rule of the
+    // Workflow Testing RO-Crate profile, which the checks record, and is registered (API.md 12).
+    if (!entity || !isTestInstance(entity)) {
+      continue;
     }
     const instance = parseInstance(graph, entity, suiteId, services);
     if (!instances.some((other) => other.id === instance.id)) {
@@ -290,8 +322,8 @@ function parseSuite(graph: Graph, suite: Entity, services: readonly CrateService
 }
 
 function parseInstance(
-  graph: Graph,
-  entity: Entity,
+  graph: CrateGraph,
+  entity: CrateEntity,
   suiteId: string,
   services: readonly CrateServiceType[],
 ): ParsedInstance {
@@ -317,19 +349,19 @@ function parseInstance(
   if (!isHttpUrl(url)) {
     throw invalid(`the test instance ${quote(id)} has a url that is not http(s): ${quote(url)}`);
   }
-  const resource = textOf(entity.props.get(RESOURCE));
-  if (resource === undefined) {
-    throw invalid(`the test instance ${quote(id)} has no resource`);
-  }
   // One test service row per (type, url): `https://ci.example.org/` and `https://ci.example.org` are one
   // service, and so are a service's web site and its API where the service says so.
-  const target = canonicalTarget(services, serviceType, { url, resource });
+  const resource = textOf(entity.props.get(RESOURCE));
+  const target = canonicalTarget(services, serviceType, { url, resource: resource ?? '' });
   const instance: ParsedInstance = {
     id,
     serviceType,
     serviceUrl: target.url,
-    resource: target.resource,
+    resource: resource === undefined ? '' : target.resource,
   };
+  if (resource === undefined) {
+    instance.uncheckedReason = 'the crate gives it no resource (where its tests are on the service)';
+  }
   const name = textOf(entity.props.get(NAME));
   if (name !== undefined) {
     instance.name = name;
@@ -337,7 +369,15 @@ function parseInstance(
   return instance;
 }
 
-function parseDefinition(graph: Graph, suite: Entity): ParsedDefinition | null {
+/**
+ * Typed TestInstance, or saying which service it runs on: crates written before the vocabulary
+ * had types name their instances by `runsOn` alone.
+ */
+function isTestInstance(entity: CrateEntity): boolean {
+  return entity.types.has(TEST_INSTANCE) || entity.props.has(RUNS_ON);
+}
+
+function parseDefinition(graph: CrateGraph, suite: CrateEntity): ParsedDefinition | null {
   const ref = suite.props.get(DEFINITION)?.[0];
   const path = ref === undefined ? undefined : idOf(ref);
   if (ref === undefined || path === undefined) {
@@ -359,13 +399,17 @@ function parseDefinition(graph: Graph, suite: Entity): ParsedDefinition | null {
  * values, with keys and types expanded through the document's inline context and the
  * built-in term table.
  */
-class Graph {
-  readonly byId = new Map<string, Entity>();
-  readonly entities: Entity[] = [];
-  private readonly embedded = new WeakMap<object, Entity>();
+export class CrateGraph {
+  readonly byId = new Map<string, CrateEntity>();
+  readonly entities: CrateEntity[] = [];
+  private readonly embedded = new WeakMap<object, CrateEntity>();
   private readonly context: Context;
 
-  constructor(document: object, builtIns: ReadonlyMap<string, string>) {
+  constructor(
+    /** The metadata document as it was given. */
+    readonly document: object,
+    builtIns: ReadonlyMap<string, string>,
+  ) {
     this.context = readContext(
       Array.isArray(document) ? undefined : property(document, '@context'),
       builtIns,
@@ -380,7 +424,7 @@ class Graph {
   }
 
   /** The entity a reference (`{"@id": …}`, a plain string, or an embedded node) points to. */
-  resolve(ref: unknown): Entity | undefined {
+  resolve(ref: unknown): CrateEntity | undefined {
     if (typeof ref === 'string') {
       return this.byId.get(ref);
     }
@@ -413,7 +457,7 @@ class Graph {
     return ids;
   }
 
-  private add(node: Record<string, unknown>, depth: number): Entity {
+  private add(node: Record<string, unknown>, depth: number): CrateEntity {
     const id = typeof node['@id'] === 'string' ? node['@id'] : undefined;
     let entity = id === undefined ? undefined : this.byId.get(id);
     if (!entity) {

@@ -25,6 +25,7 @@ function version(id: number, label: string, registeredAt: string): WorkflowVersi
     rocLink: `https://example.org/${label}.zip`,
     registeredAt: new Date(registeredAt),
     submitter: user(),
+    issues: [],
   });
 }
 

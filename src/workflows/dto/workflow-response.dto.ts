@@ -1,6 +1,8 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import type { AggregateTestStatus } from '../workflow-status-source.js';
+import { ISSUE_SEVERITIES, type IssueSeverity } from '../checks/issue-check.js';
 import type { TestInstanceEntity } from '../entities/test-instance.entity.js';
+import type { VersionIssueEntity } from '../entities/version-issue.entity.js';
 import type { WorkflowVersionEntity } from '../entities/workflow-version.entity.js';
 import type { WorkflowEntity } from '../entities/workflow.entity.js';
 import { loaded } from './loaded.js';
@@ -63,6 +65,27 @@ export class RoCrateDto {
   metadata?: object;
 }
 
+export class VersionIssueDto {
+  @ApiProperty({
+    example: 'best_practices.MissingLicense',
+    description:
+      "The issue type's identifier in GET /workflows/issues (what .lifemonitor.yaml's issues.exclude names)",
+  })
+  id!: string;
+
+  @ApiProperty({ example: 'Missing LICENSE' })
+  name!: string;
+
+  @ApiProperty({
+    example: 'The crate has no licence file at its root and its root dataset has no license.',
+    description: 'What was found, and where in the crate',
+  })
+  description!: string;
+
+  @ApiProperty({ enum: ISSUE_SEVERITIES, example: 'warning' })
+  severity!: IssueSeverity;
+}
+
 export class VersionDto {
   @ApiProperty({ format: 'uuid', example: '0f4e1d2c-3b4a-5968-7a8b-9c0d1e2f3a4b' })
   uuid!: string;
@@ -78,6 +101,14 @@ export class VersionDto {
 
   @ApiProperty({ type: RoCrateDto })
   ro_crate!: RoCrateDto;
+
+  @ApiProperty({
+    type: VersionIssueDto,
+    isArray: true,
+    description:
+      'What the repository checks found when this version was registered (API.md 12): errors first, one per issue type',
+  })
+  issues!: VersionIssueDto[];
 }
 
 export class WorkflowMetaDto {
@@ -214,7 +245,12 @@ export function toVersionResponse(
           ? { ref: version.sourceRef, commit: version.sourceCommit }
           : null,
     },
+    issues: loaded(version.issues, 'version.issues').map(toIssueResponse),
   };
+}
+
+export function toIssueResponse(issue: VersionIssueEntity): VersionIssueDto {
+  return { id: issue.issueType, name: issue.name, description: issue.description, severity: issue.severity };
 }
 
 export function toWorkflowResponse(view: WorkflowView, baseUrl: string): WorkflowDto {

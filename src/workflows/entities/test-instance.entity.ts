@@ -57,4 +57,16 @@ export class TestInstanceEntity {
 
   @Column({ type: 'boolean', default: 0 })
   managed!: boolean;
+
+  /**
+   * Why this instance is never checked (the crate gave it no resource, or one its service cannot
+   * check: API.md 12); null for one that is. Such an instance has no check state.
+   */
+  @Column({
+    name: 'unchecked_reason',
+    type: 'varchar',
+    length: COLUMN_LENGTHS.uncheckedReason,
+    nullable: true,
+  })
+  uncheckedReason!: string | null;
 }

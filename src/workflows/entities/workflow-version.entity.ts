@@ -11,6 +11,7 @@ import {
 } from 'typeorm';
 import { UserEntity } from '../../auth/entities/user.entity.js';
 import { TestSuiteEntity } from './test-suite.entity.js';
+import { VersionIssueEntity } from './version-issue.entity.js';
 import { WorkflowEntity } from './workflow.entity.js';
 import { COLUMN_LENGTHS } from '../columns.js';
 
@@ -71,4 +72,8 @@ export class WorkflowVersionEntity {
 
   @OneToMany(() => TestSuiteEntity, (suite) => suite.version)
   suites?: Relation<TestSuiteEntity>[];
+
+  /** What the repository checks found at registration (API.md 12), in the order recorded. */
+  @OneToMany(() => VersionIssueEntity, (issue) => issue.version)
+  issues?: Relation<VersionIssueEntity>[];
 }
