@@ -86,12 +86,18 @@ export function IsHttpUrl(example: string, description?: string): PropertyDecora
   );
 }
 
-/** A path parameter holding a UUID. */
+/**
+ * Any 8-4-4-4-12 hexadecimal string, whatever its version and variant bits: registries mint
+ * their own (WorkflowHub's are version 0, `86da0a30-d2cd-013a-a07d-000c29a94011`), and a
+ * workflow keeps the uuid its registry gave it.
+ */
+export function IsAnyUuid(): PropertyDecorator {
+  return IsUUID('loose', { message: ({ property }) => `${property} must be a UUID` });
+}
+
+/** A path parameter holding a UUID (of any version, as {@link IsAnyUuid}). */
 export function IsUuidParam(description: string): PropertyDecorator {
-  return applyDecorators(
-    IsUUID('all', { message: ({ property }) => `${property} must be a UUID` }),
-    ApiProperty({ type: String, format: 'uuid', description }),
-  );
+  return applyDecorators(IsAnyUuid(), ApiProperty({ type: String, format: 'uuid', description }));
 }
 
 /** A query flag: `true`/`false` (also `1`/`0`), anything else stays as sent and fails validation. */

@@ -361,6 +361,16 @@ describe('workflow registry (API.md 2.1–2.5, 2.7)', () => {
     expect(made.uuid).not.toBe(given);
   });
 
+  it("keeps a registry's uuid of any version, and every path that names it finds it", async () => {
+    // WorkflowHub (SEEK) mints version-0 uuids; the variant nibble is not RFC 4122's either.
+    for (const given of ['86da0a30-d2cd-013a-a07d-000c29a94011', '00000000-0000-0000-c000-0000000000ff']) {
+      expect((await registerCrate(alice, '1', {}, { uuid: given })).uuid).toBe(given);
+      for (const path of ['', '/versions', '/versions/1', '/suites', '/status']) {
+        expect((await get(alice, `/workflows/${given}${path}`)).status).toBe(200);
+      }
+    }
+  });
+
   it('schedules an immediate first check of the new instances', async () => {
     const before = Date.now();
     const reply = await registerCrate(alice, '1', { marker: randomUUID() });

@@ -1,7 +1,8 @@
 import type { SchemaObject } from '@nestjs/swagger';
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
-import { ArrayMaxSize, IsArray, IsBoolean, IsUUID, ValidateNested } from 'class-validator';
+import { ArrayMaxSize, IsArray, IsBoolean, ValidateNested } from 'class-validator';
+import { IsAnyUuid } from '../../common/validation.js';
 import { EVENT_NAMES, type RaisedEvent } from '../events.js';
 
 const UUID_EXAMPLE = '0b7e0f0e-3f5d-4d7a-9a55-3c9a3f0d2c11';
@@ -87,7 +88,7 @@ export class NotificationListDto {
 }
 
 export class NotificationReadItem {
-  @IsUUID('all', { message: 'uuid must be a UUID' })
+  @IsAnyUuid()
   @ApiProperty({ format: 'uuid', example: UUID_EXAMPLE })
   uuid!: string;
 
@@ -106,7 +107,7 @@ export class MarkNotificationsDto {
 }
 
 export class NotificationUuidParam {
-  @IsUUID('all', { message: 'uuid must be a UUID' })
+  @IsAnyUuid()
   @ApiProperty({ format: 'uuid', description: 'The notification uuid' })
   uuid!: string;
 }

@@ -52,4 +52,24 @@ describe('RegisterWorkflowDto', () => {
       { property: 'version', messages: ['version must be a JSON string (send "1.0", not 1.0)'] },
     ]);
   });
+
+  it.each([
+    '86da0a30-d2cd-013a-a07d-000c29a94011',
+    '1D8A9C84-8B1C-4BFA-A9C5-52B6B1B9CD67',
+    'ffffffff-ffff-0fff-0fff-ffffffffffff',
+  ])('takes %s as a uuid: any 8-4-4-4-12 hexadecimal string', async (uuid) => {
+    await expect(errorsOf({ roc_link: 'https://example.org/c.zip', version: '1', uuid })).resolves.toEqual(
+      [],
+    );
+  });
+
+  it.each([
+    '86da0a30d2cd013aa07d000c29a94011',
+    '86da0a30-d2cd-013a-a07d-000c29a9401g',
+    '{86da0a30-d2cd-013a-a07d-000c29a94011}',
+  ])('refuses %s as a uuid', async (uuid) => {
+    await expect(errorsOf({ roc_link: 'https://example.org/c.zip', version: '1', uuid })).resolves.toEqual([
+      { property: 'uuid', messages: ['uuid must be a UUID'] },
+    ]);
+  });
 });

@@ -1,7 +1,7 @@
 import { applyDecorators } from '@nestjs/common';
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { IsBoolean, IsDefined, IsOptional, IsUUID, MaxLength, ValidateBy } from 'class-validator';
-import { IsHttpUrl, OptionalText } from '../../common/validation.js';
+import { IsBoolean, IsDefined, IsOptional, MaxLength, ValidateBy } from 'class-validator';
+import { IsAnyUuid, IsHttpUrl, OptionalText } from '../../common/validation.js';
 import { COLUMN_LENGTHS } from '../columns.js';
 
 /** Versions appear as one path segment of the API's URLs, so they cannot hold what a path would split or drop. */
@@ -72,7 +72,7 @@ export class RegisterWorkflowDto {
   authorization?: string;
 
   @IsOptional()
-  @IsUUID('all', { message: 'uuid must be a UUID' })
+  @IsAnyUuid()
   @ApiPropertyOptional({
     type: String,
     format: 'uuid',
