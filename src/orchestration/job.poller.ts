@@ -1,6 +1,6 @@
 import { Injectable, Logger } from '@nestjs/common';
 import { Clock } from '../common/clock.js';
-import { ClaimTicker } from './claim-ticker.js';
+import { ClaimTicker } from '../common/claim-ticker.js';
 import { JobsRepository } from './jobs.repository.js';
 import { JobsService } from './jobs.service.js';
 

@@ -1,6 +1,6 @@
 import { Injectable, Logger } from '@nestjs/common';
 import { Clock } from '../common/clock.js';
-import { ClaimTicker } from './claim-ticker.js';
+import { ClaimTicker } from '../common/claim-ticker.js';
 import { LeasesRepository } from './leases.repository.js';
 import { OrchestrationService } from './orchestration.service.js';
 

@@ -5,13 +5,14 @@ import type {
   OnApplicationBootstrap,
   OnModuleDestroy,
 } from '@nestjs/common';
-import type { Clock } from '../common/clock.js';
+import type { Clock } from './clock.js';
 
 /**
  * The tick of a scheduler that shares its work through database claims (STYLE.md 7, the refresh
  * scheduler's idea): every `tickMs` (±25 % jitter, which keeps copies from ticking in one phase) it runs
- * `run(now)`, which claims due rows as `owner` and works on them. A tick while another runs, or after
- * shutdown began, does nothing; shutdown waits for the tick in flight. Tests call `tick(now)`.
+ * `run(now)`, which claims due rows as `owner` and works on them; `tickMs` 0 runs no timer (only
+ * `kick`s). A tick while another runs, or after shutdown began, does nothing; shutdown waits for the
+ * tick in flight. Tests call `tick(now)`.
  */
 export abstract class ClaimTicker
   implements OnApplicationBootstrap, OnModuleDestroy, BeforeApplicationShutdown
@@ -22,6 +23,8 @@ export abstract class ClaimTicker
   private current?: Promise<number>;
   private timer?: NodeJS.Timeout;
   private stopping = false;
+  /** A kick came while a tick ran: one more tick follows it. */
+  private again = false;
 
   protected constructor(
     protected readonly clock: Clock,
@@ -52,8 +55,24 @@ export abstract class ClaimTicker
     }
     this.current = this.run(now).finally(() => {
       this.current = undefined;
+      if (this.again) {
+        this.again = false;
+        this.kick();
+      }
     });
     return this.current;
+  }
+
+  /**
+   * Work became due now (a request queued it): a tick at once, or right after the one running,
+   * which may have claimed its rows before the new work was written. Failures are logged.
+   */
+  kick(): void {
+    if (this.current) {
+      this.again = true;
+      return;
+    }
+    this.tick().catch((error: unknown) => this.logger.error({ err: error }, 'tick failed'));
   }
 
   protected get isStopping(): boolean {
@@ -61,7 +80,7 @@ export abstract class ClaimTicker
   }
 
   private scheduleTick(): void {
-    if (this.stopping) {
+    if (this.stopping || this.tickMs === 0) {
       return;
     }
     this.timer = setTimeout(
