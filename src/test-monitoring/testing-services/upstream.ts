@@ -14,13 +14,15 @@ import {
   type TestingService,
 } from './testing-service.js';
 import { isRecord } from '../../common/is-record.js';
+import { parseRateLimit, parseRetryAfter } from '../../common/net/rate-limit.js';
+
+// Read by every CI client, and by the registry for GitHub's API: they live in common/.
+export { DEFAULT_RATE_LIMIT_PAUSE_MS, parseRateLimit, parseRetryAfter } from '../../common/net/rate-limit.js';
 
 /** Largest answer read from a CI service: a page of 100 builds is well under 1 MiB. */
 export const MAX_ANSWER_BYTES = 5 * 1024 * 1024;
 /** Error bodies are read only for their message. */
 const MAX_ERROR_BYTES = 64 * 1024;
-/** A 429 that says nothing about when to come back pauses the service this long. */
-export const DEFAULT_RATE_LIMIT_PAUSE_MS = 60_000;
 /** Renamed repositories answer 301; a few hops are normal, more is a loop. */
 const MAX_REDIRECTS = 3;
 
@@ -52,55 +54,6 @@ export interface UpstreamGet {
 export function parseEtag(headers: IncomingHttpHeaders): string | undefined {
   const etag = headers.etag;
   return typeof etag === 'string' && etag.trim() !== '' ? etag.trim() : undefined;
-}
-
-/** `Retry-After` in seconds or as an HTTP date, as an instant; undefined when absent or unreadable. */
-export function parseRetryAfter(headers: IncomingHttpHeaders, now: Date): Date | undefined {
-  const value = headers['retry-after'];
-  if (typeof value !== 'string' || value.trim() === '') {
-    return undefined;
-  }
-  const trimmed = value.trim();
-  if (/^\d+$/.test(trimmed)) {
-    return new Date(now.getTime() + Number(trimmed) * 1000);
-  }
-  const date = Date.parse(trimmed);
-  return Number.isNaN(date) ? undefined : new Date(date);
-}
-
-/**
- * When a rate-limited service may be called again, or undefined when the answer is not a rate
- * limit. A primary limit is a 403/429 with `x-ratelimit-remaining: 0` and the reset in epoch
- * seconds, a secondary limit one with `Retry-After` (or only a message); a bare 429
- * from any service pauses it for DEFAULT_RATE_LIMIT_PAUSE_MS. The later of the hints wins.
- */
-export function parseRateLimit(
-  status: number,
-  headers: IncomingHttpHeaders,
-  now: Date,
-  message = '',
-): Date | undefined {
-  if (status !== 403 && status !== 429) {
-    return undefined;
-  }
-  const hints: number[] = [];
-  const retryAfter = parseRetryAfter(headers, now);
-  if (retryAfter) {
-    hints.push(retryAfter.getTime());
-  }
-  const reset = headers['x-ratelimit-reset'];
-  if (headers['x-ratelimit-remaining'] === '0' && typeof reset === 'string' && /^\d+$/.test(reset.trim())) {
-    hints.push(Number(reset.trim()) * 1000);
-  }
-  const exhausted = headers['x-ratelimit-remaining'] === '0' || /rate limit/i.test(message);
-  if (hints.length === 0 && (status === 429 || exhausted)) {
-    hints.push(now.getTime() + DEFAULT_RATE_LIMIT_PAUSE_MS);
-  }
-  if (hints.length === 0) {
-    return undefined;
-  }
-  // A reset already past (clock skew) still means "now", never a date in the past.
-  return new Date(Math.max(now.getTime(), ...hints));
 }
 
 /** The request's build limit, bounded to what every service serves in one page. */
