@@ -15,6 +15,13 @@ import { setupSwagger } from './swagger.js';
 export const BODY_LIMIT = '1mb';
 
 /**
+ * Paths whose bodies are read as bytes whatever their media type: `.lifemonitor.yaml`'s
+ * validator (API.md 12) takes YAML sent as `application/json` too, which the JSON parser would
+ * refuse before the route saw it.
+ */
+const BYTES_ONLY_PATHS: ReadonlySet<string> = new Set(['/integrations/github/config/validate']);
+
+/**
  * The layers every request passes through. The service always runs with all of them; the floor
  * benchmark (`npm run bench -- floor`) starts copies with one left out at a time to price each.
  */
@@ -104,8 +111,10 @@ function bodyParsing(): Middleware {
   const keepRaw = (request: Request & { rawBody?: Buffer }, _response: Response, bytes: Buffer): void => {
     request.rawBody = bytes;
   };
+  const json = bodyParser.json({ limit: BODY_LIMIT, verify: keepRaw });
   const parse = inOneLayer([
-    bodyParser.json({ limit: BODY_LIMIT, verify: keepRaw }),
+    (request, response, next) =>
+      BYTES_ONLY_PATHS.has(request.path) ? next() : json(request, response, next),
     rejectDeepJson,
     bodyParser.raw({ limit: BODY_LIMIT, type: () => true, verify: keepRaw }),
   ]);

@@ -101,7 +101,9 @@ export const TAG_GROUPS: readonly TagGroup[] = [
       },
       {
         name: TAGS.webhooks,
-        description: `GitHub's webhook deliveries (\`workflow_run\`), signed with GITHUB_WEBHOOK_SECRET. ${REGISTRY_ERRORS}`,
+        description:
+          "GitHub's webhook deliveries (`workflow_run`, and `push`, `create` and `release` of followed repositories), " +
+          `signed with GITHUB_WEBHOOK_SECRET, and the schema and validator of \`.lifemonitor.yaml\`. ${REGISTRY_ERRORS}`,
       },
     ],
   },

@@ -42,6 +42,7 @@ import { WorkflowsController } from './workflows.controller.js';
 import { WorkflowsRepository } from './workflows.repository.js';
 import { WorkflowsService } from './workflows.service.js';
 import { Clock } from '../common/clock.js';
+import { GithubConfigController } from './follow/github-config.controller.js';
 
 const ENTITIES = [
   WorkflowEntity,
@@ -75,7 +76,13 @@ const ISSUE_CHECK_CLASSES = [
  */
 @Module({
   imports: [DiscoveryModule, TypeOrmModule.forFeature(ENTITIES)],
-  controllers: [UserWorkflowsController, WorkflowsController, SuitesController, InstancesController],
+  controllers: [
+    UserWorkflowsController,
+    WorkflowsController,
+    SuitesController,
+    InstancesController,
+    GithubConfigController,
+  ],
   providers: [
     CrateDownloader,
     CrateFetcher,
