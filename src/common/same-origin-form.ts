@@ -5,7 +5,7 @@ import {
   type CanActivate,
   type ExecutionContext,
 } from '@nestjs/common';
-import type { Request } from 'express';
+import type { NextFunction, Request, Response } from 'express';
 import { AppConfig } from '../config/app-config.js';
 import { DomainError } from './errors/domain-error.js';
 
@@ -22,6 +22,10 @@ import { DomainError } from './errors/domain-error.js';
  *   too: every browser sends one of them with a form POST, so only a forged or stripped request
  *   lacks both. The check also covers what SameSite cannot: a form that signs in (no cookie
  *   yet, "login CSRF") and browsers that ignore SameSite.
+ *
+ * The pages that carry such a form must be served with `Referrer-Policy: same-origin`
+ * (`formPageHeaders`): under helmet's default `no-referrer` a browser sends `Origin: null` and
+ * no Referer even to the page's own origin, and every form would be refused.
  *
  * The scheme is not compared: behind a proxy that ends TLS the service sees `http` for a page the
  * browser holds as `https`, and another scheme on the same host and port is the same server.
@@ -87,4 +91,13 @@ function hostOf(header: string): string | undefined {
   } catch {
     return undefined;
   }
+}
+
+/**
+ * What a page holding a form must send, as a middleware for the routes of those pages: the
+ * referrer (and so a real `Origin`) reaches this service's own origin, never another one.
+ */
+export function formPageHeaders(_request: Request, response: Response, next: NextFunction): void {
+  response.setHeader('Referrer-Policy', 'same-origin');
+  next();
 }

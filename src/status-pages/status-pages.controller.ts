@@ -1,5 +1,17 @@
-import { Controller, Get, Header, Param, Post, Query, Req, Res, UseFilters } from '@nestjs/common';
 import {
+  Controller,
+  Get,
+  Header,
+  Param,
+  Post,
+  Query,
+  Req,
+  Res,
+  StreamableFile,
+  UseFilters,
+} from '@nestjs/common';
+import {
+  ApiExcludeController,
   ApiExcludeEndpoint,
   ApiOkResponse,
   ApiOperation,
@@ -16,16 +28,27 @@ import { FormFields } from '../common/form-fields.js';
 import { SameOriginForm } from '../common/same-origin-form.js';
 import { OptionalQueryInt, OptionalText } from '../common/validation.js';
 import { OptionalVersionQuery, WorkflowUuidParam } from '../workflows/index.js';
+import { FAVICON } from './favicon.js';
 import { HtmlErrorFilter } from './html-error.filter.js';
 import { StatusPagesService } from './status-pages.service.js';
 import { TAGS } from '../common/api-tags.js';
 
-export class StatusListQuery {
+/** Bounds of `refresh`: a page that reloads faster than every 10 s is load, not news. */
+const REFRESH = { min: 10, max: 3600 };
+const REFRESH_DESCRIPTION =
+  'Reload the page every this many seconds (a `<meta http-equiv="refresh">`, no script); without it the page does not reload';
+
+export class RefreshQuery {
+  @OptionalQueryInt(REFRESH.min, REFRESH.max, REFRESH_DESCRIPTION)
+  refresh?: number;
+}
+
+export class StatusListQuery extends RefreshQuery {
   @OptionalQueryInt(1, 100_000, 'The page, 50 workflows each, newest first (default 1)')
   page?: number;
 }
 
-export class StatusPageQuery {
+export class StatusPageQuery extends RefreshQuery {
   @OptionalVersionQuery()
   version?: string;
 }
@@ -82,8 +105,32 @@ export class StatusPagesController {
   @ApiResponse({ status: 400, ...html('A bad page number: an HTML error page') })
   @ApiResponse({ status: 401, ...html('A token or cookie that is not valid: an HTML error page') })
   @ApiResponse(UNAVAILABLE)
-  async overview(@Query() { page }: StatusListQuery, @CurrentViewer() viewer: Viewer): Promise<string> {
-    return this.pages.overview(viewer, page ?? 1);
+  async overview(
+    @Query() { page, refresh }: StatusListQuery,
+    @CurrentViewer() viewer: Viewer,
+  ): Promise<string> {
+    return this.pages.overview(viewer, page ?? 1, { refresh });
+  }
+
+  // Before ':wf_uuid', which would take 'wall' for a uuid.
+  @Get('wall')
+  @Header('Content-Type', 'text/html; charset=utf-8')
+  @Header('Cache-Control', 'private, no-cache')
+  @ApiOperation({
+    operationId: 'status-page-wall',
+    summary: 'An HTML page for a wall screen: every workflow the caller may see, failing first, full width',
+    description:
+      'The workflows of GET /status, all of them (the first 100 in this order), failing first, then some ' +
+      'passing, without builds and passing, as tiles filling the width of the screen. With `refresh` the page ' +
+      'reloads itself every that many seconds (10–3600), without JavaScript.',
+  })
+  @ApiProduces('text/html')
+  @ApiOkResponse(html('The page'))
+  @ApiResponse({ status: 400, ...html('A bad refresh: an HTML error page') })
+  @ApiResponse({ status: 401, ...html('A token or cookie that is not valid: an HTML error page') })
+  @ApiResponse(UNAVAILABLE)
+  async wall(@Query() { refresh }: RefreshQuery, @CurrentViewer() viewer: Viewer): Promise<string> {
+    return this.pages.wall(viewer, { refresh });
   }
 
   // The sign-in and sign-out forms are pages for a browser, not API operations (as GET / is not):
@@ -161,9 +208,21 @@ export class StatusPagesController {
   @ApiResponse(UNAVAILABLE)
   async workflow(
     @Param() { wf_uuid }: WorkflowUuidParam,
-    @Query() { version }: StatusPageQuery,
+    @Query() { version, refresh }: StatusPageQuery,
     @CurrentViewer() viewer: Viewer,
   ): Promise<string> {
-    return this.pages.workflow(wf_uuid, version, viewer);
+    return this.pages.workflow(wf_uuid, version, viewer, { refresh });
+  }
+}
+
+/** `/favicon.ico`, which every browser asks for: the service's icon, not a 404 in the log. */
+@ApiExcludeController()
+@Public()
+@Controller()
+export class FaviconController {
+  @Get('favicon.ico')
+  @Header('Cache-Control', 'public, max-age=86400')
+  favicon(): StreamableFile {
+    return new StreamableFile(FAVICON, { type: 'image/x-icon', length: FAVICON.length });
   }
 }

@@ -1,8 +1,9 @@
-import { Module } from '@nestjs/common';
+import { Module, type MiddlewareConsumer, type NestModule } from '@nestjs/common';
+import { formPageHeaders } from '../common/same-origin-form.js';
 import { AuthModule } from '../auth/auth.module.js';
 import { Clock } from '../common/clock.js';
 import { WorkflowsModule } from '../workflows/index.js';
-import { StatusPagesController } from './status-pages.controller.js';
+import { FaviconController, StatusPagesController } from './status-pages.controller.js';
 import { StatusPagesService } from './status-pages.service.js';
 
 /**
@@ -11,7 +12,12 @@ import { StatusPagesService } from './status-pages.service.js';
  */
 @Module({
   imports: [WorkflowsModule, AuthModule],
-  controllers: [StatusPagesController],
+  controllers: [StatusPagesController, FaviconController],
   providers: [StatusPagesService, Clock],
 })
-export class StatusPagesModule {}
+export class StatusPagesModule implements NestModule {
+  /** Every page has a form (sign-in or sign-out in its header): see SameOriginForm. */
+  configure(consumer: MiddlewareConsumer): void {
+    consumer.apply(formPageHeaders).forRoutes(StatusPagesController);
+  }
+}

@@ -4,12 +4,14 @@ import { AuthService } from '../auth/auth.service.js';
 import type { Viewer } from '../auth/optional-auth.decorator.js';
 import { Clock } from '../common/clock.js';
 import { DomainError } from '../common/errors/domain-error.js';
-import { TestStatusService, type BuildView } from '../test-monitoring/index.js';
+import { plainName } from '../common/bidi.js';
+import { statusMessage, TestStatusService, type BuildView } from '../test-monitoring/index.js';
 import {
   latestVersionOf,
   versionsOf,
   WorkflowsService,
   type AggregateTestStatus,
+  type WorkflowSummaryView,
 } from '../workflows/index.js';
 import { historyChart, historyStrip, historySummary } from './chart.js';
 import { ciResourcePage, safeHref } from './ci-links.js';
@@ -17,6 +19,20 @@ import { renderPage } from './templates.js';
 
 /** Workflows per page of /status. */
 export const STATUS_PAGE_SIZE = 50;
+/** Tiles a wall screen shows at most; the rest, least urgent by the order, are counted. */
+export const WALL_SIZE = 100;
+/** The wall's order: what needs someone's attention first. */
+const URGENCY: Record<AggregateTestStatus, number> = {
+  all_failing: 0,
+  some_passing: 1,
+  not_available: 2,
+  all_passing: 3,
+};
+
+/** How a status page is shown: a wall screen's layout, and the refresh it asked for (seconds). */
+export interface PageOptions {
+  refresh?: number;
+}
 const HISTORY_DAYS = 30;
 
 const MESSAGES: Record<AggregateTestStatus, string> = {
@@ -43,6 +59,35 @@ function duration(seconds: number): string {
   return minutes < 60
     ? `${minutes} min ${seconds % 60} s`
     : `${Math.floor(minutes / 60)} h ${minutes % 60} min`;
+}
+
+/** A workflow as the list and the wall show it. */
+interface Row {
+  uuid: string;
+  name: string;
+  public: boolean;
+  version: string;
+  aggregate: AggregateTestStatus;
+  message: string;
+  stale: boolean;
+  lastChecked: Shown | null;
+  strip: string;
+  stripText: string;
+}
+
+/** "2 passing, 1 failing": how many rows are in each state. */
+function countsOf(rows: readonly Row[]): string {
+  const counts = new Map<AggregateTestStatus, number>();
+  for (const row of rows) {
+    counts.set(row.aggregate, (counts.get(row.aggregate) ?? 0) + 1);
+  }
+  return (['all_passing', 'some_passing', 'all_failing', 'not_available'] as const)
+    .filter((aggregate) => counts.has(aggregate))
+    .map(
+      (aggregate) =>
+        `${counts.get(aggregate)} ${aggregate === 'not_available' ? 'without builds' : MESSAGES[aggregate]}`,
+    )
+    .join(', ');
 }
 
 /** A sign-in through the pages' form: a session to start, or the form again with what went wrong. */
@@ -123,24 +168,72 @@ export class StatusPagesService {
   }
 
   /** /status: a page of what `GET /workflows` lists for the viewer, newest first. */
-  async overview(viewer: Viewer, page: number): Promise<string> {
+  async overview(viewer: Viewer, page: number, options: PageOptions = {}): Promise<string> {
     const now = new Date(this.clock.nowMs());
     const views = await this.workflows.listVisible(
       viewer,
       { limit: STATUS_PAGE_SIZE + 1, offset: (page - 1) * STATUS_PAGE_SIZE },
       true,
     );
-    const rows = views.slice(0, STATUS_PAGE_SIZE);
+    const rows = await this.rowsOf(views.slice(0, STATUS_PAGE_SIZE), now);
+    const first = (page - 1) * STATUS_PAGE_SIZE + 1;
+    const range =
+      page > 1 || views.length > STATUS_PAGE_SIZE
+        ? `Workflows ${first}–${first + rows.length - 1}`
+        : `${rows.length} ${rows.length === 1 ? 'workflow' : 'workflows'}`;
+    const here = page > 1 ? `/status?page=${page}` : '/status';
+    return renderPage('overview', {
+      viewer: viewer?.username,
+      here,
+      refresh: options.refresh,
+      page,
+      rows,
+      summary: `${range}: ${countsOf(rows)}`,
+      newer: page > 1 ? (page === 2 ? '/status' : `/status?page=${page - 1}`) : undefined,
+      older: views.length > STATUS_PAGE_SIZE ? `/status?page=${page + 1}` : undefined,
+    });
+  }
+
+  /**
+   * /status/wall: every workflow the viewer may see, failing first (then some passing, without
+   * builds, passing; newest first within each), as tiles across the whole width, for a screen on a
+   * wall; refreshed by the page itself when asked (no script).
+   */
+  async wall(viewer: Viewer, options: PageOptions = {}): Promise<string> {
+    const now = new Date(this.clock.nowMs());
+    const views: WorkflowSummaryView[] = [];
+    for await (const batch of this.workflows.visibleBatches(viewer, undefined, true)) {
+      views.push(...batch);
+    }
+    const ordered = views
+      .map((view, index) => ({ view, index }))
+      .sort(
+        (a, b) =>
+          URGENCY[a.view.status?.aggregate ?? 'not_available'] -
+            URGENCY[b.view.status?.aggregate ?? 'not_available'] || a.index - b.index,
+      )
+      .map(({ view }) => view);
+    const tiles = await this.rowsOf(ordered.slice(0, WALL_SIZE), now);
+    return renderPage('wall', {
+      viewer: viewer?.username,
+      here: `/status/wall${options.refresh ? `?refresh=${options.refresh}` : ''}`,
+      refresh: options.refresh,
+      tiles,
+      more: Math.max(0, ordered.length - WALL_SIZE),
+      summary: `${views.length} ${views.length === 1 ? 'workflow' : 'workflows'}: ${countsOf(tiles)}`,
+    });
+  }
+
+  /** The rows of a list of workflows: status, last check, stale, the last 30 days (three queries in all). */
+  private async rowsOf(views: readonly WorkflowSummaryView[], now: Date): Promise<Row[]> {
     const overviews = await this.status.overviews(
-      rows.map((view) => latestVersionOf(view.workflow).id),
+      views.map((view) => latestVersionOf(view.workflow).id),
       HISTORY_DAYS,
       now,
     );
-    const counts = new Map<AggregateTestStatus, number>();
-    const shownRows = rows.map((view) => {
+    return views.map((view) => {
       const latest = latestVersionOf(view.workflow);
       const aggregate = view.status?.aggregate ?? 'not_available';
-      counts.set(aggregate, (counts.get(aggregate) ?? 0) + 1);
       const overview = overviews.get(latest.id);
       const days = overview?.days ?? [];
       return {
@@ -149,37 +242,22 @@ export class StatusPagesService {
         public: view.workflow.public,
         version: latest.version,
         aggregate,
-        message: MESSAGES[aggregate],
+        message: statusMessage(aggregate, view.status?.latestBuild === null ? latest.version : undefined),
         stale: overview?.stale ?? false,
         lastChecked: overview?.lastChecked ? shown(overview.lastChecked) : null,
         strip: historyStrip(days),
         stripText: historySummary(days),
       };
     });
-    const parts = (['all_passing', 'some_passing', 'all_failing', 'not_available'] as const)
-      .filter((aggregate) => counts.has(aggregate))
-      .map(
-        (aggregate) =>
-          `${counts.get(aggregate)} ${aggregate === 'not_available' ? 'without builds' : MESSAGES[aggregate]}`,
-      );
-    const first = (page - 1) * STATUS_PAGE_SIZE + 1;
-    const range =
-      page > 1 || views.length > STATUS_PAGE_SIZE
-        ? `Workflows ${first}–${first + rows.length - 1}`
-        : `${rows.length} ${rows.length === 1 ? 'workflow' : 'workflows'}`;
-    return renderPage('overview', {
-      viewer: viewer?.username,
-      here: page > 1 ? `/status?page=${page}` : '/status',
-      page,
-      rows: shownRows,
-      summary: `${range}: ${parts.join(', ')}`,
-      newer: page > 1 ? (page === 2 ? '/status' : `/status?page=${page - 1}`) : undefined,
-      older: views.length > STATUS_PAGE_SIZE ? `/status?page=${page + 1}` : undefined,
-    });
   }
 
   /** /status/{uuid}: one workflow at a version (default latest). not_found as the API's reads. */
-  async workflow(uuid: string, version: string | undefined, viewer: Viewer): Promise<string> {
+  async workflow(
+    uuid: string,
+    version: string | undefined,
+    viewer: Viewer,
+    options: PageOptions = {},
+  ): Promise<string> {
     const now = new Date(this.clock.nowMs());
     const status = await this.status.workflowStatus(uuid, version, viewer, now);
     const suites = await this.workflows.suites(uuid, status.version.version, viewer);
@@ -188,8 +266,16 @@ export class StatusPagesService {
       [];
     const builds = new Map<number, BuildView>(status.latestBuilds.map((view) => [view.instance.id, view]));
     const aggregate = status.aggregate;
+    const unbuilt = status.latestBuilds.length === 0;
+    // A version without builds of its own yet (API.md 7.2) shows the one before it beside it.
+    const versions = versionsOf(status.workflow);
+    const before = versions[versions.findIndex((other) => other.id === status.version.id) - 1];
+    const previous =
+      unbuilt && before ? await this.status.workflowStatus(uuid, before.version, viewer, now) : undefined;
     return renderPage('workflow', {
       viewer: viewer?.username,
+      title: plainName(status.version.name),
+      refresh: options.refresh,
       here: `/status/${uuid}${version === undefined ? '' : `?version=${encodeURIComponent(version)}`}`,
       uuid,
       name: status.version.name,
@@ -197,7 +283,16 @@ export class StatusPagesService {
       version: status.version.version,
       isLatest: latestVersionOf(status.workflow).id === status.version.id,
       aggregate,
-      message: MESSAGES[aggregate],
+      message: statusMessage(aggregate, unbuilt ? status.version.version : undefined),
+      previous: previous && {
+        version: previous.version.version,
+        aggregate: previous.aggregate,
+        message: statusMessage(
+          previous.aggregate,
+          previous.latestBuilds.length === 0 ? previous.version.version : undefined,
+        ),
+        stale: previous.stale,
+      },
       stale: status.stale,
       lastChecked: status.lastChecked ? shown(status.lastChecked) : null,
       badge: `/workflows/${uuid}/badge.svg?version=${encodeURIComponent(status.version.version)}`,
@@ -226,7 +321,7 @@ export class StatusPagesService {
           };
         }),
       })),
-      versions: versionsOf(status.workflow).map((other) => ({
+      versions: versions.map((other) => ({
         version: other.version,
         current: other.id === status.version.id,
         registered: shown(other.registeredAt),

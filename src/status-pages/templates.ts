@@ -10,6 +10,8 @@ const LAYOUT = `<!doctype html>
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
+<% if (it.refresh) { %><meta http-equiv="refresh" content="<%= it.refresh %>">
+<% } %><link rel="icon" href="/favicon.ico">
 <title><%= it.title %> · Workflow test status</title>
 <style>
 :root { color-scheme: light; }
@@ -53,9 +55,31 @@ nav.pages { display: flex; gap: 16px; margin-top: 16px; }
 .legend .passed::before { color: #1a7f37; }
 .legend .failed::before { color: #cf222e; }
 svg.chart { max-width: 100%; height: auto; }
+a, th, td, h1, h3 { overflow-wrap: anywhere; }
+.previous { font-size: 16px; color: #424a53; }
+body.wall main { max-width: none; }
+.tiles { display: grid; grid-template-columns: repeat(auto-fill, minmax(min(100%, 320px), 1fr)); gap: 16px; margin: 0; padding: 0; list-style: none; }
+.tile { color: #1f2328; border: 1px solid #d0d7de; border-left: 12px solid #57606a; border-radius: 6px; padding: 12px 16px; }
+.tile.all_failing { border-left-color: #cf222e; }
+.tile.some_passing { border-left-color: #9a6700; }
+.tile.all_passing { border-left-color: #1a7f37; }
+.tile h2 { font-size: 22px; margin: 0 0 4px; }
+.tile .state { font-size: 20px; }
+.tile p { margin: 4px 0; }
+/* Phones (360–390 px wide): no table wider than the screen; each row becomes a block of its cells, named by data-label. */
+@media (max-width: 640px) {
+  header { padding: 10px 12px; }
+  main { padding: 12px 12px 32px; }
+  h1 { font-size: 24px; }
+  table.stack, table.stack tbody, table.stack tr, table.stack th, table.stack td { display: block; width: auto; }
+  table.stack thead { position: absolute; width: 1px; height: 1px; overflow: hidden; clip: rect(0 0 0 0); white-space: nowrap; }
+  table.stack tr { border-bottom: 1px solid #d0d7de; padding: 8px 0; }
+  table.stack th, table.stack td { border: 0; padding: 2px 0; }
+  table.stack td[data-label]::before { content: attr(data-label) ": "; font-weight: 600; color: #424a53; }
+}
 </style>
 </head>
-<body>
+<body<% if (it.wall) { %> class="wall"<% } %>>
 <header>
 <p class="brand"><a href="/status">Workflow test status</a></p>
 <div class="who"><% if (it.viewer) { %>Signed in as <strong><bdi><%= it.viewer %></bdi></strong> · <form method="post" action="/status/sign-out"><button type="submit" class="link">Sign out</button></form><% } else { %>Public workflows (not signed in) · <a href="/status/sign-in<%= it.here ? '?next=' + encodeURIComponent(it.here) : '' %>">Sign in</a><% } %> · <a href="/docs">API</a></div>
@@ -67,24 +91,24 @@ svg.chart { max-width: 100%; height: auto; }
 </html>
 `;
 
-const OVERVIEW = `<% layout('@layout', { title: 'Workflows', viewer: it.viewer, here: it.here }) %>
+const OVERVIEW = `<% layout('@layout', { title: 'Workflows', viewer: it.viewer, here: it.here, refresh: it.refresh }) %>
 <h1>Workflows</h1>
 <% if (it.rows.length === 0) { %>
 <p class="summary">No workflows to show<% if (it.page > 1) { %> on this page<% } %>.</p>
 <% } else { %>
 <p class="summary"><%= it.summary %></p>
-<table>
+<table class="stack">
 <caption class="visually-hidden">Workflows with their test status, newest first</caption>
 <thead><tr><th scope="col">Workflow</th><th scope="col">Status</th><th scope="col">Badge</th><th scope="col">Latest version</th><th scope="col">Last check</th><th scope="col">Last 30 days</th></tr></thead>
 <tbody>
 <% it.rows.forEach(function (row) { %>
 <tr>
-<th scope="row"><a href="/status/<%= row.uuid %>"><%= row.name %></a><% if (!row.public) { %> <span class="tag">private</span><% } %></th>
-<td><span class="state <%= row.aggregate %>"><%= row.message %></span><% if (row.stale) { %> <span class="stale">(stale)</span><% } %></td>
-<td><img src="/workflows/<%= row.uuid %>/badge.svg" alt="tests: <%= row.message %><%= row.stale ? ' (stale)' : '' %>" height="20"></td>
-<td><%= row.version %></td>
-<td><% if (row.lastChecked) { %><time datetime="<%= row.lastChecked.iso %>"><%= row.lastChecked.text %></time><% } else { %><span class="muted">never</span><% } %></td>
-<td><%~ row.strip %><span class="visually-hidden"><%= row.stripText %></span></td>
+<th scope="row"><a href="/status/<%= row.uuid %>"><bdi><%= row.name %></bdi></a><% if (!row.public) { %> <span class="tag">private</span><% } %></th>
+<td data-label="Status"><span class="state <%= row.aggregate %>"><%= row.message %></span><% if (row.stale) { %> <span class="stale">(stale)</span><% } %></td>
+<td data-label="Badge"><img src="/workflows/<%= row.uuid %>/badge.svg" alt="tests: <%= row.message %><%= row.stale ? ' (stale)' : '' %>" height="20"></td>
+<td data-label="Latest version"><bdi><%= row.version %></bdi></td>
+<td data-label="Last check"><% if (row.lastChecked) { %><time datetime="<%= row.lastChecked.iso %>"><%= row.lastChecked.text %></time><% } else { %><span class="muted">never</span><% } %></td>
+<td data-label="Last 30 days"><%~ row.strip %><span class="visually-hidden"><%= row.stripText %></span></td>
 </tr>
 <% }) %>
 </tbody>
@@ -98,12 +122,13 @@ const OVERVIEW = `<% layout('@layout', { title: 'Workflows', viewer: it.viewer, 
 <% } %>
 `;
 
-const WORKFLOW = `<% layout('@layout', { title: it.name, viewer: it.viewer, here: it.here }) %>
+const WORKFLOW = `<% layout('@layout', { title: it.title, viewer: it.viewer, here: it.here, refresh: it.refresh }) %>
 <p><a href="/status">← All workflows</a></p>
-<h1><%= it.name %> <span class="tag"><%= it.public ? 'public' : 'private' %></span></h1>
+<h1><bdi><%= it.name %></bdi> <span class="tag"><%= it.public ? 'public' : 'private' %></span></h1>
 <p class="summary"><span class="state <%= it.aggregate %>"><%= it.message %></span><% if (it.stale) { %> <span class="stale">— stale: the last check of some instance failed, the builds shown may be out of date</span><% } %></p>
+<% if (it.previous) { %><p class="previous">Until it has builds, the version before it: <a href="/status/<%= it.uuid %>?version=<%= encodeURIComponent(it.previous.version) %>"><bdi><%= it.previous.version %></bdi></a> <span class="state <%= it.previous.aggregate %>"><%= it.previous.message %></span><% if (it.previous.stale) { %> <span class="stale">(stale)</span><% } %></p><% } %>
 <ul class="facts">
-<li>Version <strong><%= it.version %></strong><%= it.isLatest ? ' (latest)' : '' %></li>
+<li>Version <strong><bdi><%= it.version %></bdi></strong><%= it.isLatest ? ' (latest)' : '' %></li>
 <li>Last check: <% if (it.lastChecked) { %><time datetime="<%= it.lastChecked.iso %>"><%= it.lastChecked.text %></time><% } else { %><span class="muted">never</span><% } %></li>
 <li><img src="<%= it.badge %>" alt="tests: <%= it.message %><%= it.stale ? ' (stale)' : '' %>" height="20"></li>
 </ul>
@@ -115,19 +140,19 @@ const WORKFLOW = `<% layout('@layout', { title: it.name, viewer: it.viewer, here
 <h2>Test instances and their latest builds</h2>
 <% if (it.suites.length === 0) { %><p class="muted">This version has no test suites.</p><% } %>
 <% it.suites.forEach(function (suite) { %>
-<h3>Suite <%= suite.name %></h3>
-<table>
+<h3>Suite <bdi><%= suite.name %></bdi></h3>
+<table class="stack">
 <thead><tr><th scope="col">Instance</th><th scope="col">Service</th><th scope="col">Latest build</th><th scope="col">Started</th><th scope="col">Duration</th><th scope="col">CI run</th></tr></thead>
 <tbody>
 <% suite.instances.forEach(function (instance) { %>
 <tr>
-<th scope="row"><%= instance.name %></th>
-<td><% if (instance.resourceUrl) { %><a href="<%= instance.resourceUrl %>"><%= instance.service %>: <%= instance.resource %></a><% } else { %><%= instance.service %>: <%= instance.resource %><% } %></td>
+<th scope="row"><bdi><%= instance.name %></bdi></th>
+<td data-label="Service"><% if (instance.resourceUrl) { %><a href="<%= instance.resourceUrl %>"><%= instance.service %>: <%= instance.resource %></a><% } else { %><%= instance.service %>: <%= instance.resource %><% } %></td>
 <% if (instance.build) { %>
-<td><span class="state <%= instance.build.status %>"><%= instance.build.status %></span></td>
-<td><time datetime="<%= instance.build.started.iso %>"><%= instance.build.started.text %></time></td>
-<td><%= instance.build.duration %></td>
-<td><% if (instance.build.url) { %><a href="<%= instance.build.url %>">Build <%= instance.build.id %></a><% } else { %>Build <%= instance.build.id %><% } %></td>
+<td data-label="Latest build"><span class="state <%= instance.build.status %>"><%= instance.build.status %></span></td>
+<td data-label="Started"><time datetime="<%= instance.build.started.iso %>"><%= instance.build.started.text %></time></td>
+<td data-label="Duration"><%= instance.build.duration %></td>
+<td data-label="CI run"><% if (instance.build.url) { %><a href="<%= instance.build.url %>">Build <%= instance.build.id %></a><% } else { %>Build <%= instance.build.id %><% } %></td>
 <% } else { %>
 <td colspan="4" class="muted">No builds yet</td>
 <% } %>
@@ -140,9 +165,29 @@ const WORKFLOW = `<% layout('@layout', { title: it.name, viewer: it.viewer, here
 <h2>Versions</h2>
 <ul>
 <% it.versions.forEach(function (version) { %>
-<li><% if (version.current) { %><strong><%= version.version %></strong> (shown)<% } else { %><a href="/status/<%= it.uuid %>?version=<%= encodeURIComponent(version.version) %>"><%= version.version %></a><% } %> — registered <time datetime="<%= version.registered.iso %>"><%= version.registered.text %></time></li>
+<li><% if (version.current) { %><strong><bdi><%= version.version %></bdi></strong> (shown)<% } else { %><a href="/status/<%= it.uuid %>?version=<%= encodeURIComponent(version.version) %>"><bdi><%= version.version %></bdi></a><% } %> — registered <time datetime="<%= version.registered.iso %>"><%= version.registered.text %></time></li>
 <% }) %>
 </ul>
+`;
+
+const WALL = `<% layout('@layout', { title: 'Wall', viewer: it.viewer, here: it.here, refresh: it.refresh, wall: true }) %>
+<h1>Workflows, failing first</h1>
+<% if (it.tiles.length === 0) { %>
+<p class="summary">No workflows to show.</p>
+<% } else { %>
+<p class="summary"><%= it.summary %><% if (it.refresh) { %> · refreshed every <%= it.refresh %> s<% } %></p>
+<ul class="tiles">
+<% it.tiles.forEach(function (tile) { %>
+<li class="tile <%= tile.aggregate %>">
+<h2><a href="/status/<%= tile.uuid %>"><bdi><%= tile.name %></bdi></a></h2>
+<p><span class="state <%= tile.aggregate %>"><%= tile.message %></span><% if (tile.stale) { %> <span class="stale">(stale)</span><% } %></p>
+<p>Version <bdi><%= tile.version %></bdi> · last check <% if (tile.lastChecked) { %><time datetime="<%= tile.lastChecked.iso %>"><%= tile.lastChecked.text %></time><% } else { %><span class="muted">never</span><% } %></p>
+<p><%~ tile.strip %><span class="visually-hidden"><%= tile.stripText %></span></p>
+</li>
+<% }) %>
+</ul>
+<% if (it.more > 0) { %><p class="muted"><%= it.more %> more workflows are on <a href="/status">the list</a>.</p><% } %>
+<% } %>
 `;
 
 const SIGN_IN = `<% layout('@layout', { title: 'Sign in' }) %>
@@ -166,11 +211,12 @@ const ERROR = `<% layout('@layout', { title: it.title, viewer: it.viewer, here: 
 <p><a href="/status">See the workflows you may see</a></p>
 `;
 
-export type PageName = 'overview' | 'workflow' | 'sign-in' | 'error';
+export type PageName = 'overview' | 'wall' | 'workflow' | 'sign-in' | 'error';
 
 const engine = new Eta({ autoEscape: true, cache: true });
 engine.loadTemplate('@layout', LAYOUT);
 engine.loadTemplate('@overview', OVERVIEW);
+engine.loadTemplate('@wall', WALL);
 engine.loadTemplate('@workflow', WORKFLOW);
 engine.loadTemplate('@sign-in', SIGN_IN);
 engine.loadTemplate('@error', ERROR);

@@ -1,3 +1,4 @@
+import { plainName } from '../common/bidi.js';
 import type { AggregateTestStatus } from './aggregate-status.js';
 
 /** What a badge says and in which colours (API.md 5.2). */
@@ -22,11 +23,29 @@ const LOOKS: Record<AggregateTestStatus, { message: string; color: string; shiel
 
 const LABEL_COLOR = '#555';
 
-export function badgeOf(aggregate: AggregateTestStatus, stale: boolean, label: string): Badge {
+/**
+ * What a badge and a status page say of a version's state. A version without any build of its own
+ * yet (API.md 7.2: a new version's window starts at its registration) says so, naming itself,
+ * rather than a bare "no builds" that reads as broken CI.
+ */
+export function statusMessage(aggregate: AggregateTestStatus, unbuiltVersion?: string): string {
+  return aggregate === 'not_available' && unbuiltVersion !== undefined
+    ? `no builds yet for ${plainName(unbuiltVersion)}`
+    : LOOKS[aggregate].message;
+}
+
+/** `unbuiltVersion`: the version's name when it has no build at all yet. */
+export function badgeOf(
+  aggregate: AggregateTestStatus,
+  stale: boolean,
+  label: string,
+  unbuiltVersion?: string,
+): Badge {
   const look = LOOKS[aggregate];
+  const message = statusMessage(aggregate, unbuiltVersion);
   return {
     label,
-    message: stale ? `${look.message} (stale)` : look.message,
+    message: stale ? `${message} (stale)` : message,
     color: look.color,
     shieldsColor: look.shieldsColor,
   };

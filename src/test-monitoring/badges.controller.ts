@@ -27,7 +27,8 @@ export class BadgesController {
     summary: 'A badge of the test status of a version (default: the latest), as an SVG image',
     description:
       'Flat, two parts: the label, and `passing` (green #4c1), `some passing` (yellow #dfb317), `failing` ' +
-      '(red #e05d44) or `no builds` (grey #9f9f9f), with ` (stale)` when the last check failed. A private ' +
+      '(red #e05d44) or `no builds` (grey #9f9f9f; `no builds yet for <version>` while the version has no ' +
+      'build of its own at all), with ` (stale)` when the last check failed. A private ' +
       "workflow's badge needs a token of someone who may see it, or the workflow's badge token in `token`. " +
       '`ETag` with `If-None-Match` → 304; `Cache-Control: public, max-age=60` (`private` when it took the ' +
       "caller's own token). Never shows the workflow's name.",
@@ -52,7 +53,9 @@ export class BadgesController {
     @Res() response: Response,
   ): Promise<void> {
     const status = await this.status.currentBadge(wf_uuid, query.version, viewer, query.token);
-    const body = renderBadgeSvg(badgeOf(status.aggregate, status.stale, query.label ?? DEFAULT_BADGE_LABEL));
+    const body = renderBadgeSvg(
+      badgeOf(status.aggregate, status.stale, query.label ?? DEFAULT_BADGE_LABEL, status.unbuilt),
+    );
     send(request, response, status, 'image/svg+xml; charset=utf-8', body);
   }
 
@@ -75,7 +78,7 @@ export class BadgesController {
   ): Promise<void> {
     const status = await this.status.currentBadge(wf_uuid, query.version, viewer, query.token);
     const body = JSON.stringify(
-      badgeJson(badgeOf(status.aggregate, status.stale, query.label ?? DEFAULT_BADGE_LABEL)),
+      badgeJson(badgeOf(status.aggregate, status.stale, query.label ?? DEFAULT_BADGE_LABEL, status.unbuilt)),
     );
     send(request, response, status, 'application/json; charset=utf-8', body);
   }

@@ -19,5 +19,5 @@ export {
   type VersionOverview,
   type VersionStatus,
 } from './test-status.service.js';
-export { badgeOf, renderBadgeSvg } from './badge.js';
+export { badgeOf, renderBadgeSvg, statusMessage } from './badge.js';
 export type { DayCount } from './history.js';

@@ -63,6 +63,8 @@ export interface VersionOverview {
 export interface BadgeStatus {
   aggregate: AggregateTestStatus;
   stale: boolean;
+  /** The version's name when it has no build at all yet (API.md 7.2), so that the badge says so. */
+  unbuilt?: string;
   audience: BadgeVersion['audience'];
 }
 
@@ -152,7 +154,12 @@ export class TestStatusService implements WorkflowStatusSource {
   ): Promise<BadgeStatus> {
     const visible = await this.access.badgeVersion(wfUuid, version, user, badgeToken);
     const status = await this.statusOf(await this.registered.ofVersion(visible.version.id), now);
-    return { aggregate: status.aggregate, stale: status.stale, audience: visible.audience };
+    return {
+      aggregate: status.aggregate,
+      stale: status.stale,
+      unbuilt: status.latestBuilds.length === 0 ? visible.version.version : undefined,
+      audience: visible.audience,
+    };
   }
 
   /** Pass rate, median duration, last pass and flaky re-runs of an instance's finished builds of the last `days` days. */

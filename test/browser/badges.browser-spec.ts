@@ -41,7 +41,7 @@ describe('badges in a real browser', () => {
       ['passing', [['passed'], ['passed']], 'tests', 'passing', 'rgb(68, 204, 17)'],
       ['some passing', [['passed'], ['failed']], 'galaxy tests', 'some passing', 'rgb(223, 179, 23)'],
       ['failing', [['failed']], 'CI', 'failing', 'rgb(224, 93, 68)'],
-      ['no builds', [[]], 'a much longer label, 32 chars...', 'no builds', 'rgb(159, 159, 159)'],
+      ['no builds', [[]], 'a much longer label, 32 chars...', 'no builds yet for 1.0', 'rgb(159, 159, 159)'],
     ];
     for (const [name, statuses, label, message, fill] of cases) {
       const w = await seedVersion(dataSource, {

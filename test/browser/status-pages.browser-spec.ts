@@ -1,4 +1,6 @@
 import { readFileSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { createRequire } from 'node:module';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { DataSource } from 'typeorm';
@@ -8,6 +10,8 @@ import { createTestApp, type TestApp } from '../support/create-test-app.js';
 import { seedBuilds, seedVersion, type SeededVersion } from '../support/monitoring-seed.js';
 
 const DAY = 86_400_000;
+/** The password createTestApp's userToken gives every user it makes. */
+const PASSWORD = 'a-test-password';
 /** axe-core from node_modules, injected into the page by the test (the pages themselves run no script). */
 const AXE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
 
@@ -203,6 +207,146 @@ describe('status pages in a real browser', () => {
     expect(await axe(page)).toEqual([]);
     await page.screenshot({ path: `${SCREENSHOTS}/status-workflow.png`, fullPage: true });
     expect(outside).toEqual([]);
+    await anonymous.close();
+  });
+
+  it('signs in with the form and out again: the session cookie of the API, no violation on the form', async () => {
+    const anonymous = await context(false);
+    const { page, outside } = await open(anonymous, `/status/${w.variants.workflowUuid}`);
+    await page.getByRole('link', { name: 'Sign in' }).click();
+    await page.waitForURL(/\/status\/sign-in\?next=/);
+    expect(await axe(page)).toEqual([]);
+    await page.getByLabel('Username').fill('alice');
+    await page.getByLabel('Password').fill('not-her-password');
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.waitForLoadState('load');
+    expect(await page.getByRole('alert').innerText()).toContain('Wrong username or password');
+    expect(await axe(page)).toEqual([]);
+    await page.screenshot({ path: `${SCREENSHOTS}/status-sign-in-refused.png`, fullPage: true });
+
+    await page.getByLabel('Password').fill(PASSWORD);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    // Back to the page the sign-in started from, signed in.
+    await page.waitForURL(`${t.baseUrl}/status/${w.variants.workflowUuid}`);
+    expect(await page.locator('header').innerText()).toContain('Signed in as alice');
+    const cookies = await anonymous.cookies(t.baseUrl);
+    expect(cookies.find((cookie) => cookie.name === 'session')).toMatchObject({
+      httpOnly: true,
+      sameSite: 'Strict',
+    });
+    await page.goto(`${t.baseUrl}/status`);
+    expect(await page.locator('tbody th').allInnerTexts()).toContain('Internal benchmark private');
+    await page.screenshot({ path: `${SCREENSHOTS}/status-signed-in.png`, fullPage: true });
+
+    await page.getByRole('button', { name: 'Sign out' }).click();
+    await page.waitForURL(`${t.baseUrl}/status`);
+    expect(await page.locator('header').innerText()).toContain('Public workflows (not signed in)');
+    expect(await page.locator('tbody th').allInnerTexts()).not.toContain('Internal benchmark private');
+    expect((await anonymous.cookies(t.baseUrl)).some((cookie) => cookie.name === 'session')).toBe(false);
+    expect(outside).toEqual([]);
+    await anonymous.close();
+  });
+
+  it('refuses a sign-in form posted by another site, even one on the same host (CSRF)', async () => {
+    // Another origin on the same host (127.0.0.1, another port): the same site to the browser, so
+    // even a SameSite=Strict cookie would go along; the Origin check is what refuses it.
+    const attacker = createServer((_request, response) => {
+      response.setHeader('content-type', 'text/html; charset=utf-8');
+      response.end(
+        `<!doctype html><form method="post" action="${t.baseUrl}/status/sign-in">` +
+          `<input name="username" value="alice"><input name="password" value="${PASSWORD}"></form>` +
+          '<script>document.forms[0].submit()</script>',
+      );
+    });
+    await new Promise<void>((resolve) => attacker.listen(0, '127.0.0.1', resolve));
+    const anonymous = await context(false);
+    try {
+      const page = await anonymous.newPage();
+      await page.goto(`http://127.0.0.1:${(attacker.address() as AddressInfo).port}/`);
+      await page.waitForURL(`${t.baseUrl}/status/sign-in`);
+      expect(await page.locator('h1').innerText()).toBe('403 Forbidden');
+      expect(await page.locator('main').innerText()).toContain('sent from another site');
+      expect((await anonymous.cookies(t.baseUrl)).some((cookie) => cookie.name === 'session')).toBe(false);
+    } finally {
+      await anonymous.close();
+      await new Promise<void>((resolve) => attacker.close(() => resolve()));
+    }
+  });
+
+  it.each([360, 390])(
+    'fits a phone %i px wide: no page scrolls sideways, and the phone layout has no violation',
+    async (width) => {
+      const phone = await browser.newContext({
+        bypassCSP: true,
+        viewport: { width, height: 780 },
+        deviceScaleFactor: 1,
+        isMobile: true,
+        hasTouch: true,
+      });
+      await phone.addCookies([{ name: 'session', value: aliceToken, url: t.baseUrl }]);
+      for (const [name, path] of [
+        ['list', '/status'],
+        ['workflow', `/status/${w.variants.workflowUuid}`],
+        ['wall', '/status/wall'],
+        ['sign-in', '/status/sign-in'],
+      ] as const) {
+        const { page, status } = await open(phone, path);
+        expect({ path, status }).toEqual({ path, status: 200 });
+        const scrollWidth = await page.evaluate<number>('document.documentElement.scrollWidth');
+        expect({ path, width, scrollWidth: Math.min(scrollWidth, width) }).toEqual({
+          path,
+          width,
+          scrollWidth,
+        });
+        if (name === 'workflow' || name === 'list') {
+          expect(await axe(page)).toEqual([]);
+        }
+        await page.screenshot({ path: `${SCREENSHOTS}/status-phone-${width}-${name}.png`, fullPage: true });
+        await page.close();
+      }
+      await phone.close();
+    },
+  );
+
+  it('shows a wall screen full width, failing first, reloading itself without script', async () => {
+    const wall = await browser.newContext({
+      bypassCSP: true,
+      viewport: { width: 1920, height: 1080 },
+      deviceScaleFactor: 1,
+      javaScriptEnabled: false,
+    });
+    const { page, status, outside } = await open(wall, '/status/wall?refresh=60');
+    expect(status).toBe(200);
+    expect(await page.locator('meta[http-equiv="refresh"]').getAttribute('content')).toBe('60');
+    const tiles = await page.locator('li.tile h2').allInnerTexts();
+    expect(tiles).toEqual([
+      'Proteomics QC',
+      'Variant calling (GATK)',
+      'Metagenomics assembly',
+      'RNA-seq pipeline',
+    ]);
+    const mainWidth = await page.locator('main').evaluate((main) => main.getBoundingClientRect().width);
+    expect(mainWidth).toBeGreaterThan(1850);
+    await page.screenshot({ path: `${SCREENSHOTS}/status-wall.png`, fullPage: true });
+    expect(outside).toEqual([]);
+    await wall.close();
+    // axe needs script: the same page once more with it.
+    const checked = await context(false);
+    const again = await open(checked, '/status/wall');
+    expect(await axe(again.page)).toEqual([]);
+    await checked.close();
+  });
+
+  it('answers /favicon.ico with an icon the browser can draw', async () => {
+    const anonymous = await context(false);
+    const { page } = await open(anonymous, '/status');
+    const size = await page.evaluate<[number, number]>(`new Promise((resolve) => {
+      const icon = new Image();
+      icon.onload = () => resolve([icon.naturalWidth, icon.naturalHeight]);
+      icon.onerror = () => resolve([0, 0]);
+      icon.src = '/favicon.ico';
+    })`);
+    expect(size).toEqual([16, 16]);
     await anonymous.close();
   });
 

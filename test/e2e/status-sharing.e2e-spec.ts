@@ -77,7 +77,7 @@ describe(`sharing the test status (${testDatabase()})`, () => {
       ['passing', 'passing', '#4c1', 'brightgreen'],
       ['some', 'some passing', '#dfb317', 'yellow'],
       ['failing', 'failing', '#e05d44', 'red'],
-      ['none', 'no builds', '#9f9f9f', 'lightgrey'],
+      ['none', 'no builds yet for 1.0', '#9f9f9f', 'lightgrey'],
       ['stale', 'passing (stale)', '#4c1', 'brightgreen'],
     ] as const)('shows %s as "%s" in %s (shields: %s), to anybody', async (key, message, fill, color) => {
       const svg = await badge(seeded[key]).buffer(true);
@@ -91,6 +91,40 @@ describe(`sharing the test status (${testDatabase()})`, () => {
       expect(json.status).toBe(200);
       expect(json.headers['content-type']).toBe('application/json; charset=utf-8');
       expect(json.body).toEqual({ schemaVersion: 1, label: 'tests', message, color });
+    });
+
+    it('says "no builds yet for 1.1" while the latest version has none of its own (API.md 7.2), and the page shows 1.0 beside it', async () => {
+      const first = await seed([['failed', 'passed']], { name: 'Two versions' });
+      const second = await seedVersion(dataSource, {
+        ownerId: aliceId,
+        public: true,
+        workflowUuid: first.workflowUuid,
+        version: '1.1',
+        name: 'Two versions',
+        suites: [{ instances: [GITHUB] }],
+      });
+      const svg = (await badge(second).buffer(true)).body.toString('utf8');
+      expect(svg).toContain('<title>tests: no builds yet for 1.1</title>');
+      expect((await badgeJson(second)).body).toEqual({
+        schemaVersion: 1,
+        label: 'tests',
+        message: 'no builds yet for 1.1',
+        color: 'lightgrey',
+      });
+      expect((await badgeJson(second, '?version=1.0')).body).toMatchObject({ message: 'passing' });
+      const html = (await t.http.get(`/status/${first.workflowUuid}`)).text;
+      expect(html).toContain(
+        '<p class="summary"><span class="state not_available">no builds yet for 1.1</span>',
+      );
+      expect(html).toContain(
+        `<p class="previous">Until it has builds, the version before it: <a href="/status/${first.workflowUuid}?version=1.0"><bdi>1.0</bdi></a> <span class="state all_passing">passing</span></p>`,
+      );
+      expect((await t.http.get(`/status/${first.workflowUuid}?version=1.0`)).text).not.toContain(
+        'class="previous"',
+      );
+      expect((await t.http.get('/status')).text).toContain(
+        '<span class="state not_available">no builds yet for 1.1</span>',
+      );
     });
 
     it('takes a label, escaped in the SVG', async () => {
@@ -433,7 +467,7 @@ describe(`sharing the test status (${testDatabase()})`, () => {
       expect(response.headers['content-type']).toBe('text/html; charset=utf-8');
       const html = response.text;
       expectSelfContained(html);
-      expect(html).toContain(`href="/status/${named.workflowUuid}">Visible pipeline</a>`);
+      expect(html).toContain(`href="/status/${named.workflowUuid}"><bdi>Visible pipeline</bdi></a>`);
       expect(html).toContain(`src="/workflows/${named.workflowUuid}/badge.svg"`);
       expect(html).toContain('Public workflows (not signed in)');
       expect(html).not.toContain(`/status/${seeded.private.workflowUuid}`);
@@ -441,7 +475,9 @@ describe(`sharing the test status (${testDatabase()})`, () => {
       expect(html).toContain('&lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt; &amp; co');
       expect(html).not.toContain('<script>alert');
       const own = (await page(`/status/${hostile.workflowUuid}`)).text;
-      expect(own).toContain('<h1>&lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt; &amp; co <span');
+      expect(own).toContain(
+        '<h1><bdi>&lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt; &amp; co</bdi> <span',
+      );
       expect(own).not.toContain('<script>alert');
     });
 
@@ -458,7 +494,7 @@ describe(`sharing the test status (${testDatabase()})`, () => {
       expect(response.status).toBe(200);
       const html = response.text;
       expectSelfContained(html);
-      expect(html).toContain('<h1>Visible pipeline <span class="tag">public</span></h1>');
+      expect(html).toContain('<h1><bdi>Visible pipeline</bdi> <span class="tag">public</span></h1>');
       expect(html).toContain('<span class="state some_passing">some passing</span>');
       expect(html).toMatch(
         /<svg[^>]+class="chart"[^>]+role="img" aria-label="Last 30 days: 1 passed, 1 failed builds; failures on 1 day"/,
@@ -466,7 +502,7 @@ describe(`sharing the test status (${testDatabase()})`, () => {
       // The instance's GitHub workflow page (the fake API base http://127.0.0.1:9/api is a GitHub Enterprise one).
       expect(html).toContain('href="http://127.0.0.1:9/o/r/actions/workflows/ci.yml"');
       expect(html).toContain('href="https://ci.example.org/builds/1000_1">Build 1000_1</a>');
-      expect(html).toContain('<strong>1.0</strong> (shown)');
+      expect(html).toContain('<strong><bdi>1.0</bdi></strong> (shown)');
     });
 
     it('answers a private or unknown workflow with the same 404 page, and the owner with the page', async () => {
@@ -507,6 +543,59 @@ describe(`sharing the test status (${testDatabase()})`, () => {
       const far = await page('/status?page=999');
       expect(far.status).toBe(200);
       expect(far.text).toContain('No workflows to show on this page.');
+    });
+
+    it('refreshes itself without script only when asked, within 10 s to 1 h', async () => {
+      for (const path of ['/status', `/status/${named.workflowUuid}`, '/status/wall']) {
+        expect((await page(path)).text).not.toContain('http-equiv="refresh"');
+        const asked = await page(`${path}${path.includes('?') ? '&' : '?'}refresh=60`);
+        expect({ path, status: asked.status }).toEqual({ path, status: 200 });
+        expect(asked.text).toContain('<meta http-equiv="refresh" content="60">');
+        expectSelfContained(asked.text);
+        for (const refresh of ['5', '3601', 'soon', '-1']) {
+          const refused = await page(`${path}?refresh=${refresh}`);
+          expect({ path, refresh, status: refused.status }).toEqual({ path, refresh, status: 400 });
+          expect(refused.text).toContain('refresh must be an integer from 10 to 3600');
+        }
+      }
+    });
+
+    it('shows a wall screen: every workflow the caller may see, failing first, full width', async () => {
+      const response = await page('/status/wall?refresh=30');
+      expect(response.status).toBe(200);
+      const html = response.text;
+      expectSelfContained(html);
+      expect(html).toContain('<body class="wall">');
+      const tiles = [...html.matchAll(/<li class="tile (\w+)">/g)].map((match) => match[1]);
+      const rank = { all_failing: 0, some_passing: 1, not_available: 2, all_passing: 3 } as Record<
+        string,
+        number
+      >;
+      expect(tiles.length).toBeGreaterThanOrEqual(6);
+      expect(tiles.map((tile) => rank[tile])).toEqual([...tiles.map((tile) => rank[tile])].sort());
+      expect(tiles[0]).toBe('all_failing');
+      expect(html).not.toContain(`/status/${seeded.private.workflowUuid}`);
+      expect((await page('/status/wall', alice)).text).toContain(`/status/${seeded.private.workflowUuid}`);
+    });
+
+    it('answers /favicon.ico with an icon', async () => {
+      const response = await t.http.get('/favicon.ico').buffer(true);
+      expect(response.status).toBe(200);
+      expect(response.headers['content-type']).toBe('image/x-icon');
+      expect(response.headers['cache-control']).toBe('public, max-age=86400');
+      const icon = response.body as Buffer;
+      expect([...icon.subarray(0, 6)]).toEqual([0, 0, 1, 0, 1, 0]);
+      expect(icon.length).toBe(6 + 16 + 40 + 16 * 16 * 4 + 16 * 4);
+    });
+
+    it('isolates names that hold bidirectional controls: <bdi> in the page, dropped from its title', async () => {
+      const name = 'Report \u202Eevil\u202C pipeline';
+      const reversed = await seed([['passed']], { name });
+      const own = (await page(`/status/${reversed.workflowUuid}`)).text;
+      expect(own).toContain('<title>Report evil pipeline · Workflow test status</title>');
+      expect(own).toContain(`<h1><bdi>${name}</bdi> <span class="tag">public</span></h1>`);
+      const list = (await page('/status')).text;
+      expect(list).toContain(`<a href="/status/${reversed.workflowUuid}"><bdi>${name}</bdi></a>`);
     });
 
     it('pages the list, newest first, 50 to a page', async () => {
