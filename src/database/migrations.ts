@@ -19,6 +19,7 @@ import { CreateApiKeys1764550000000 } from '../../migrations/1764550000000-creat
 import { InstancesThroughTheApi1764560000000 } from '../../migrations/1764560000000-instances-through-the-api.js';
 import { VersionIssues1795730871956 } from '../../migrations/1795730871956-version-issues.js';
 import { DeliveriesOutliveNotifications1795732023364 } from '../../migrations/1795732023364-deliveries-outlive-notifications.js';
+import { CheckTimesAndTriggers1795734038184 } from '../../migrations/1795734038184-check-times-and-triggers.js';
 
 /**
  * Every migration, oldest first. Listed here rather than found by a file glob, so the
@@ -45,4 +46,5 @@ export const MIGRATIONS: (new () => MigrationInterface)[] = [
   InstancesThroughTheApi1764560000000,
   VersionIssues1795730871956,
   DeliveriesOutliveNotifications1795732023364,
+  CheckTimesAndTriggers1795734038184,
 ];

@@ -260,7 +260,7 @@ export class StatusPagesService {
   ): Promise<string> {
     const now = new Date(this.clock.nowMs());
     const status = await this.status.workflowStatus(uuid, version, viewer, now);
-    const suites = await this.workflows.suites(uuid, status.version.version, viewer);
+    const { suites, lastChecks } = await this.workflows.suites(uuid, status.version.version, viewer);
     const days =
       (await this.status.overviews([status.version.id], HISTORY_DAYS, now)).get(status.version.id)?.days ??
       [];
@@ -302,6 +302,7 @@ export class StatusPagesService {
         name: suite.name ?? suite.rocSuite,
         instances: (suite.instances ?? []).map((instance) => {
           const view = builds.get(instance.id);
+          const check = lastChecks.get(instance.id);
           return {
             name: instance.name ?? instance.rocInstance,
             service: instance.service?.type ?? 'unknown',
@@ -309,6 +310,7 @@ export class StatusPagesService {
             resourceUrl: instance.service
               ? ciResourcePage(instance.service.type, instance.service.url, instance.resource)
               : undefined,
+            lastCheck: check ? { ...shown(check.at), ok: check.ok, error: check.error } : undefined,
             build: view
               ? {
                   id: view.build.buildId,

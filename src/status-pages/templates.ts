@@ -45,6 +45,7 @@ tbody th { font-weight: 600; }
 .not_available, .running, .waiting { color: #57606a; }
 .tag { display: inline-block; font-size: 12px; font-weight: 600; padding: 0 8px; border-radius: 10px; border: 1px solid #57606a; color: #424a53; margin-left: 6px; vertical-align: middle; }
 .stale { color: #7d4e00; font-weight: 600; }
+.check-failed { color: #a40e26; }
 .muted { color: #57606a; }
 .counts { white-space: nowrap; }
 nav.pages { display: flex; gap: 16px; margin-top: 16px; }
@@ -147,7 +148,8 @@ const WORKFLOW = `<% layout('@layout', { title: it.title, viewer: it.viewer, her
 <% suite.instances.forEach(function (instance) { %>
 <tr>
 <th scope="row"><bdi><%= instance.name %></bdi></th>
-<td data-label="Service"><% if (instance.resourceUrl) { %><a href="<%= instance.resourceUrl %>"><%= instance.service %>: <%= instance.resource %></a><% } else { %><%= instance.service %>: <%= instance.resource %><% } %></td>
+<td data-label="Service"><% if (instance.resourceUrl) { %><a href="<%= instance.resourceUrl %>"><%= instance.service %>: <%= instance.resource %></a><% } else { %><%= instance.service %>: <%= instance.resource %><% } %>
+<br><% if (!instance.lastCheck) { %><span class="muted">not checked yet</span><% } else if (instance.lastCheck.ok) { %><span class="muted">checked <time datetime="<%= instance.lastCheck.iso %>"><%= instance.lastCheck.text %></time></span><% } else { %><span class="check-failed">check failed <time datetime="<%= instance.lastCheck.iso %>"><%= instance.lastCheck.text %></time>: <%= instance.lastCheck.error %></span><% } %></td>
 <% if (instance.build) { %>
 <td data-label="Latest build"><span class="state <%= instance.build.status %>"><%= instance.build.status %></span></td>
 <td data-label="Started"><time datetime="<%= instance.build.started.iso %>"><%= instance.build.started.text %></time></td>

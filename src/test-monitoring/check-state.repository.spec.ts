@@ -223,6 +223,7 @@ describe('CheckStateRepository.recordChecks', () => {
         kind: 'failed',
         instanceId: claim.id,
         leaseToken: claim.leaseToken,
+        checkedAt: at(5),
         failureCount: 3,
         nextCheckAt: at(900),
         reason: 'x'.repeat(600),
@@ -232,6 +233,7 @@ describe('CheckStateRepository.recordChecks', () => {
     expect(row).toMatchObject({
       etag: '"e1"',
       lastCheckedAt: T0,
+      lastCheckAt: at(5),
       lastCheckFailed: true,
       failureCount: 3,
       nextCheckAt: at(900),
@@ -283,6 +285,7 @@ describe('CheckStateRepository.recordChecks', () => {
         kind: 'failed',
         instanceId: c.id,
         leaseToken: c.leaseToken,
+        checkedAt: at(2),
         failureCount: 2,
         nextCheckAt: at(900),
         reason: 'down',
@@ -318,6 +321,7 @@ describe('CheckStateRepository.recordChecks', () => {
       etag: '"a"',
       nextCheckAt: at(301),
       lastCheckedAt: at(1),
+      lastCheckAt: at(1),
       leaseOwner: null,
     });
     expect(await instanceRow(b.id)).toMatchObject({
@@ -329,11 +333,17 @@ describe('CheckStateRepository.recordChecks', () => {
     expect(await instanceRow(c.id)).toMatchObject({
       nextCheckAt: at(900),
       lastCheckedAt: null,
+      lastCheckAt: at(2),
       failureCount: 2,
       lastCheckFailed: true,
       lastError: 'down',
     });
-    expect(await instanceRow(d.id)).toMatchObject({ nextCheckAt: T0, lastCheckedAt: null, leaseOwner: null });
+    expect(await instanceRow(d.id)).toMatchObject({
+      nextCheckAt: T0,
+      lastCheckedAt: null,
+      lastCheckAt: null,
+      leaseOwner: null,
+    });
     expect(await instanceRow(e.id)).toMatchObject({
       etag: null,
       lastCheckedAt: null,

@@ -3,7 +3,12 @@ import { InjectRepository } from '@nestjs/typeorm';
 import { Repository, type EntityManager } from 'typeorm';
 import { insertMissing, lockRows } from '../database/dialect.js';
 import { retryOnDeadlock } from '../database/retry-on-deadlock.js';
-import { RegisteredInstances, RegistryEvents, type AddedInstance } from '../workflows/index.js';
+import {
+  RegisteredInstances,
+  RegistryEvents,
+  type AddedInstance,
+  type LastCheck,
+} from '../workflows/index.js';
 import { buildSelectionOf, type BuildSelection } from './build-selection.js';
 import { inList } from '../database/plain-entities.js';
 import { rawDate } from '../database/raw-date.js';
@@ -63,6 +68,7 @@ export type CheckRecord =
       kind: 'failed';
       instanceId: number;
       leaseToken: string;
+      checkedAt: Date;
       failureCount: number;
       nextCheckAt: Date;
       reason: string;
@@ -75,12 +81,17 @@ interface RawCheckStateView {
   instance_id: number | string;
   last_checked_at: Date | string | null;
   last_check_failed: number | string | boolean;
+  last_check_at: Date | string | null;
+  last_error: string | null;
 }
 
 /** An instance's check state as status reads show it. */
 export interface CheckStateView {
+  /** The last successful check. */
   lastCheckedAt: Date | null;
   lastCheckFailed: boolean;
+  /** The last check, `ok` or not, and what went wrong (API.md 11); null before the first check. */
+  lastCheck: LastCheck | null;
 }
 
 /**
@@ -126,6 +137,7 @@ export class CheckStateRepository implements OnModuleInit {
         lastCheckedAt: null,
         lastCheckFailed: false,
         lastError: null,
+        lastCheckAt: null,
       },
     );
   }
@@ -282,7 +294,7 @@ export class CheckStateRepository implements OnModuleInit {
     before: ReadonlyMap<number, RecordedBuildPair>,
   ): Promise<void> {
     const checked = chunk.filter(
-      (record): record is Extract<CheckRecord, { checkedAt: Date }> =>
+      (record): record is Extract<CheckRecord, { kind: 'builds' | 'not_modified' }> =>
         (record.kind === 'builds' || record.kind === 'not_modified') && owned.has(record.instanceId),
     );
     if (checked.length === 0) {
@@ -388,18 +400,29 @@ export class CheckStateRepository implements OnModuleInit {
     }
     // Fixed SQL, not a query builder hydrating whole entities: this is on every status read.
     const rows = await this.states.query<RawCheckStateView[]>(
-      `SELECT instance_id, last_checked_at, last_check_failed FROM test_check_states
-       WHERE instance_id IN (${instanceIds.map(() => '?').join(', ')})`,
+      `SELECT instance_id, last_checked_at, last_check_failed, last_check_at, last_error FROM test_check_states
+       WHERE instance_id IN (${inList(instanceIds.length)})`,
       [...instanceIds],
     );
     return new Map(
-      rows.map((row) => [
-        Number(row.instance_id),
-        {
-          lastCheckedAt: row.last_checked_at === null ? null : rawDate(row.last_checked_at),
-          lastCheckFailed: Number(row.last_check_failed) === 1,
-        },
-      ]),
+      rows.map((row) => {
+        const failed = Number(row.last_check_failed) === 1;
+        return [
+          Number(row.instance_id),
+          {
+            lastCheckedAt: row.last_checked_at === null ? null : rawDate(row.last_checked_at),
+            lastCheckFailed: failed,
+            lastCheck:
+              row.last_check_at === null
+                ? null
+                : {
+                    at: rawDate(row.last_check_at),
+                    ok: !failed,
+                    error: failed ? (row.last_error ?? 'the check failed') : null,
+                  },
+          },
+        ];
+      }),
     );
   }
 
@@ -447,6 +470,7 @@ export class CheckStateRepository implements OnModuleInit {
         ),
         failureCount: cases.of('failure_count', decided, (r) => (r.kind === 'failed' ? r.failureCount : 0)),
         lastCheckedAt: cases.of('last_checked_at', checked, (r) => ('checkedAt' in r ? r.checkedAt : null)),
+        lastCheckAt: cases.of('last_check_at', decided, (r) => ('checkedAt' in r ? r.checkedAt : null)),
         lastCheckFailed: cases.of('last_check_failed', decided, (r) => r.kind === 'failed'),
         lastError: cases.of('last_error', decided, (r) =>
           r.kind === 'failed' ? r.reason.slice(0, MAX_ERROR_LENGTH) : null,

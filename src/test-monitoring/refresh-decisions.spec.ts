@@ -105,6 +105,7 @@ describe('recordOf', () => {
       kind: 'failed',
       instanceId: 42,
       leaseToken: 'copy-a#1',
+      checkedAt: NOW,
       failureCount: 3,
       reason: 'down',
       nextCheckAt: new Date(NOW.getTime() + backoffDelayMs(3, I, 0.5)),

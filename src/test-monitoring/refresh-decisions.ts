@@ -101,6 +101,7 @@ export function recordOf(
       return {
         ...base,
         kind: 'failed',
+        checkedAt: now,
         failureCount,
         reason: result.reason,
         nextCheckAt: nextCheckAfterFailure(failureCount, now, intervalMs, random, result.retryAfter),

@@ -6,6 +6,8 @@ import {
   RegisteredInstances,
   WorkflowAccess,
   type BadgeVersion,
+  type LastCheck,
+  type LastChecks,
   type TestInstanceEntity,
   type TestSuiteEntity,
   type VersionStatusSummary,
@@ -25,10 +27,12 @@ import { CheckStateRepository } from './check-state.repository.js';
 import { Clock } from '../common/clock.js';
 import { CoalescedReads } from '../common/coalesced-reads.js';
 
-/** A build with the instance it belongs to (its suite and service loaded), as replies show it. */
+/** A build with the instance it belongs to (its suite and service loaded) and its last check, as replies show it. */
 export interface BuildView {
   build: StoredBuild;
   instance: TestInstanceEntity;
+  /** Holds the instance's last check, when it had one. */
+  lastChecks: LastChecks;
 }
 
 /** The test status of a set of instances (API.md 2.6). */
@@ -242,7 +246,8 @@ export class TestStatusService implements WorkflowStatusSource {
   async latestBuilds(instanceUuid: string, limit: number, user: Viewer): Promise<BuildView[]> {
     const instance = await this.access.visibleInstance(instanceUuid, user);
     const builds = await this.repo.latestBuilds(instance.id, limit);
-    return builds.map((build) => ({ build, instance }));
+    const lastChecks = await this.lastChecks([instance.id]);
+    return builds.map((build) => ({ build, instance, lastChecks }));
   }
 
   async build(instanceUuid: string, buildId: string, user: Viewer): Promise<BuildView> {
@@ -251,7 +256,18 @@ export class TestStatusService implements WorkflowStatusSource {
     if (!build) {
       throw new DomainError('not_found', `The test instance ${instanceUuid} has no build '${buildId}'`);
     }
-    return { build, instance };
+    return { build, instance, lastChecks: await this.lastChecks([instance.id]) };
+  }
+
+  /** WorkflowStatusSource: the last check of each instance that had one (API.md 11). */
+  async lastChecks(instanceIds: readonly number[]): Promise<Map<number, LastCheck>> {
+    const checks = new Map<number, LastCheck>();
+    for (const [id, state] of await this.checkStates.viewsOf(instanceIds)) {
+      if (state.lastCheck) {
+        checks.set(id, state.lastCheck);
+      }
+    }
+    return checks;
   }
 
   /** WorkflowStatusSource: aggregate and latest build of many versions, from one query. */
@@ -293,9 +309,13 @@ export class TestStatusService implements WorkflowStatusSource {
       now,
     );
     let lastChecked: Date | null = null;
-    for (const state of states.values()) {
+    const lastChecks = new Map<number, LastCheck>();
+    for (const [id, state] of states) {
       if (state.lastCheckedAt && (!lastChecked || state.lastCheckedAt > lastChecked)) {
         lastChecked = state.lastCheckedAt;
+      }
+      if (state.lastCheck) {
+        lastChecks.set(id, state.lastCheck);
       }
     }
     return {
@@ -304,7 +324,7 @@ export class TestStatusService implements WorkflowStatusSource {
       ),
       latestBuilds: instances.flatMap((instance) => {
         const build = latest.get(instance.id)?.latest;
-        return build ? [{ build, instance }] : [];
+        return build ? [{ build, instance, lastChecks }] : [];
       }),
       lastChecked,
       // A failed last check, or a service paused by a rate limit: the builds may be out of date.

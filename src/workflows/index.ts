@@ -29,6 +29,8 @@ export {
   NOT_AVAILABLE,
   WORKFLOW_STATUS_SOURCE,
   type AggregateTestStatus,
+  type LastCheck,
+  type LastChecks,
   type LatestBuildSummary,
   type VersionStatusSummary,
   type WorkflowStatusSource,
@@ -43,7 +45,7 @@ export {
 export { BUILD_STATUSES, type BuildStatus } from './build-status.js';
 export { latestVersionOf, versionsOf } from './workflow-versions.js';
 export { RegistryReads } from './registry-reads.decorator.js';
-export { BuildDto, toBuildResponse } from './dto/suite-response.dto.js';
+export { BuildDto, LastCheckDto, toBuildResponse } from './dto/suite-response.dto.js';
 export { WorkflowRefDto } from './dto/workflow-response.dto.js';
 export {
   InstanceUuidParam,

@@ -41,7 +41,8 @@ export class InstancesController {
     @Param() { instance_uuid }: InstanceUuidParam,
     @CurrentViewer() user: Viewer,
   ): Promise<TestInstanceDto> {
-    return toInstanceResponse(await this.workflows.instance(instance_uuid, user));
+    const view = await this.workflows.instance(instance_uuid, user);
+    return toInstanceResponse(view.instance, view.lastChecks);
   }
 
   @Put(':instance_uuid')
@@ -59,7 +60,8 @@ export class InstancesController {
     @Body() body: UpdateInstanceDto,
     @CurrentUser() user: AuthUser,
   ): Promise<TestInstanceDto> {
-    return toInstanceResponse(await this.instances.update(instance_uuid, body, user));
+    const view = await this.instances.update(instance_uuid, body, user);
+    return toInstanceResponse(view.instance, view.lastChecks);
   }
 
   @Delete(':instance_uuid')

@@ -4,6 +4,7 @@ import { Clock } from '../common/clock.js';
 import { DomainError } from '../common/errors/domain-error.js';
 import { AppConfig } from '../config/app-config.js';
 import { COLUMN_LENGTHS } from './columns.js';
+import type { InstanceView } from './dto/suite-response.dto.js';
 import type { TestInstanceEntity } from './entities/test-instance.entity.js';
 import type { WorkflowEntity } from './entities/workflow.entity.js';
 import { checkServiceAddress } from './registration-rules.js';
@@ -14,6 +15,7 @@ import {
   type TestingServiceCatalog,
 } from './testing-service-catalog.js';
 import { canEdit, WorkflowAccess } from './workflow-access.service.js';
+import { VersionStatusReader } from './version-status.reader.js';
 import { WorkflowsRepository } from './workflows.repository.js';
 
 export interface NewInstanceInput {
@@ -42,6 +44,7 @@ export class InstancesService {
     private readonly repo: WorkflowsRepository,
     private readonly config: AppConfig,
     private readonly clock: Clock,
+    private readonly statuses: VersionStatusReader,
     @Optional()
     @Inject(TESTING_SERVICE_CATALOG)
     private readonly catalog: TestingServiceCatalog | null = null,
@@ -52,7 +55,7 @@ export class InstancesService {
    * for a suite the caller cannot see, forbidden for one they may see but not change, invalid_input for an unknown service type, a URL on a
    * private address (unless allowed), a resource the service cannot check or values too long.
    */
-  async add(suiteUuid: string, input: NewInstanceInput, user: AuthUser): Promise<TestInstanceEntity> {
+  async add(suiteUuid: string, input: NewInstanceInput, user: AuthUser): Promise<InstanceView> {
     const suite = await this.access.visibleSuite(suiteUuid, user);
     const version = suite.version;
     refuseUnlessEditable(version?.workflow, user);
@@ -92,7 +95,7 @@ export class InstancesService {
    * forgotten and a check is due at once). Throws not_found, forbidden, invalid_input for a
    * resource the service cannot check.
    */
-  async update(uuid: string, changes: InstanceChanges, user: AuthUser): Promise<TestInstanceEntity> {
+  async update(uuid: string, changes: InstanceChanges, user: AuthUser): Promise<InstanceView> {
     const instance = await this.changeable(uuid, user);
     const stored: InstanceChanges = {};
     if (changes.name !== undefined) {
@@ -149,8 +152,9 @@ export class InstancesService {
     }
   }
 
-  private async visible(uuid: string, user: AuthUser): Promise<TestInstanceEntity> {
-    return this.access.visibleInstance(uuid, user);
+  private async visible(uuid: string, user: AuthUser): Promise<InstanceView> {
+    const instance = await this.access.visibleInstance(uuid, user);
+    return { instance, lastChecks: await this.statuses.lastChecks([instance.id]) };
   }
 }
 

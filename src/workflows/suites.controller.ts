@@ -42,7 +42,8 @@ export class SuitesController {
   })
   @ApiOkResponse({ type: TestSuiteDto })
   async get(@Param() { suite_uuid }: SuiteUuidParam, @CurrentViewer() user: Viewer): Promise<TestSuiteDto> {
-    return toSuiteResponse(await this.workflows.suite(suite_uuid, user));
+    const view = await this.workflows.suite(suite_uuid, user);
+    return toSuiteResponse(view.suite, view.lastChecks);
   }
 
   @Get(':suite_uuid/instances')
@@ -53,8 +54,8 @@ export class SuitesController {
     @Param() { suite_uuid }: SuiteUuidParam,
     @CurrentViewer() user: Viewer,
   ): Promise<TestInstanceListDto> {
-    const suite = await this.workflows.suite(suite_uuid, user);
-    return { items: toSuiteResponse(suite).instances };
+    const view = await this.workflows.suite(suite_uuid, user);
+    return { items: toSuiteResponse(view.suite, view.lastChecks).instances };
   }
 
   @Post(':suite_uuid/instances')
@@ -76,7 +77,7 @@ export class SuitesController {
     @Body() body: AddInstanceDto,
     @CurrentUser() user: AuthUser,
   ): Promise<TestInstanceDto> {
-    const instance = await this.instancesOfSuites.add(
+    const view = await this.instancesOfSuites.add(
       suite_uuid,
       {
         name: body.name,
@@ -86,6 +87,6 @@ export class SuitesController {
       },
       user,
     );
-    return toInstanceResponse(instance);
+    return toInstanceResponse(view.instance, view.lastChecks);
   }
 }

@@ -3,6 +3,7 @@ import { Test } from '@nestjs/testing';
 import { VersionStatusReader } from './version-status.reader.js';
 import {
   WORKFLOW_STATUS_SOURCE,
+  type LastCheck,
   type VersionStatusSummary,
   type WorkflowStatusSource,
 } from './workflow-status-source.js';
@@ -13,6 +14,10 @@ class FixedStatusSource implements WorkflowStatusSource {
   summaries(versionIds: readonly number[]): Promise<Map<number, VersionStatusSummary>> {
     this.asked.push([...versionIds]);
     return Promise.resolve(new Map([[7, { aggregate: 'all_passing', latestBuild: null }]]));
+  }
+
+  lastChecks(): Promise<Map<number, LastCheck>> {
+    return Promise.resolve(new Map());
   }
 }
 

@@ -1,6 +1,7 @@
 import { Inject, Injectable, Optional } from '@nestjs/common';
 import {
   WORKFLOW_STATUS_SOURCE,
+  type LastCheck,
   type VersionStatusSummary,
   type WorkflowStatusSource,
 } from './workflow-status-source.js';
@@ -24,5 +25,13 @@ export class VersionStatusReader {
       return new Map();
     }
     return this.source.summaries(versionIds);
+  }
+
+  /** The last check of each of the instances that had one (none without monitoring). */
+  async lastChecks(instanceIds: readonly number[]): Promise<Map<number, LastCheck>> {
+    if (!this.source || instanceIds.length === 0) {
+      return new Map();
+    }
+    return this.source.lastChecks([...new Set(instanceIds)]);
   }
 }

@@ -25,9 +25,25 @@ export interface VersionStatusSummary {
   latestBuild: LatestBuildSummary | null;
 }
 
+/**
+ * The last check of a test instance (API.md 11): when, whether it succeeded, and what the CI
+ * service answered when it did not (status and message, never a credential).
+ */
+export interface LastCheck {
+  at: Date;
+  ok: boolean;
+  /** Null when `ok`. */
+  error: string | null;
+}
+
+/** Last checks by instance id; an instance without one (never checked yet) is absent. */
+export type LastChecks = ReadonlyMap<number, LastCheck>;
+
 export interface WorkflowStatusSource {
   /** Summaries for many versions at once (one query, not one per version); absent ids are `not_available`. */
   summaries(versionIds: readonly number[]): Promise<Map<number, VersionStatusSummary>>;
+  /** The last check of each instance that had one, in one query. */
+  lastChecks(instanceIds: readonly number[]): Promise<Map<number, LastCheck>>;
 }
 
 export const NOT_AVAILABLE: VersionStatusSummary = { aggregate: 'not_available', latestBuild: null };

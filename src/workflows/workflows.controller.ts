@@ -363,7 +363,8 @@ export class WorkflowsController {
     @Query() { version }: SuitesQuery,
     @CurrentViewer() user: Viewer,
   ): Promise<TestSuiteListDto> {
-    return { items: (await this.workflows.suites(wf_uuid, version, user)).map(toSuiteResponse) };
+    const { suites, lastChecks } = await this.workflows.suites(wf_uuid, version, user);
+    return { items: suites.map((suite) => toSuiteResponse(suite, lastChecks)) };
   }
 
   /** PUBLIC_BASE_URL, else what the request came to (Express applies TRUST_PROXY to both parts). */

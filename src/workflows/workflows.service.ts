@@ -16,6 +16,7 @@ import type { IssueType } from './checks/issue-check.js';
 import type { IssueSelection } from './checks/issue-selection.js';
 import { RepositoryChecks } from './checks/repository-checks.js';
 import type { WorkflowSummaryView, WorkflowView } from './dto/workflow-response.dto.js';
+import type { InstanceView, SuitesView, SuiteView } from './dto/suite-response.dto.js';
 import type { TestInstanceEntity } from './entities/test-instance.entity.js';
 import type { TestSuiteEntity } from './entities/test-suite.entity.js';
 import type { VersionIssueEntity } from './entities/version-issue.entity.js';
@@ -354,6 +355,7 @@ export class WorkflowsService {
         instance,
       ]),
     );
+    const lastChecks = await this.statuses.lastChecks([...instances.keys()]);
     return workflows.map((workflow) => {
       const summary = summaries.get(latestVersionOf(workflow).id) ?? NOT_AVAILABLE;
       const build = summary.latestBuild;
@@ -363,7 +365,7 @@ export class WorkflowsService {
         status: {
           aggregate: summary.aggregate,
           // An instance deleted since the summary was read takes its build with it.
-          latestBuild: build && instance ? { build, instance } : null,
+          latestBuild: build && instance ? { build, instance, lastChecks } : null,
         },
       };
     });
@@ -540,17 +542,26 @@ export class WorkflowsService {
   }
 
   /** The suites of the given version, or of the latest. */
-  async suites(uuid: string, version: string | undefined, user: Viewer): Promise<TestSuiteEntity[]> {
+  /** The suites of a version (default latest) with the last checks of their instances. */
+  async suites(uuid: string, version: string | undefined, user: Viewer): Promise<SuitesView> {
     const visible = await this.access.visibleVersion(uuid, version, user);
-    return this.repo.findSuitesOf(visible.version.id);
+    return this.withLastChecks(await this.repo.findSuitesOf(visible.version.id));
   }
 
-  async suite(uuid: string, user: Viewer): Promise<TestSuiteEntity> {
-    return this.access.visibleSuite(uuid, user);
+  /** One suite with the last checks of its instances. */
+  async suite(uuid: string, user: Viewer): Promise<SuiteView> {
+    const suite = await this.access.visibleSuite(uuid, user);
+    return { suite, lastChecks: (await this.withLastChecks([suite])).lastChecks };
   }
 
-  async instance(uuid: string, user: Viewer): Promise<TestInstanceEntity> {
-    return this.access.visibleInstance(uuid, user);
+  async instance(uuid: string, user: Viewer): Promise<InstanceView> {
+    const instance = await this.access.visibleInstance(uuid, user);
+    return { instance, lastChecks: await this.statuses.lastChecks([instance.id]) };
+  }
+
+  private async withLastChecks(suites: SuitesView['suites']): Promise<SuitesView> {
+    const ids = suites.flatMap((suite) => (suite.instances ?? []).map((instance) => instance.id));
+    return { suites, lastChecks: await this.statuses.lastChecks(ids) };
   }
 }
 

@@ -17,10 +17,18 @@ const I = DEFAULT_REFRESH_INTERVAL_MS;
 const START = Date.UTC(2024, 0, 1, 10, 0, 0);
 const epochSeconds = (iso: string): string => String(Math.floor(Date.parse(iso) / 1000));
 
+interface InstanceReply {
+  uuid: string;
+  name: string;
+  resource: string;
+  service: { type: string; url: string };
+  last_check: { at: string; ok: boolean; error: string | null } | null;
+}
+
 interface BuildReply {
   build_id: string;
   suite_uuid: string;
-  instance: { uuid: string; name: string; resource: string; service: { type: string; url: string } };
+  instance: InstanceReply;
   status: string;
   timestamp: string;
   duration: number;
@@ -469,6 +477,86 @@ describe(`test monitoring (${testDatabase()})`, () => {
     }
     await tick(6 * I);
     expect(await status(wf.uuid)).toMatchObject({ aggregate_test_status: 'all_passing', stale: false });
+  });
+
+  it('says why a check failed (API.md 11 last_check): in every instance reply and per build, never a credential', async () => {
+    travis.setRepo('octo/why', [{ id: 1101 }]);
+    jenkins.setJob(['folder', 'why'], [{ number: 4 }]);
+    const wf = await register('why');
+    const auth = { Authorization: `Bearer ${alice}` };
+    const suites = async (): Promise<{ uuid: string; instances: InstanceReply[] }[]> =>
+      (await t.http.get(`/workflows/${wf.uuid}/suites`).set(auth).expect(200)).body.items as {
+        uuid: string;
+        instances: InstanceReply[];
+      }[];
+    const [before] = await suites();
+    expect(before.instances.map((instance) => instance.last_check)).toEqual([null, null, null]);
+
+    // The GitHub workflow does not exist; Travis refuses, in its own words.
+    travis.fail(
+      {
+        kind: 'status',
+        status: 403,
+        body: {
+          '@type': 'error',
+          error_type: 'insufficient_access',
+          error_message: 'insufficient access',
+        },
+      },
+      wf.travis,
+    );
+    try {
+      await tick();
+    } finally {
+      travis.heal();
+    }
+    const checkedAt = new Date(Math.floor(clock / 1000) * 1000).toISOString();
+    const [suite] = await suites();
+    const byName = Object.fromEntries(suite.instances.map((instance) => [instance.name, instance]));
+    expect(byName['why-gh'].last_check).toEqual({
+      at: expect.stringMatching(ISO_UTC),
+      ok: false,
+      error: 'workflow octo/why/ci.yml not found (404)',
+    });
+    expect(byName['why-travis'].last_check).toEqual({
+      at: expect.stringMatching(ISO_UTC),
+      ok: false,
+      error: expect.stringContaining('answered 403: insufficient access'),
+    });
+    expect(byName['why-jenkins'].last_check).toEqual({
+      at: expect.stringMatching(ISO_UTC),
+      ok: true,
+      error: null,
+    });
+    // MariaDB keeps DATETIME to the second.
+    expect(
+      new Date(Math.floor(Date.parse(byName['why-gh'].last_check?.at ?? '') / 1000) * 1000).toISOString(),
+    ).toBe(checkedAt);
+
+    const instance = await t.http.get(`/instances/${byName['why-gh'].uuid}`).set(auth).expect(200);
+    expect((instance.body as InstanceReply).last_check).toEqual(byName['why-gh'].last_check);
+    const one = await t.http.get(`/suites/${suite.uuid}`).set(auth).expect(200);
+    expect((one.body as { instances: InstanceReply[] }).instances).toEqual(suite.instances);
+    const listed = await t.http.get(`/suites/${suite.uuid}/instances`).set(auth).expect(200);
+    expect((listed.body as { items: InstanceReply[] }).items).toEqual(suite.instances);
+    const reply = await status(wf.uuid);
+    expect(reply.stale).toBe(true);
+    expect(byService(reply).jenkins.instance).toEqual(byName['why-jenkins']);
+    const suiteStatus = await t.http.get(`/suites/${suite.uuid}/status`).set(auth).expect(200);
+    expect((suiteStatus.body as { latest_builds: BuildReply[] }).latest_builds[0].instance).toEqual(
+      byName['why-jenkins'],
+    );
+    const builds = await t.http
+      .get(`/instances/${byName['why-jenkins'].uuid}/latest-builds`)
+      .set(auth)
+      .expect(200);
+    expect((builds.body as { items: BuildReply[] }).items[0].instance).toEqual(byName['why-jenkins']);
+
+    // A later successful check clears the error.
+    github.setRuns('octo', 'why', 'ci.yml', [{ id: 1102 }]);
+    await tick(6 * I);
+    const again = await t.http.get(`/instances/${byName['why-gh'].uuid}`).set(auth).expect(200);
+    expect((again.body as InstanceReply).last_check).toMatchObject({ ok: true, error: null });
   });
 
   it('pauses a rate-limited GitHub until its reset: no request before it, the other services still checked', async () => {

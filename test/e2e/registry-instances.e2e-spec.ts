@@ -144,6 +144,7 @@ describe(`test instances through the API, crate metadata (${testDatabase()})`, (
         origin: 'api',
         // The trailing slash goes: the same (type, url) as the crate's instance, the same service row.
         service: crateInstance.service,
+        last_check: null,
       });
       expect((await as(alice).get(`/instances/${added.uuid}`)).body).toEqual(added);
       const listed = await as(alice).get(`/suites/${suiteUuid}/instances`).expect(200);
@@ -279,17 +280,23 @@ describe(`test instances through the API, crate metadata (${testDatabase()})`, (
 
       const renamed = await as(alice).put(`/instances/${added.uuid}`, { name: 'renamed' });
       expect(renamed.status).toBe(200);
-      expect(renamed.body).toEqual({ ...added, name: 'renamed' });
+      expect(renamed.body).toEqual({
+        ...added,
+        name: 'renamed',
+        last_check: { at: expect.any(String), ok: true, error: null },
+      });
       expect(await latestBuilds(added.uuid)).toEqual(['8001_1']);
 
       const moved = await as(alice).put(`/instances/${added.uuid}`, {
         resource: GithubFake.resource('octo', 'new', 'ci.yml'),
       });
       expect(moved.status).toBe(200);
+      // What was learnt of the old resource goes, its last check too.
       expect(moved.body).toEqual({
         ...added,
         name: 'renamed',
         resource: 'repos/octo/new/actions/workflows/ci.yml',
+        last_check: null,
       });
       expect(await latestBuilds(added.uuid)).toEqual([]);
       // The GitHub webhook (API.md 6.5) finds it by its new workflow.

@@ -70,7 +70,7 @@ export class BuildListDto {
 }
 
 export function toBuildView(view: BuildView): BuildDto {
-  return toBuildResponse(view.build, view.instance);
+  return toBuildResponse(view.build, view.instance, view.lastChecks);
 }
 
 export function toWorkflowStatusResponse(status: VersionStatus): WorkflowStatusDto {

@@ -59,6 +59,18 @@ export class CheckStateEntity {
   @Column({ name: 'last_check_failed', type: 'boolean', default: 0 })
   lastCheckFailed!: boolean;
 
+  /** Why the last check failed, in the CI service's words (never a credential); null when it did not. */
   @Column({ name: 'last_error', type: 'varchar', length: 512, nullable: true })
   lastError!: string | null;
+
+  /** The last check, whatever its outcome (API.md 11 `last_check.at`); null before the first. */
+  @Column({ name: 'last_check_at', type: 'datetime', nullable: true })
+  lastCheckAt!: Date | null;
+
+  /**
+   * When a build was last triggered (on demand or by a periodic re-run): one trigger per instance
+   * per 10 minutes, across copies, and the start of the next re-run's interval.
+   */
+  @Column({ name: 'last_trigger_at', type: 'datetime', nullable: true })
+  lastTriggerAt!: Date | null;
 }

@@ -113,6 +113,21 @@ describe('JenkinsService', () => {
     expect(fake.requests[0].headers.authorization).toBe(expected);
   });
 
+  it('never repeats the credentials a refusing service echoes in its message', async () => {
+    fake.fail({ kind: 'status', status: 401, body: { message: 'bad password api-token-1234 for bot' } });
+    const credentials = {
+      type: 'jenkins' as const,
+      url: fake.url,
+      username: 'bot',
+      password: 'api-token-1234',
+    };
+    await expect(check({ credentials })).resolves.toEqual({
+      kind: 'failed',
+      reason: expect.stringMatching(/answered 401: bad password \[redacted\] for bot$/),
+      retryAfter: undefined,
+    });
+  });
+
   it('sends no Authorization without a username and a password', async () => {
     await builds({ credentials: { type: 'jenkins', url: fake.url, username: 'bot' } });
     expect(fake.requests[0].headers.authorization).toBeUndefined();

@@ -6,6 +6,8 @@ import {
   parseRateLimit,
   parseRetryAfter,
   resourceSegments,
+  secretsOf,
+  withoutSecrets,
 } from './upstream.js';
 
 const NOW = new Date('2030-01-01T00:00:00Z');
@@ -104,5 +106,17 @@ describe('buildLimit', () => {
     expect(buildLimit({ serviceUrl: '', resource: '' })).toBe(10);
     expect(buildLimit({ serviceUrl: '', resource: '', limit: 0 })).toBe(1);
     expect(buildLimit({ serviceUrl: '', resource: '', limit: 500 })).toBe(100);
+  });
+});
+
+describe('withoutSecrets', () => {
+  it('blanks a bearer token, a Basic pair and its password wherever a service echoes them', () => {
+    const bearer = secretsOf('Bearer ghp_abcdef123456');
+    expect(withoutSecrets('Bad credentials: ghp_abcdef123456', bearer)).toBe('Bad credentials: [redacted]');
+    const basic = secretsOf(`Basic ${Buffer.from('bot:s3cret-pass').toString('base64')}`);
+    expect(withoutSecrets('user bot:s3cret-pass refused; password s3cret-pass', basic)).toBe(
+      'user [redacted] refused; password [redacted]',
+    );
+    expect(withoutSecrets('no secret here', secretsOf(undefined))).toBe('no secret here');
   });
 });

@@ -183,7 +183,7 @@ export class UpstreamHttp {
           return { kind: 'failed', reason: `the answer of ${hostOf(get.url)} is not JSON` };
         }
       }
-      const message = await errorMessage(response.body);
+      const message = withoutSecrets(await errorMessage(response.body), secretsOf(get.authorization));
       const until = parseRateLimit(status, response.headers, get.now, message);
       if (until) {
         return { kind: 'rate_limited', until };
@@ -203,6 +203,30 @@ export class UpstreamHttp {
       throw error;
     }
   }
+}
+
+/**
+ * What of an `Authorization` header must never be repeated: the header, its credential and, for
+ * HTTP Basic, the decoded pair and password. A service may echo them in an error message, which
+ * then becomes an instance's `last_check.error` or a reply's detail.
+ */
+export function secretsOf(authorization: string | undefined): string[] {
+  if (authorization === undefined) {
+    return [];
+  }
+  const credential = authorization.replace(/^\S+\s+/, '');
+  const secrets = [authorization, credential];
+  if (/^basic\s/i.test(authorization)) {
+    const pair = Buffer.from(credential, 'base64').toString('utf8');
+    secrets.push(pair, pair.slice(pair.indexOf(':') + 1));
+  }
+  // Very short values would blank ordinary words; tokens and passwords are longer.
+  return secrets.filter((secret) => secret.length >= 6).sort((a, b) => b.length - a.length);
+}
+
+/** `text` with every occurrence of the secrets replaced by `[redacted]`. */
+export function withoutSecrets(text: string, secrets: readonly string[]): string {
+  return secrets.reduce((redacted, secret) => redacted.split(secret).join('[redacted]'), text);
 }
 
 function hostOf(url: string): string {

@@ -4,6 +4,7 @@ import type { TestServiceEntity } from '../entities/test-service.entity.js';
 import type { TestSuiteEntity } from '../entities/test-suite.entity.js';
 import { loaded } from './loaded.js';
 import { BUILD_STATUSES } from '../build-status.js';
+import type { LastChecks } from '../workflow-status-source.js';
 
 export class TestServiceDto {
   // The enum (the registered CI services) is filled in by ServiceTypeSchema.
@@ -22,6 +23,27 @@ export class TestServiceDto {
 
 export const INSTANCE_ORIGINS = ['crate', 'api'] as const;
 export type InstanceOrigin = (typeof INSTANCE_ORIGINS)[number];
+
+export class LastCheckDto {
+  @ApiProperty({
+    format: 'date-time',
+    example: '2026-11-23T08:00:00.000Z',
+    description: 'When the check was made',
+  })
+  at!: string;
+
+  @ApiProperty({ example: false, description: 'Whether the CI service answered as its API documents' })
+  ok!: boolean;
+
+  @ApiProperty({
+    type: String,
+    nullable: true,
+    example: 'workflow acme/wf/none.yml not found (404)',
+    description:
+      "What went wrong, in the CI service's words (status and message, never a credential); null when `ok`",
+  })
+  error!: string | null;
+}
 
 export class TestInstanceDto {
   @ApiProperty({ format: 'uuid', example: '7a1f7f3e-2b1c-4d7e-9a4b-1c2d3e4f5a6b' })
@@ -60,6 +82,13 @@ export class TestInstanceDto {
 
   @ApiProperty({ type: TestServiceDto })
   service!: TestServiceDto;
+
+  @ApiProperty({
+    type: LastCheckDto,
+    nullable: true,
+    description: "The last check of the instance's builds on its CI service; null before the first",
+  })
+  last_check!: LastCheckDto | null;
 }
 
 export class TestEngineDto {
@@ -133,6 +162,27 @@ export class BuildDto {
   links!: BuildLinksDto;
 }
 
+/** A test instance as a reply shows it: with its last check (API.md 11). */
+export interface InstanceView {
+  /** With its `service` loaded (and its `suite`, for a build reply). */
+  instance: TestInstanceEntity;
+  lastChecks: LastChecks;
+}
+
+/** Test suites as a reply shows them: with the last checks of their instances. */
+export interface SuitesView {
+  /** With their `instances` and their `service` loaded. */
+  suites: TestSuiteEntity[];
+  lastChecks: LastChecks;
+}
+
+/** A test suite as a reply shows it: with the last checks of its instances. */
+export interface SuiteView {
+  /** With its `instances` and their `service` loaded. */
+  suite: TestSuiteEntity;
+  lastChecks: LastChecks;
+}
+
 /** What a build reply is made of; both a stored build and a status summary's latest build have it. */
 export interface BuildFields {
   buildId: string;
@@ -146,8 +196,9 @@ export function toServiceResponse(service: TestServiceEntity): TestServiceDto {
   return { type: service.type, url: service.url, uuid: service.uuid };
 }
 
-/** The instance must come with its `service` loaded. */
-export function toInstanceResponse(instance: TestInstanceEntity): TestInstanceDto {
+/** The instance must come with its `service` loaded; `lastChecks` holds its last check, if any. */
+export function toInstanceResponse(instance: TestInstanceEntity, lastChecks: LastChecks): TestInstanceDto {
+  const check = lastChecks.get(instance.id);
   return {
     uuid: instance.uuid,
     name: instance.name,
@@ -156,11 +207,12 @@ export function toInstanceResponse(instance: TestInstanceEntity): TestInstanceDt
     roc_instance: instance.rocInstance,
     origin: instance.rocInstance === null ? 'api' : 'crate',
     service: toServiceResponse(loaded(instance.service, 'instance.service')),
+    last_check: check ? { at: check.at.toISOString(), ok: check.ok, error: check.error } : null,
   };
 }
 
 /** The suite must come with its `instances` and their `service` loaded. */
-export function toSuiteResponse(suite: TestSuiteEntity): TestSuiteDto {
+export function toSuiteResponse(suite: TestSuiteEntity, lastChecks: LastChecks): TestSuiteDto {
   return {
     uuid: suite.uuid,
     roc_suite: suite.rocSuite,
@@ -171,16 +223,20 @@ export function toSuiteResponse(suite: TestSuiteEntity): TestSuiteDto {
     },
     instances: [...loaded(suite.instances, 'suite.instances')]
       .sort((a, b) => a.id - b.id)
-      .map(toInstanceResponse),
+      .map((instance) => toInstanceResponse(instance, lastChecks)),
   };
 }
 
 /** The instance must come with its `service` and `suite` loaded. */
-export function toBuildResponse(build: BuildFields, instance: TestInstanceEntity): BuildDto {
+export function toBuildResponse(
+  build: BuildFields,
+  instance: TestInstanceEntity,
+  lastChecks: LastChecks,
+): BuildDto {
   return {
     build_id: build.buildId,
     suite_uuid: loaded(instance.suite, 'instance.suite').uuid,
-    instance: toInstanceResponse(instance),
+    instance: toInstanceResponse(instance, lastChecks),
     status: build.status,
     timestamp: String(Math.floor(build.startedAt.getTime() / 1000)),
     duration: build.durationSeconds,

@@ -91,6 +91,9 @@ describe('toWorkflowSummaryResponse', () => {
             url: 'https://github.com/o/r/actions/runs/8765',
           },
           instance: instance(),
+          lastChecks: new Map([
+            [3, { at: new Date('2023-11-15T00:00:00.000Z'), ok: false, error: 'GitHub answered 502' }],
+          ]),
         },
       },
     };
@@ -116,6 +119,7 @@ describe('toWorkflowSummaryResponse', () => {
               url: 'https://api.github.com',
               uuid: '44444444-4444-4444-8444-444444444444',
             },
+            last_check: { at: '2023-11-15T00:00:00.000Z', ok: false, error: 'GitHub answered 502' },
           },
           status: 'failed',
           timestamp: '1700000000',

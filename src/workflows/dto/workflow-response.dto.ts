@@ -1,5 +1,5 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import type { AggregateTestStatus } from '../workflow-status-source.js';
+import type { AggregateTestStatus, LastChecks } from '../workflow-status-source.js';
 import { ISSUE_SEVERITIES, type IssueSeverity } from '../checks/issue-check.js';
 import type { TestInstanceEntity } from '../entities/test-instance.entity.js';
 import type { VersionIssueEntity } from '../entities/version-issue.entity.js';
@@ -292,7 +292,7 @@ export interface WorkflowSummaryView {
   status?: {
     aggregate: AggregateTestStatus;
     /** The instance comes with its service and suite loaded. */
-    latestBuild: { build: BuildFields; instance: TestInstanceEntity } | null;
+    latestBuild: { build: BuildFields; instance: TestInstanceEntity; lastChecks: LastChecks } | null;
   };
 }
 
@@ -310,7 +310,7 @@ export function toWorkflowSummaryResponse(view: WorkflowSummaryView): WorkflowSu
     const build = view.status.latestBuild;
     reply.status = {
       aggregate_test_status: view.status.aggregate,
-      latest_build: build ? toBuildResponse(build.build, build.instance) : null,
+      latest_build: build ? toBuildResponse(build.build, build.instance, build.lastChecks) : null,
     };
   }
   return reply;
