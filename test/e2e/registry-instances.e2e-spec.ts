@@ -347,6 +347,12 @@ describe(`test instances through the API, crate metadata (${testDatabase()})`, (
         name: 'renamed by its owner',
         roc_instance: '#crate_ci',
         origin: 'crate',
+        // Checked by earlier tests, against a workflow the fake does not have.
+        last_check: {
+          at: expect.any(String),
+          ok: false,
+          error: 'workflow octo/crate/ci.yml not found (404)',
+        },
       });
       expect((await as(alice).get(`/instances/${crateInstance.uuid}`)).body).toEqual(renamed.body);
       // The stored crate stays as registered.
