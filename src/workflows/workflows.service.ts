@@ -17,8 +17,6 @@ import type { IssueSelection } from './checks/issue-selection.js';
 import { RepositoryChecks } from './checks/repository-checks.js';
 import type { WorkflowSummaryView, WorkflowView } from './dto/workflow-response.dto.js';
 import type { InstanceView, SuitesView, SuiteView } from './dto/suite-response.dto.js';
-import type { TestInstanceEntity } from './entities/test-instance.entity.js';
-import type { TestSuiteEntity } from './entities/test-suite.entity.js';
 import type { VersionIssueEntity } from './entities/version-issue.entity.js';
 import type { WorkflowVersionEntity } from './entities/workflow-version.entity.js';
 import type { WorkflowEntity } from './entities/workflow.entity.js';
