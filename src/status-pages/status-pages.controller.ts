@@ -1,4 +1,5 @@
 import {
+  applyDecorators,
   Controller,
   Get,
   Header,
@@ -77,6 +78,21 @@ const UNAVAILABLE = {
 };
 
 /**
+ * What every status page is: HTML, private to the caller and never served from a cache unchecked,
+ * and, in the OpenAPI document, its 200, 401 and 503.
+ */
+function StatusPage(): MethodDecorator {
+  return applyDecorators(
+    Header('Content-Type', 'text/html; charset=utf-8'),
+    Header('Cache-Control', 'private, no-cache'),
+    ApiProduces('text/html'),
+    ApiOkResponse(html('The page')),
+    ApiResponse({ status: 401, ...html('A token or cookie that is not valid: an HTML error page') }),
+    ApiResponse(UNAVAILABLE),
+  );
+}
+
+/**
  * The HTML status pages (API.md 5.4): no script, no asset from another origin (styles inline,
  * charts inline SVG, badges from this service). Identity is the session cookie (or any token).
  */
@@ -89,8 +105,7 @@ export class StatusPagesController {
   constructor(private readonly pages: StatusPagesService) {}
 
   @Get()
-  @Header('Content-Type', 'text/html; charset=utf-8')
-  @Header('Cache-Control', 'private, no-cache')
+  @StatusPage()
   @ApiOperation({
     operationId: 'status-page',
     summary:
@@ -100,11 +115,7 @@ export class StatusPagesController {
       'check and a strip of the last 30 days; 50 per page (`page`). Signed in by the `session` cookie ' +
       '(POST /api/v1/auth sets it) or any token; without one, the public workflows.',
   })
-  @ApiProduces('text/html')
-  @ApiOkResponse(html('The page'))
   @ApiResponse({ status: 400, ...html('A bad page number: an HTML error page') })
-  @ApiResponse({ status: 401, ...html('A token or cookie that is not valid: an HTML error page') })
-  @ApiResponse(UNAVAILABLE)
   async overview(
     @Query() { page, refresh }: StatusListQuery,
     @CurrentViewer() viewer: Viewer,
@@ -114,8 +125,7 @@ export class StatusPagesController {
 
   // Before ':wf_uuid', which would take 'wall' for a uuid.
   @Get('wall')
-  @Header('Content-Type', 'text/html; charset=utf-8')
-  @Header('Cache-Control', 'private, no-cache')
+  @StatusPage()
   @ApiOperation({
     operationId: 'status-page-wall',
     summary: 'An HTML page for a wall screen: every workflow the caller may see, failing first, full width',
@@ -124,11 +134,7 @@ export class StatusPagesController {
       'passing, without builds and passing, as tiles filling the width of the screen. With `refresh` the page ' +
       'reloads itself every that many seconds (10–3600), without JavaScript.',
   })
-  @ApiProduces('text/html')
-  @ApiOkResponse(html('The page'))
   @ApiResponse({ status: 400, ...html('A bad refresh: an HTML error page') })
-  @ApiResponse({ status: 401, ...html('A token or cookie that is not valid: an HTML error page') })
-  @ApiResponse(UNAVAILABLE)
   async wall(@Query() { refresh }: RefreshQuery, @CurrentViewer() viewer: Viewer): Promise<string> {
     return this.pages.wall(viewer, { refresh });
   }
@@ -185,8 +191,7 @@ export class StatusPagesController {
   }
 
   @Get(':wf_uuid')
-  @Header('Content-Type', 'text/html; charset=utf-8')
-  @Header('Cache-Control', 'private, no-cache')
+  @StatusPage()
   @ApiOperation({
     operationId: 'status-page-workflow',
     summary:
@@ -197,15 +202,11 @@ export class StatusPagesController {
       'link to the CI resource, its latest build with state, start, duration and a link to the CI run, and the ' +
       'versions. A private workflow the caller may not see is the same 404 page as an unknown uuid.',
   })
-  @ApiProduces('text/html')
-  @ApiOkResponse(html('The page'))
   @ApiResponse({ status: 400, ...html('A bad uuid or version: an HTML error page') })
-  @ApiResponse({ status: 401, ...html('A token or cookie that is not valid: an HTML error page') })
   @ApiResponse({
     status: 404,
     ...html('No such workflow (or version) visible to the caller: an HTML 404 page'),
   })
-  @ApiResponse(UNAVAILABLE)
   async workflow(
     @Param() { wf_uuid }: WorkflowUuidParam,
     @Query() { version, refresh }: StatusPageQuery,
