@@ -56,7 +56,7 @@ nav.pages { display: flex; gap: 16px; margin-top: 16px; }
 .legend .passed::before { color: #1a7f37; }
 .legend .failed::before { color: #cf222e; }
 svg.chart { max-width: 100%; height: auto; }
-a, th, td, h1, h3 { overflow-wrap: anywhere; }
+a, th, td, h1, h3 { overflow-wrap: break-word; }
 .previous { font-size: 16px; color: #424a53; }
 body.wall main { max-width: none; }
 .tiles { display: grid; grid-template-columns: repeat(auto-fill, minmax(min(100%, 320px), 1fr)); gap: 16px; margin: 0; padding: 0; list-style: none; }
@@ -76,6 +76,7 @@ body.wall main { max-width: none; }
   table.stack thead { position: absolute; width: 1px; height: 1px; overflow: hidden; clip: rect(0 0 0 0); white-space: nowrap; }
   table.stack tr { border-bottom: 1px solid #d0d7de; padding: 8px 0; }
   table.stack th, table.stack td { border: 0; padding: 2px 0; }
+  a, th, td, h1, h3 { overflow-wrap: anywhere; }
   table.stack td[data-label]::before { content: attr(data-label) ": "; font-weight: 600; color: #424a53; }
 }
 </style>
