@@ -5,6 +5,8 @@ import { DataSource, Repository, type EntityManager } from 'typeorm';
 import { DomainError } from '../common/errors/domain-error.js';
 import { isForeignKeyViolation, isUniqueViolation } from '../common/errors/unique-violation.js';
 import type { VersionIssue } from './checks/repository-checks.js';
+import { UNCHECKABLE_INSTANCE } from './checks/test-suites.checks.js';
+import { loaded } from './dto/loaded.js';
 import type { ParsedSuite } from './crate/ro-crate-parser.js';
 import { TestInstanceEntity } from './entities/test-instance.entity.js';
 import { TestServiceEntity } from './entities/test-service.entity.js';
@@ -610,8 +612,9 @@ export class WorkflowsRepository {
 
   /**
    * Changes an instance's name and resource in one transaction; when the resource changes,
-   * RegistryEvents' listeners start its monitoring over in the same transaction. False when the
-   * instance was gone already.
+   * RegistryEvents' listeners start its monitoring over in the same transaction, or, for an
+   * instance that was never checked (its crate gave no resource it could check), start it as for a
+   * new instance. False when the instance was gone already.
    */
   async updateInstance(
     id: number,
@@ -623,10 +626,16 @@ export class WorkflowsRepository {
         const query = tx
           .createQueryBuilder(TestInstanceEntity, 'i')
           .innerJoinAndSelect('i.service', 'service')
+          .innerJoinAndSelect('i.suite', 'suite')
           .where('i.id = :id', { id });
         const current = await lockRows(query, 'write').getOne();
         if (!current) {
           return false;
+        }
+        if (changes.resource !== undefined && current.uncheckedReason !== null) {
+          await this.startChecking(tx, current, changes.resource, now);
+          await tx.update(TestInstanceEntity, { id }, { ...changes, uncheckedReason: null });
+          return true;
         }
         await tx.update(TestInstanceEntity, { id }, changes);
         if (changes.resource !== undefined && changes.resource !== current.resource) {
@@ -640,6 +649,43 @@ export class WorkflowsRepository {
         return true;
       }),
     );
+  }
+
+  /**
+   * An instance that was never checked now has a resource its service can check: monitoring takes
+   * it up as a new one, and its version's issue of uncheckable instances goes once none is left.
+   */
+  private async startChecking(
+    tx: EntityManager,
+    instance: TestInstanceEntity,
+    resource: string,
+    now: Date,
+  ): Promise<void> {
+    const versionId = loaded(instance.suite, 'instance.suite').versionId;
+    await this.events.instancesAdded(
+      tx,
+      [
+        {
+          instanceId: instance.id,
+          versionId,
+          serviceId: instance.serviceId,
+          serviceType: loaded(instance.service, 'instance.service').type,
+          resource,
+        },
+      ],
+      now,
+    );
+    const others = await tx
+      .createQueryBuilder(TestInstanceEntity, 'i')
+      .innerJoin('i.suite', 's')
+      .where('s.versionId = :versionId AND i.id <> :id AND i.uncheckedReason IS NOT NULL', {
+        versionId,
+        id: instance.id,
+      })
+      .getCount();
+    if (others === 0) {
+      await tx.delete(VersionIssueEntity, { versionId, issueType: UNCHECKABLE_INSTANCE.id });
+    }
   }
 
   /** Deletes an instance; its builds and check state go with it by cascade, in the same statement. False when it was gone. */

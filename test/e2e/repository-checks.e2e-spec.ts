@@ -311,6 +311,46 @@ describe('repository checks (API.md 12)', () => {
       expect(states).toBe(0);
     });
 
+    it('checks it from when its owner gives it a resource its service can check', async () => {
+      const { uuid } = await issuesOf(
+        crateZip({
+          marker: 'fixed later',
+          instances: [
+            { id: '#first', resource: 'repos/octo/x' },
+            { id: '#second', resource: 'repos/octo/y' },
+          ],
+        }),
+      );
+      const suites = await get(`/workflows/${uuid}/suites`).expect(200);
+      const [first, second] = suites.body.items[0].instances as { uuid: string }[];
+      const fix = (instance: string, resource: string) =>
+        t.http
+          .put(`/instances/${instance}`)
+          .set('Authorization', `Bearer ${alice}`)
+          .send({ resource })
+          .expect(200);
+      const uncheckable = async () =>
+        (await get(`/workflows/${uuid}`).expect(200)).body.version.issues.some(
+          (issue: Issue) => issue.id === 'testing.UncheckableTestInstance',
+        );
+      const state = async (instance: string) => {
+        const [row] = await database.query<{ unchecked_reason: string | null; states: number | string }[]>(
+          `SELECT i.unchecked_reason, (SELECT COUNT(*) FROM test_check_states c WHERE c.instance_id = i.id) AS states
+           FROM test_instances i WHERE i.uuid = ?`,
+          [instance],
+        );
+        return { reason: row.unchecked_reason, states: Number(row.states) };
+      };
+      await fix(first.uuid, 'repos/octo/x/actions/workflows/ci.yml');
+      expect(await state(first.uuid)).toEqual({ reason: null, states: 1 });
+      expect(await state(second.uuid)).toMatchObject({ states: 0 });
+      // The other one is still never checked: the version's issue stays.
+      expect(await uncheckable()).toBe(true);
+      await fix(second.uuid, 'repos/octo/y/actions/workflows/ci.yml');
+      expect(await state(second.uuid)).toEqual({ reason: null, states: 1 });
+      expect(await uncheckable()).toBe(false);
+    });
+
     it('still checks the crate’s other instances', async () => {
       const { uuid } = await issuesOf(
         crateZip({
