@@ -25,11 +25,13 @@ export class AppModule {
         ScheduleModule.forRoot(),
         HealthModule,
         AuthModule,
+        // Before WorkflowsModule: routes are tried in the order of the modules, and
+        // GET /workflows/issues.html (a page) must come before GET /workflows/{wf_uuid}.
+        StatusPagesModule,
         WorkflowsModule,
         TestMonitoringModule,
         OrchestrationModule,
         NotificationsModule,
-        StatusPagesModule,
       ],
       // Here, not in AuthModule: the CLI builds AuthModule and must not create an admin.
       providers: [AdminBootstrap],

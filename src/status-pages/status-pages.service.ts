@@ -8,6 +8,8 @@ import { plainName } from '../common/bidi.js';
 import { statusMessage, TestStatusService, type BuildView } from '../test-monitoring/index.js';
 import {
   latestVersionOf,
+  toIssueResponse,
+  toIssueTypeResponse,
   versionsOf,
   WorkflowsService,
   type AggregateTestStatus,
@@ -251,6 +253,16 @@ export class StatusPagesService {
     });
   }
 
+  /** /workflows/issues.html: the types of issue the repository checks report (API.md 12). */
+  issueTypes(viewer: Viewer, back: string | undefined): string {
+    return renderPage('issue-types', {
+      viewer: viewer?.username,
+      here: '/workflows/issues.html',
+      back,
+      types: this.workflows.issueTypes().map(toIssueTypeResponse),
+    });
+  }
+
   /** /status/{uuid}: one workflow at a version (default latest). not_found as the API's reads. */
   async workflow(
     uuid: string,
@@ -265,6 +277,7 @@ export class StatusPagesService {
       (await this.status.overviews([status.version.id], HISTORY_DAYS, now)).get(status.version.id)?.days ??
       [];
     const builds = new Map<number, BuildView>(status.latestBuilds.map((view) => [view.instance.id, view]));
+    const issues = await this.workflows.issuesOf(status.version);
     const aggregate = status.aggregate;
     const unbuilt = status.latestBuilds.length === 0;
     // A version without builds of its own yet (API.md 7.2) shows the one before it beside it.
@@ -298,6 +311,7 @@ export class StatusPagesService {
       badge: `/workflows/${uuid}/badge.svg?version=${encodeURIComponent(status.version.version)}`,
       chart: historyChart(days),
       chartText: historySummary(days),
+      issues: issues.map(toIssueResponse),
       suites: suites.map((suite) => ({
         name: suite.name ?? suite.rocSuite,
         instances: (suite.instances ?? []).map((instance) => {
@@ -307,9 +321,12 @@ export class StatusPagesService {
             name: instance.name ?? instance.rocInstance,
             service: instance.service?.type ?? 'unknown',
             resource: instance.resource,
-            resourceUrl: instance.service
-              ? ciResourcePage(instance.service.type, instance.service.url, instance.resource)
-              : undefined,
+            resourceUrl:
+              instance.service && instance.uncheckedReason === null
+                ? ciResourcePage(instance.service.type, instance.service.url, instance.resource)
+                : undefined,
+            // Registered from a crate that gave it no resource its service can check (API.md 12).
+            never: instance.uncheckedReason ?? undefined,
             lastCheck: check ? { ...shown(check.at), ok: check.ok, error: check.error } : undefined,
             build: view
               ? {

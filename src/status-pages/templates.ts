@@ -47,6 +47,13 @@ tbody th { font-weight: 600; }
 .stale { color: #7d4e00; font-weight: 600; }
 .check-failed { color: #a40e26; }
 .muted { color: #57606a; }
+.severity { display: inline-block; font-size: 12px; font-weight: 700; text-transform: uppercase; letter-spacing: 0.5px; padding: 1px 6px; border-radius: 4px; color: #ffffff; vertical-align: middle; }
+.severity.error-issue { background: #cf222e; }
+.severity.warning-issue { background: #7d4e00; }
+ul.issues { list-style: none; padding: 0; margin: 8px 0; }
+ul.issues li { padding: 8px 0; border-bottom: 1px solid #d0d7de; }
+ul.issues .what { display: block; margin-top: 2px; }
+code { font: 14px ui-monospace, SFMono-Regular, Menlo, monospace; overflow-wrap: anywhere; }
 .counts { white-space: nowrap; }
 nav.pages { display: flex; gap: 16px; margin-top: 16px; }
 .visually-hidden { position: absolute; width: 1px; height: 1px; overflow: hidden; clip: rect(0 0 0 0); white-space: nowrap; }
@@ -135,6 +142,16 @@ const WORKFLOW = `<% layout('@layout', { title: it.title, viewer: it.viewer, her
 <li><img src="<%= it.badge %>" alt="tests: <%= it.message %><%= it.stale ? ' (stale)' : '' %>" height="20"></li>
 </ul>
 
+<h2>Repository checks</h2>
+<% if (it.issues.length === 0) { %><p class="muted">The checks found nothing to fix in this version's crate.</p><% } else { %>
+<p><%= it.issues.length %> <%= it.issues.length === 1 ? 'issue' : 'issues' %> found in this version's crate when it was registered (<a href="/workflows/issues.html">what each check looks for</a>):</p>
+<ul class="issues">
+<% it.issues.forEach(function (issue) { %>
+<li><span class="severity <%= issue.severity %>-issue"><%= issue.severity %></span> <strong><%= issue.name %></strong> <a href="/workflows/issues.html#<%= issue.id %>"><code><%= issue.id %></code></a><span class="what"><%= issue.description %></span></li>
+<% }) %>
+</ul>
+<% } %>
+
 <h2>Last 30 days</h2>
 <%~ it.chart %>
 <p class="legend"><span class="passed">passed</span> &nbsp; <span class="failed">failed, error or aborted</span> &nbsp; — <%= it.chartText %></p>
@@ -149,9 +166,11 @@ const WORKFLOW = `<% layout('@layout', { title: it.title, viewer: it.viewer, her
 <% suite.instances.forEach(function (instance) { %>
 <tr>
 <th scope="row"><bdi><%= instance.name %></bdi></th>
-<td data-label="Service"><% if (instance.resourceUrl) { %><a href="<%= instance.resourceUrl %>"><%= instance.service %>: <%= instance.resource %></a><% } else { %><%= instance.service %>: <%= instance.resource %><% } %>
-<br><% if (!instance.lastCheck) { %><span class="muted">not checked yet</span><% } else if (instance.lastCheck.ok) { %><span class="muted">checked <time datetime="<%= instance.lastCheck.iso %>"><%= instance.lastCheck.text %></time></span><% } else { %><span class="check-failed">check failed <time datetime="<%= instance.lastCheck.iso %>"><%= instance.lastCheck.text %></time>: <%= instance.lastCheck.error %></span><% } %></td>
-<% if (instance.build) { %>
+<td data-label="Service"><% if (instance.resourceUrl) { %><a href="<%= instance.resourceUrl %>"><%= instance.service %>: <%= instance.resource %></a><% } else if (instance.resource) { %><%= instance.service %>: <%= instance.resource %><% } else { %><%= instance.service %>: <span class="muted">no resource</span><% } %>
+<% if (!instance.never) { %><br><% if (!instance.lastCheck) { %><span class="muted">not checked yet</span><% } else if (instance.lastCheck.ok) { %><span class="muted">checked <time datetime="<%= instance.lastCheck.iso %>"><%= instance.lastCheck.text %></time></span><% } else { %><span class="check-failed">check failed <time datetime="<%= instance.lastCheck.iso %>"><%= instance.lastCheck.text %></time>: <%= instance.lastCheck.error %></span><% } %><% } %></td>
+<% if (instance.never) { %>
+<td colspan="4" data-label="Latest build"><span class="severity error-issue">never checked</span> <%= instance.never %></td>
+<% } else if (instance.build) { %>
 <td data-label="Latest build"><span class="state <%= instance.build.status %>"><%= instance.build.status %></span></td>
 <td data-label="Started"><time datetime="<%= instance.build.started.iso %>"><%= instance.build.started.text %></time></td>
 <td data-label="Duration"><%= instance.build.duration %></td>
@@ -207,6 +226,26 @@ const SIGN_IN = `<% layout('@layout', { title: 'Sign in' }) %>
 </form>
 `;
 
+const ISSUE_TYPES = `<% layout('@layout', { title: 'Repository checks', viewer: it.viewer, here: it.here }) %>
+<% if (it.back) { %><p><a href="<%= it.back %>">← Back</a></p><% } %>
+<h1>Repository checks</h1>
+<p class="summary">What the service checks in the crate of every version it registers, and in the repository of a GitHub link: <%= it.types.length %> types of issue. A version's issues are in its replies (<code>version.issues</code>) and on its status page; a <code>.lifemonitor.yaml</code> leaves types out with <code>issues.exclude</code>, by identifier. The same list as JSON: <a href="/workflows/issues">/workflows/issues</a>.</p>
+<table>
+<caption class="visually-hidden">Types of issue the repository checks report</caption>
+<thead><tr><th scope="col">Issue</th><th scope="col">Severity</th><th scope="col">What it means</th><th scope="col">Labels</th></tr></thead>
+<tbody>
+<% it.types.forEach(function (type) { %>
+<tr id="<%= type.identifier %>">
+<th scope="row"><%= type.name %><br><code><%= type.identifier %></code></th>
+<td><span class="severity <%= type.severity %>-issue"><%= type.severity %></span></td>
+<td><%= type.description %><% if (type.depends_on.length > 0) { %> <span class="muted">Checked after <%= type.depends_on.join(', ') %>.</span><% } %></td>
+<td><%= type.labels.join(', ') %></td>
+</tr>
+<% }) %>
+</tbody>
+</table>
+`;
+
 const ERROR = `<% layout('@layout', { title: it.title, viewer: it.viewer, here: it.here }) %>
 <h1><%= it.title %></h1>
 <p><%= it.message %></p>
@@ -214,13 +253,14 @@ const ERROR = `<% layout('@layout', { title: it.title, viewer: it.viewer, here: 
 <p><a href="/status">See the workflows you may see</a></p>
 `;
 
-export type PageName = 'overview' | 'wall' | 'workflow' | 'sign-in' | 'error';
+export type PageName = 'overview' | 'wall' | 'workflow' | 'issue-types' | 'sign-in' | 'error';
 
 const engine = new Eta({ autoEscape: true, cache: true });
 engine.loadTemplate('@layout', LAYOUT);
 engine.loadTemplate('@overview', OVERVIEW);
 engine.loadTemplate('@wall', WALL);
 engine.loadTemplate('@workflow', WORKFLOW);
+engine.loadTemplate('@issue-types', ISSUE_TYPES);
 engine.loadTemplate('@sign-in', SIGN_IN);
 engine.loadTemplate('@error', ERROR);
 

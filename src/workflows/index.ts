@@ -46,7 +46,16 @@ export { BUILD_STATUSES, type BuildStatus } from './build-status.js';
 export { latestVersionOf, versionsOf } from './workflow-versions.js';
 export { RegistryReads } from './registry-reads.decorator.js';
 export { BuildDto, LastCheckDto, toBuildResponse } from './dto/suite-response.dto.js';
-export { WorkflowRefDto } from './dto/workflow-response.dto.js';
+export { toIssueResponse, WorkflowRefDto } from './dto/workflow-response.dto.js';
+export { toIssueTypeResponse } from './dto/issue-types.dto.js';
+export {
+  RegisterIssueCheck,
+  type CheckedCrate,
+  type IssueCheck,
+  type IssueFinding,
+  type IssueType,
+} from './checks/issue-check.js';
+export type { IssueSelection } from './checks/issue-selection.js';
 export {
   InstanceUuidParam,
   OptionalVersionQuery,

@@ -1,13 +1,16 @@
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { join } from 'node:path';
 import { createRequire } from 'node:module';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { DataSource } from 'typeorm';
 import { CheckStateEntity } from '../../src/test-monitoring/entities/check-state.entity.js';
 import { launchChromium, recordOutsideRequests, SCREENSHOTS } from '../support/browser.js';
 import { createTestApp, type TestApp } from '../support/create-test-app.js';
+import { LinkServer } from '../fakes/link-server.js';
 import { seedBuilds, seedVersion, type SeededVersion } from '../support/monitoring-seed.js';
+import { buildZip } from '../support/zip-builder.js';
 
 const DAY = 86_400_000;
 /** The password createTestApp's userToken gives every user it makes. */
@@ -107,8 +110,33 @@ describe('status pages in a real browser', () => {
 
   afterAll(async () => {
     await browser?.close();
+    await links?.close();
     await t?.close();
   });
+
+  let links: LinkServer;
+
+  /**
+   * Registers crs4/rocrate-validator's crate whose test instance has no resource (see its README
+   * in test/fixtures), public, as its owner would: the version gets its repository checks' issues.
+   */
+  const registerCrateWithIssues = async (): Promise<string> => {
+    links = await LinkServer.start();
+    const folder = 'test/fixtures/crates/workflow-testing-profile/invalid/testinstance_no_resource';
+    const zip = buildZip(
+      readdirSync(folder).map((file) => ({ name: file, data: readFileSync(join(folder, file)) })),
+    );
+    const registered = await t.http
+      .post('/users/current/workflows')
+      .set('Authorization', `Bearer ${aliceToken}`)
+      .send({
+        roc_link: links.route('/crate.zip', { kind: 'bytes', body: zip }),
+        version: '1.0',
+        public: true,
+      });
+    expect(registered.status).toBe(201);
+    return registered.body.uuid as string;
+  };
 
   const open = async (
     context: BrowserContext,
@@ -363,5 +391,46 @@ describe('status pages in a real browser', () => {
     expect(own.status).toBe(200);
     expect(await own.page.locator('h1').innerText()).toBe('Internal benchmark private');
     await alice.close();
+  });
+
+  it("shows a version's issues and an instance that is never checked, and why; the page of issue types; no violation", async () => {
+    const uuid = await registerCrateWithIssues();
+    const anonymous = await context(false);
+    const { page, status, outside } = await open(anonymous, `/status/${uuid}`);
+    expect(status).toBe(200);
+    const issues = await page.locator('ul.issues li').allInnerTexts();
+    expect(issues[0]).toMatch(
+      /^ERROR Workflow Testing RO-Crate: TestInstance resource wftest.TestInstanceResource\s+The TestInstance MUST/,
+    );
+    expect(issues.some((issue) => /^ERROR Test instance that cannot be checked/.test(issue))).toBe(true);
+    expect(issues.some((issue) => /^WARNING Missing LICENSE/.test(issue))).toBe(false);
+    expect(await page.locator('ul.issues li a').first().getAttribute('href')).toBe(
+      '/workflows/issues.html#wftest.TestInstanceResource',
+    );
+    const instance = await page.locator('tbody tr').first().innerText();
+    expect(instance).toMatch(/jenkins: no resource/);
+    expect(instance).toMatch(/NEVER CHECKED\s+the crate gives it no resource/);
+    expect(await axe(page)).toEqual([]);
+    await page.screenshot({ path: `${SCREENSHOTS}/status-workflow-issues.png`, fullPage: true });
+    expect(outside).toEqual([]);
+
+    // Its issue's link: the page of issue types, at the type.
+    await page.locator('ul.issues li a').first().click();
+    await page.waitForLoadState('load');
+    expect(page.url()).toBe(`${t.baseUrl}/workflows/issues.html#wftest.TestInstanceResource`);
+    expect(await page.locator('h1').innerText()).toBe('Repository checks');
+    const row = page.locator('tr[id="wftest.TestInstanceResource"]');
+    expect(await row.innerText()).toMatch(/TestInstance resource[\s\S]*ERROR/);
+    expect(await page.locator('tbody tr').count()).toBeGreaterThanOrEqual(17);
+    expect(await axe(page)).toEqual([]);
+    await page.screenshot({ path: `${SCREENSHOTS}/issue-types.png`, fullPage: true });
+    await anonymous.close();
+
+    const back = await open(await context(false), '/workflows/issues.html?back=/status');
+    expect(back.status).toBe(200);
+    expect(await back.page.locator('main a').first().getAttribute('href')).toBe('/status');
+    const refused = await open(await context(false), '/workflows/issues.html?back=javascript:alert(1)');
+    expect(refused.status).toBe(400);
+    expect(await refused.page.locator('main').innerText()).toContain('back must be an http(s) URL or a path');
   });
 });

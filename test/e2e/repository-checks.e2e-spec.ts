@@ -105,6 +105,28 @@ describe('repository checks (API.md 12)', () => {
       });
     });
 
+    it('shows the same list as a page, GET /workflows/issues.html, each type an anchor', async () => {
+      const page = await t.http.get('/workflows/issues.html?back=https://lifemonitor.eu').expect(200);
+      expect(page.headers['content-type']).toBe('text/html; charset=utf-8');
+      const types = (await t.http.get('/workflows/issues').expect(200)).body.items as {
+        identifier: string;
+      }[];
+      for (const { identifier } of types) {
+        expect(page.text).toContain(`<tr id="${identifier}">`);
+      }
+      expect(page.text).toContain('<a href="https://lifemonitor.eu">← Back</a>');
+    });
+
+    it('refuses a back link that is not an http(s) URL or a path, with the HTML error page', async () => {
+      for (const back of ['javascript:alert(1)', '//evil.example/x', 'ftp://x']) {
+        const refused = await t.http
+          .get(`/workflows/issues.html?back=${encodeURIComponent(back)}`)
+          .expect(400);
+        expect(refused.headers['content-type']).toMatch(/^text\/html/);
+        expect(refused.text).not.toContain(`href="${back}"`);
+      }
+    });
+
     it('refuses a bad token as every read does', async () => {
       await t.http.get('/workflows/issues').set('Authorization', 'Bearer nope').expect(401);
     });

@@ -24,7 +24,7 @@ export const MISSING_LICENSE: IssueType = {
   name: 'Missing LICENSE',
   description:
     'The crate has neither a licence file (LICENSE, LICENCE or COPYING, with any extension) at its root nor a ' +
-    '`license` on its root dataset: without one, nobody may reuse the workflow.',
+    'license on its root dataset: without one, nobody may reuse the workflow.',
   severity: 'warning',
   labels: ['best-practices'],
 };
