@@ -230,16 +230,16 @@ const ISSUE_TYPES = `<% layout('@layout', { title: 'Repository checks', viewer: 
 <% if (it.back) { %><p><a href="<%= it.back %>">← Back</a></p><% } %>
 <h1>Repository checks</h1>
 <p class="summary">What the service checks in the crate of every version it registers, and in the repository of a GitHub link: <%= it.types.length %> types of issue. A version's issues are in its replies (<code>version.issues</code>) and on its status page; a <code>.lifemonitor.yaml</code> leaves types out with <code>issues.exclude</code>, by identifier. The same list as JSON: <a href="/workflows/issues">/workflows/issues</a>.</p>
-<table>
+<table class="stack">
 <caption class="visually-hidden">Types of issue the repository checks report</caption>
 <thead><tr><th scope="col">Issue</th><th scope="col">Severity</th><th scope="col">What it means</th><th scope="col">Labels</th></tr></thead>
 <tbody>
 <% it.types.forEach(function (type) { %>
 <tr id="<%= type.identifier %>">
 <th scope="row"><%= type.name %><br><code><%= type.identifier %></code></th>
-<td><span class="severity <%= type.severity %>-issue"><%= type.severity %></span></td>
-<td><%= type.description %><% if (type.depends_on.length > 0) { %> <span class="muted">Checked after <%= type.depends_on.join(', ') %>.</span><% } %></td>
-<td><%= type.labels.join(', ') %></td>
+<td data-label="Severity"><span class="severity <%= type.severity %>-issue"><%= type.severity %></span></td>
+<td data-label="What it means"><%= type.description %><% if (type.depends_on.length > 0) { %> <span class="muted">Checked after <%= type.depends_on.join(', ') %>.</span><% } %></td>
+<td data-label="Labels"><%= type.labels.join(', ') %></td>
 </tr>
 <% }) %>
 </tbody>

@@ -317,6 +317,7 @@ describe('status pages in a real browser', () => {
         ['workflow', `/status/${w.variants.workflowUuid}`],
         ['wall', '/status/wall'],
         ['sign-in', '/status/sign-in'],
+        ['issue-types', '/workflows/issues.html'],
       ] as const) {
         const { page, status } = await open(phone, path);
         expect({ path, status }).toEqual({ path, status: 200 });
@@ -326,7 +327,7 @@ describe('status pages in a real browser', () => {
           width,
           scrollWidth,
         });
-        if (name === 'workflow' || name === 'list') {
+        if (name === 'workflow' || name === 'list' || name === 'issue-types') {
           expect(await axe(page)).toEqual([]);
         }
         await page.screenshot({ path: `${SCREENSHOTS}/status-phone-${width}-${name}.png`, fullPage: true });
