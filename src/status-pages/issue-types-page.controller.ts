@@ -1,17 +1,11 @@
-import { Controller, Get, Header, Query, UseFilters } from '@nestjs/common';
-import {
-  ApiOkResponse,
-  ApiOperation,
-  ApiProduces,
-  ApiPropertyOptional,
-  ApiResponse,
-  ApiTags,
-} from '@nestjs/swagger';
+import { Controller, Get, Query, UseFilters } from '@nestjs/common';
+import { ApiOperation, ApiPropertyOptional, ApiResponse, ApiTags } from '@nestjs/swagger';
 import { IsOptional, IsString, Length, Matches } from 'class-validator';
 import { ApiAuth } from '../auth/api-auth.decorator.js';
 import { CurrentViewer, OptionalAuth, type Viewer } from '../auth/optional-auth.decorator.js';
 import { TAGS } from '../common/api-tags.js';
 import { HtmlErrorFilter } from './html-error.filter.js';
+import { StatusPage } from './status-pages.controller.js';
 import { StatusPagesService } from './status-pages.service.js';
 
 export class IssueTypesPageQuery {
@@ -46,21 +40,13 @@ export class IssueTypesPageController {
   constructor(private readonly pages: StatusPagesService) {}
 
   @Get('issues.html')
-  @Header('Content-Type', 'text/html; charset=utf-8')
-  @Header('Cache-Control', 'no-cache')
+  @StatusPage()
   @ApiOperation({
     operationId: 'workflows-get-issue-types-as-html',
     summary: 'The types of issue the repository checks report, as an HTML page',
     description:
       'What GET /workflows/issues lists, server-rendered and readable without JavaScript; each type is an anchor ' +
       '(`#<identifier>`) that the status pages link to. No token needed.',
-  })
-  @ApiProduces('text/html')
-  @ApiOkResponse({
-    description: 'The page',
-    content: {
-      'text/html': { schema: { type: 'string' }, example: '<!doctype html><html lang="en">…</html>' },
-    },
   })
   @ApiResponse({
     status: 400,

@@ -81,7 +81,7 @@ const UNAVAILABLE = {
  * What every status page is: HTML, private to the caller and never served from a cache unchecked,
  * and, in the OpenAPI document, its 200, 401 and 503.
  */
-function StatusPage(): MethodDecorator {
+export function StatusPage(): MethodDecorator {
   return applyDecorators(
     Header('Content-Type', 'text/html; charset=utf-8'),
     Header('Cache-Control', 'private, no-cache'),

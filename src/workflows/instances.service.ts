@@ -4,6 +4,7 @@ import { Clock } from '../common/clock.js';
 import { DomainError } from '../common/errors/domain-error.js';
 import { AppConfig } from '../config/app-config.js';
 import { COLUMN_LENGTHS } from './columns.js';
+import { loaded } from './dto/loaded.js';
 import type { InstanceView } from './dto/suite-response.dto.js';
 import type { TestInstanceEntity } from './entities/test-instance.entity.js';
 import type { WorkflowEntity } from './entities/workflow.entity.js';
@@ -154,7 +155,8 @@ export class InstancesService {
 
   private async visible(uuid: string, user: AuthUser): Promise<InstanceView> {
     const instance = await this.access.visibleInstance(uuid, user);
-    return { instance, lastChecks: await this.statuses.lastChecks([instance.id]) };
+    const version = loaded(instance.suite?.version, 'instance.suite.version');
+    return { instance, lastChecks: await this.statuses.lastChecksOf([instance], version.registeredAt) };
   }
 }
 

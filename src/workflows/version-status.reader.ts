@@ -1,4 +1,5 @@
 import { Inject, Injectable, Optional } from '@nestjs/common';
+import type { TestInstanceEntity } from './entities/test-instance.entity.js';
 import {
   WORKFLOW_STATUS_SOURCE,
   type LastCheck,
@@ -33,5 +34,29 @@ export class VersionStatusReader {
       return new Map();
     }
     return this.source.lastChecks([...new Set(instanceIds)]);
+  }
+
+  /**
+   * `lastChecks` of instances of one version, registered at `registeredAt`. An instance registered
+   * as never checked (its crate gave it no resource its service can check, API.md 12) has no check;
+   * its last check is its registration, which says why it is never checked.
+   */
+  async lastChecksOf(
+    instances: readonly TestInstanceEntity[],
+    registeredAt: Date,
+  ): Promise<Map<number, LastCheck>> {
+    const checks = await this.lastChecks(
+      instances.filter((instance) => instance.uncheckedReason === null).map((instance) => instance.id),
+    );
+    for (const instance of instances) {
+      if (instance.uncheckedReason !== null) {
+        checks.set(instance.id, {
+          at: registeredAt,
+          ok: false,
+          error: `never checked: ${instance.uncheckedReason}`,
+        });
+      }
+    }
+    return checks;
   }
 }

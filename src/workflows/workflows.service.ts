@@ -15,6 +15,7 @@ import { parseCrateGraph, readCrateGraph } from './crate/ro-crate-parser.js';
 import type { IssueType } from './checks/issue-check.js';
 import type { IssueSelection } from './checks/issue-selection.js';
 import { RepositoryChecks } from './checks/repository-checks.js';
+import { loaded } from './dto/loaded.js';
 import type { WorkflowSummaryView, WorkflowView } from './dto/workflow-response.dto.js';
 import type { InstanceView, SuitesView, SuiteView } from './dto/suite-response.dto.js';
 import type { VersionIssueEntity } from './entities/version-issue.entity.js';
@@ -543,23 +544,28 @@ export class WorkflowsService {
   /** The suites of a version (default latest) with the last checks of their instances. */
   async suites(uuid: string, version: string | undefined, user: Viewer): Promise<SuitesView> {
     const visible = await this.access.visibleVersion(uuid, version, user);
-    return this.withLastChecks(await this.repo.findSuitesOf(visible.version.id));
+    return this.withLastChecks(await this.repo.findSuitesOf(visible.version.id), visible.version);
   }
 
   /** One suite with the last checks of its instances. */
   async suite(uuid: string, user: Viewer): Promise<SuiteView> {
     const suite = await this.access.visibleSuite(uuid, user);
-    return { suite, lastChecks: (await this.withLastChecks([suite])).lastChecks };
+    const version = loaded(suite.version, 'suite.version');
+    return { suite, lastChecks: (await this.withLastChecks([suite], version)).lastChecks };
   }
 
   async instance(uuid: string, user: Viewer): Promise<InstanceView> {
     const instance = await this.access.visibleInstance(uuid, user);
-    return { instance, lastChecks: await this.statuses.lastChecks([instance.id]) };
+    const version = loaded(instance.suite?.version, 'instance.suite.version');
+    return { instance, lastChecks: await this.statuses.lastChecksOf([instance], version.registeredAt) };
   }
 
-  private async withLastChecks(suites: SuitesView['suites']): Promise<SuitesView> {
-    const ids = suites.flatMap((suite) => (suite.instances ?? []).map((instance) => instance.id));
-    return { suites, lastChecks: await this.statuses.lastChecks(ids) };
+  private async withLastChecks(
+    suites: SuitesView['suites'],
+    version: WorkflowVersionEntity,
+  ): Promise<SuitesView> {
+    const instances = suites.flatMap((suite) => suite.instances ?? []);
+    return { suites, lastChecks: await this.statuses.lastChecksOf(instances, version.registeredAt) };
   }
 }
 

@@ -316,6 +316,20 @@ describe('repository checks (API.md 12)', () => {
       expect(instance).toMatchObject({ roc_instance: '#test1_1', resource: '' });
       expect(reason).toMatch(/no resource/);
       expect(states).toBe(0);
+      // Its last check (API.md 11) says why it is never checked, as of its registration.
+      const registered = (await get(`/workflows/${uuid}`).expect(200)).body.meta.modified;
+      const lastCheck = {
+        at: registered,
+        ok: false,
+        error: 'never checked: the crate gives it no resource (where its tests are on the service)',
+      };
+      expect(instance.last_check).toEqual(lastCheck);
+      expect((await get(`/instances/${instance.uuid}`).expect(200)).body.last_check).toEqual(lastCheck);
+      const suite = (await get(`/workflows/${uuid}/suites`).expect(200)).body.items[0].uuid;
+      expect((await get(`/suites/${suite}`).expect(200)).body.instances[0].last_check).toEqual(lastCheck);
+      expect((await get(`/suites/${suite}/instances`).expect(200)).body.items[0].last_check).toEqual(
+        lastCheck,
+      );
     });
 
     it('registers one whose resource its service cannot check (a 400 before), with the service’s reason', async () => {
@@ -331,6 +345,12 @@ describe('repository checks (API.md 12)', () => {
       expect(instance.resource).toBe('repos/octo/x');
       expect(reason).toMatch(/not a GitHub workflow/);
       expect(states).toBe(0);
+      expect(instance.last_check).toMatchObject({
+        ok: false,
+        error: expect.stringMatching(
+          /^never checked: its resource cannot be checked on github: .*not a GitHub workflow/,
+        ),
+      });
     });
 
     it('checks it from when its owner gives it a resource its service can check', async () => {
@@ -363,8 +383,10 @@ describe('repository checks (API.md 12)', () => {
         );
         return { reason: row.unchecked_reason, states: Number(row.states) };
       };
-      await fix(first.uuid, 'repos/octo/x/actions/workflows/ci.yml');
+      const fixed = await fix(first.uuid, 'repos/octo/x/actions/workflows/ci.yml');
       expect(await state(first.uuid)).toEqual({ reason: null, states: 1 });
+      // Due for its first check: none made yet.
+      expect(fixed.body.last_check).toBeNull();
       expect(await state(second.uuid)).toMatchObject({ states: 0 });
       // The other one is still never checked: the version's issue stays.
       expect(await uncheckable()).toBe(true);
