@@ -12,10 +12,13 @@ import {
   DATABASE_UNAVAILABLE_DETAIL,
   STORAGE_FULL,
 } from './common/errors/infrastructure.js';
+import { authErrorExample, problemExample } from './common/dto/error-bodies.dto.js';
 import { titleOf } from './common/errors/problem.js';
 import { ENVELOPE_PHRASES } from './common/filters/envelope.filter.js';
 import { areaOf, type Area } from './common/filters/fallback.filter.js';
 import { TAG_GROUPS, TAGS } from './common/api-tags.js';
+import { EXAMPLE } from './common/openapi-examples.js';
+import { BEARER_SCHEME } from './auth/api-auth.decorator.js';
 
 /**
  * The finishing pass over the document Nest builds from the decorators: what depends on the
@@ -80,12 +83,17 @@ export function finishDocument(document: OpenAPIObject): OpenAPIObject {
     if (!operation.description) {
       operation.description = describe(operation);
     }
+    quietOptionalParameters(operation);
+    requestExample(operation, document);
+    if (documentAreaOf(path) === 'registry') {
+      addUuidFaults(operation);
+    }
     if (documentAreaOf(path) !== 'service') {
       addInfrastructureFaults(path, method, operation);
     }
     for (const [status, response] of Object.entries(operation.responses)) {
       if (response && !('$ref' in response)) {
-        finishResponse(Number(status), response, document);
+        finishResponse(Number(status), response, document, operation);
       }
     }
   }
@@ -158,6 +166,31 @@ function addInfrastructureFaults(path: string, method: string, operation: Operat
 }
 
 /**
+ * A uuid in the path of an area B operation may be malformed (400) or name nothing the caller may
+ * see (404): documented here for each such operation that does not document those statuses itself,
+ * with the bodies the service sends (errorOf).
+ */
+function addUuidFaults(operation: OperationObject): void {
+  const named = ((operation.parameters ?? []) as ParameterObject[]).some(
+    (parameter) => parameter.in === 'path' && NOUN_OF_UUID_PARAMETER[parameter.name] !== undefined,
+  );
+  if (!named) {
+    return;
+  }
+  const problem = (): ResponseObject['content'] => ({
+    'application/problem+json': { schema: { $ref: '#/components/schemas/ProblemDto' } },
+  });
+  operation.responses['400'] ??= {
+    description: 'A uuid that is not one, or a bad query parameter',
+    content: problem(),
+  };
+  operation.responses['404'] ??= {
+    description: 'Nothing with this uuid (or version) that the caller may see',
+    content: problem(),
+  };
+}
+
+/**
  * Area C's `{/<cloud>}` is optional; one OpenAPI path cannot say so (a path parameter is always
  * required), so each such operation is documented twice: without the segment (the cloud named
  * `default`) under its own id, and with it as `<id>-by-cloud`. A generated client then has a
@@ -195,7 +228,12 @@ function splitOptionalCloud(document: OpenAPIObject): void {
         ),
         parameters: parameters.map((p) =>
           p.in === 'path' && p.name === 'cloud'
-            ? { ...p, description: 'A cloud of CLOUDS_FILE', schema: { ...p.schema, default: undefined } }
+            ? {
+                ...p,
+                description: 'A cloud of CLOUDS_FILE',
+                example: EXAMPLE.cloud,
+                schema: { ...p.schema, default: undefined },
+              }
             : p,
         ),
       };
@@ -246,18 +284,83 @@ type ErrorArea = 'AuthErrorDto' | 'ProblemDto' | 'EnvelopeErrorDto';
 const ERROR_SCHEMAS = new Set<string>(['AuthErrorDto', 'ProblemDto', 'EnvelopeErrorDto']);
 
 /**
+ * Swagger UI's "Try it out" fills every parameter that has an example (or whose schema has one)
+ * and sends it: an optional one then changes the request (`version`, a badge `token`, an
+ * `If-None-Match` that turns the reply into a 304). Their examples move into the description; a
+ * `default` stays, being what the service does without the parameter.
+ */
+function quietOptionalParameters(operation: OperationObject): void {
+  for (const parameter of operation.parameters ?? []) {
+    if ('$ref' in parameter || parameter.required) {
+      continue;
+    }
+    const schema = parameter.schema && !('$ref' in parameter.schema) ? parameter.schema : undefined;
+    const example: unknown = parameter.example ?? schema?.example;
+    delete parameter.example;
+    delete parameter.examples;
+    if (schema) {
+      delete schema.example;
+    }
+    if (example !== undefined) {
+      const shown = typeof example === 'string' ? example : JSON.stringify(example);
+      const lead = parameter.description ? `${parameter.description.replace(/([^.!?])$/, '$1.')} ` : '';
+      parameter.description = `${lead}Example: \`${shown}\`.`;
+    }
+  }
+}
+
+/**
+ * The example of a JSON request body, as Swagger UI fills its editor with it and sends it: the
+ * required members only, unless the operation gives its own (`@ApiBody({ examples })`). Optional
+ * members stay out: pre-filled, they change what a request means (an `authorization` sent to the
+ * crate's host, a `uuid` of a workflow that does not exist) and a request edited in one member
+ * would break on another.
+ */
+function requestExample(operation: OperationObject, document: OpenAPIObject): void {
+  const body = operation.requestBody;
+  if (!body || '$ref' in body) {
+    return;
+  }
+  for (const [mediaType, media] of Object.entries(body.content)) {
+    // The operation's one example, shown as the example (Swagger UI would show a list of one).
+    const given = Object.values(media.examples ?? {});
+    if (given.length === 1 && !('$ref' in given[0]) && media.example === undefined) {
+      media.example = given[0].value as unknown;
+      delete media.examples;
+    }
+    if (
+      media.example !== undefined ||
+      media.examples !== undefined ||
+      !media.schema ||
+      !/json/.test(mediaType)
+    ) {
+      continue;
+    }
+    const example = exampleOf(media.schema, document, new Set(), 'request');
+    if (example !== undefined) {
+      media.example = example;
+    }
+  }
+}
+
+/**
  * Every error reply gets an example of its own status in its area's shape (Swagger UI would
  * otherwise build one example from the schema's property examples and show it for every
  * status), and every JSON reply without an example gets one built from its schema.
  */
-function finishResponse(status: number, response: ResponseObject, document: OpenAPIObject): void {
+function finishResponse(
+  status: number,
+  response: ResponseObject,
+  document: OpenAPIObject,
+  operation: OperationObject,
+): void {
   const content = response.content ?? {};
   for (const [mediaType, media] of Object.entries(content)) {
     const ref = media.schema && '$ref' in media.schema ? media.schema.$ref.split('/').pop() : undefined;
     if (ref && ERROR_SCHEMAS.has(ref)) {
       const area = ref as ErrorArea;
       if (!exampleMatches(area, status, media.example)) {
-        media.example = errorExample(area, status, response.description);
+        media.example = errorExample(area, status, response.description, operation);
       }
       if (area === 'ProblemDto' && mediaType === 'application/json') {
         delete content[mediaType];
@@ -269,7 +372,7 @@ function finishResponse(status: number, response: ResponseObject, document: Open
       media.schema &&
       /json/.test(mediaType)
     ) {
-      const example = exampleOf(media.schema, document, new Set());
+      const example = exampleOf(media.schema, document, new Set(), 'request');
       if (example !== undefined) {
         media.example = example;
       }
@@ -295,24 +398,61 @@ function exampleMatches(area: ErrorArea, status: number, example: unknown): bool
 const TOKEN_REQUIRED =
   'A valid token or API key is required (Authorization: Bearer, X-Auth-Token, the session cookie, Authorization: ApiKey or X-API-Key)';
 
-/** The message the service actually sends where it is always the same; else the documented cause. */
-function messageOf(status: number, description: string): string {
-  if (status === 401) {
-    return TOKEN_REQUIRED;
+/** What the registry calls the thing a uuid path parameter names, as its 404s say (`No workflow <uuid>`). */
+const NOUN_OF_UUID_PARAMETER: Record<string, string> = {
+  wf_uuid: 'workflow',
+  suite_uuid: 'test suite',
+  instance_uuid: 'test instance',
+  uuid: 'notification',
+};
+
+/**
+ * The body the service sends, where it follows from the status and the operation's first path
+ * parameter: a missing token, a uuid that is not one (400) or names nothing (404), a body too
+ * large. Anything else keeps an example its operation gives, or else says its documented cause.
+ */
+function errorOf(
+  status: number,
+  description: string,
+  operation?: OperationObject,
+): { message: string; fields: { field: string; message: string }[] } {
+  const schemes = (operation?.security ?? []).flatMap((requirement) => Object.keys(requirement));
+  if (status === 401 && (operation === undefined || schemes.includes(BEARER_SCHEME))) {
+    return { message: TOKEN_REQUIRED, fields: [] };
   }
   if (status === 413) {
-    return 'The request body is larger than 1 MiB';
+    return { message: 'The request body is larger than 1 MiB', fields: [] };
   }
-  return description;
+  const uuid = ((operation?.parameters ?? []) as ParameterObject[]).find(
+    (parameter) => parameter.in === 'path' && NOUN_OF_UUID_PARAMETER[parameter.name] !== undefined,
+  );
+  if (uuid && status === 400) {
+    const message = `${uuid.name} must be a UUID`;
+    return { message, fields: [{ field: uuid.name, message }] };
+  }
+  if (uuid && status === 404) {
+    const schema = uuid.schema && !('$ref' in uuid.schema) ? uuid.schema : undefined;
+    const example: unknown = uuid.example ?? schema?.example;
+    return {
+      message: `No ${NOUN_OF_UUID_PARAMETER[uuid.name]} ${typeof example === 'string' ? example : '<uuid>'}`,
+      fields: [],
+    };
+  }
+  return { message: description, fields: [] };
 }
 
-export function errorExample(area: ErrorArea, status: number, description: string): Record<string, unknown> {
-  const message = messageOf(status, description);
+export function errorExample(
+  area: ErrorArea,
+  status: number,
+  description: string,
+  operation?: OperationObject,
+): Record<string, unknown> {
+  const { message, fields } = errorOf(status, description, operation);
   switch (area) {
     case 'AuthErrorDto':
-      return { error: { code: status, title: titleOf(status), message } };
+      return { ...authErrorExample(status, message) };
     case 'ProblemDto':
-      return { type: 'about:blank', title: titleOf(status), status, detail: message };
+      return { ...problemExample(status, message, fields) };
     case 'EnvelopeErrorDto': {
       const [short, long] = ENVELOPE_PHRASES[status] ?? [titleOf(status), titleOf(status)];
       return {
@@ -326,11 +466,15 @@ export function errorExample(area: ErrorArea, status: number, description: strin
   }
 }
 
-/** An example composed from the schema's own examples, defaults and enums (undefined if one is missing). */
+/**
+ * An example composed from the schema's own examples, defaults and enums (undefined if one is
+ * missing): of a reply, with every member; of a request, with the required members only.
+ */
 function exampleOf(
   schema: SchemaObject | ReferenceObject,
   document: OpenAPIObject,
   seen: Set<string>,
+  of: 'reply' | 'request',
 ): unknown {
   if ('$ref' in schema) {
     const name = schema.$ref.split('/').pop() ?? '';
@@ -338,20 +482,20 @@ function exampleOf(
     if (!target || seen.has(name)) {
       return undefined;
     }
-    return exampleOf(target, document, new Set([...seen, name]));
+    return exampleOf(target, document, new Set([...seen, name]), of);
   }
   if (schema.example !== undefined) {
     return schema.example;
   }
   if (schema.allOf) {
-    const parts = schema.allOf.map((part) => exampleOf(part, document, seen));
+    const parts = schema.allOf.map((part) => exampleOf(part, document, seen, of));
     return parts.every((p) => typeof p === 'object' && p !== null && !Array.isArray(p))
       ? Object.assign({}, ...parts)
       : undefined;
   }
   const alternative = schema.oneOf?.[0] ?? schema.anyOf?.[0];
   if (alternative) {
-    return exampleOf(alternative, document, seen);
+    return exampleOf(alternative, document, seen, of);
   }
   if (schema.enum && schema.enum.length > 0) {
     return schema.enum[0];
@@ -360,16 +504,20 @@ function exampleOf(
     return schema.default;
   }
   if (schema.type === 'array' && schema.items) {
-    const item = exampleOf(schema.items, document, seen);
+    const item = exampleOf(schema.items, document, seen, of);
     return item === undefined ? [] : [item];
   }
   if (schema.type === 'object' || schema.properties) {
     const body: Record<string, unknown> = {};
     for (const [name, property] of Object.entries(schema.properties ?? {})) {
-      const value = exampleOf(property, document, seen);
+      const required = schema.required?.includes(name) ?? false;
+      if (of === 'request' && !required) {
+        continue;
+      }
+      const value = exampleOf(property, document, seen, of);
       if (value !== undefined) {
         body[name] = value;
-      } else if (schema.required?.includes(name)) {
+      } else if (required) {
         return undefined;
       }
     }

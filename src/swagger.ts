@@ -2,6 +2,7 @@ import type { INestApplication } from '@nestjs/common';
 import { DiscoveryService } from '@nestjs/core';
 import { DocumentBuilder, SwaggerModule, type OpenAPIObject } from '@nestjs/swagger';
 import {
+  API_KEY_HEADER_SCHEME,
   API_KEY_SCHEME,
   BEARER_SCHEME,
   GITHUB_SIGNATURE_SCHEME,
@@ -21,7 +22,8 @@ export function buildOpenApiDocument(app: INestApplication): OpenAPIObject {
         'on the configured clouds (`/api/v1/<operation>{/<cloud>}{.json}`).',
         '',
         'Authorize with a token from `POST /api/v1/auth`: as a Bearer token, the `X-Auth-Token` header, or the',
-        '`session` cookie that the login sets. Each area has its own error body (see the schemas).',
+        '`session` cookie that the login sets; or with an API key (`POST /users/current/apikeys`): alone in',
+        '`X-API-Key` (apiKeyHeader), or as `Authorization: ApiKey <key>`. Each area has its own error body (see the schemas).',
       ].join('\n'),
     )
     .setVersion('1.0')
@@ -44,8 +46,16 @@ export function buildOpenApiDocument(app: INestApplication): OpenAPIObject {
       in: 'header',
       name: 'Authorization',
       description:
-        'An API key from `POST /users/current/apikeys`, as `ApiKey <key>` (type both words here). The key alone ' +
-        'in the `X-API-Key` header works all the same. A request with a key is decided by the key alone.',
+        'An API key from `POST /users/current/apikeys`, as `ApiKey <key>` (type both words here; the key alone ' +
+        'goes in apiKeyHeader). A request with a key is decided by the key alone.',
+    })
+    .addSecurity(API_KEY_HEADER_SCHEME, {
+      type: 'apiKey',
+      in: 'header',
+      name: 'X-API-Key',
+      description:
+        'An API key from `POST /users/current/apikeys`, alone: paste the key as it is (`wfk_…`). A request with a ' +
+        'key is decided by the key alone.',
     })
     .addSecurity(METRICS_SCHEME, {
       type: 'http',

@@ -1,4 +1,15 @@
-import { Body, Controller, Delete, Get, HttpCode, Post, Req, Res, UseFilters } from '@nestjs/common';
+import {
+  applyDecorators,
+  Body,
+  Controller,
+  Delete,
+  Get,
+  HttpCode,
+  Post,
+  Req,
+  Res,
+  UseFilters,
+} from '@nestjs/common';
 import {
   ApiBadRequestResponse,
   ApiBody,
@@ -12,13 +23,34 @@ import {
 } from '@nestjs/swagger';
 import type { Request, Response } from 'express';
 import { AuthErrorFilter } from '../common/filters/auth-error.filter.js';
-import { AuthErrorDto } from '../common/dto/error-bodies.dto.js';
 import { ApiAuth } from './api-auth.decorator.js';
 import { AuthService, type IssuedToken } from './auth.service.js';
 import { LoginDto, LoginResponseDto } from './dto/login.dto.js';
 import { Public } from './public.decorator.js';
 import { clearSessionCookie, extractToken, setSessionCookie } from './token-carriers.js';
 import { TAGS } from '../common/api-tags.js';
+import { AuthErrorDto, authErrorExample } from '../common/dto/error-bodies.dto.js';
+
+/** What a login can answer besides a token, with the bodies the service sends. */
+function ApiLoginErrors(): MethodDecorator {
+  return applyDecorators(
+    ApiBadRequestResponse({
+      type: AuthErrorDto,
+      description: 'A field is missing, not a string or too long',
+      example: authErrorExample(400, 'username must be a string; password must be a string'),
+    }),
+    ApiForbiddenResponse({
+      type: AuthErrorDto,
+      description: 'Wrong username or password, or a disabled account (one answer for the three)',
+      example: authErrorExample(403, 'Wrong username or password, or the account is disabled'),
+    }),
+    ApiTooManyRequestsResponse({
+      type: AuthErrorDto,
+      description: 'Too many failed attempts from this address or for this username; see Retry-After',
+      example: authErrorExample(429, 'Too many failed login attempts; try again later'),
+    }),
+  );
+}
 
 @UseFilters(AuthErrorFilter)
 @Public()
@@ -31,15 +63,7 @@ export class AuthController {
   @HttpCode(200)
   @ApiOperation({ operationId: 'auth-post', summary: 'Exchange a username and password for a token' })
   @ApiOkResponse({ type: LoginResponseDto, description: 'Also sets the HttpOnly `session` cookie' })
-  @ApiBadRequestResponse({ type: AuthErrorDto, description: 'A field is missing, not a string or too long' })
-  @ApiForbiddenResponse({
-    type: AuthErrorDto,
-    description: 'Wrong username or password, or a disabled account',
-  })
-  @ApiTooManyRequestsResponse({
-    type: AuthErrorDto,
-    description: 'Too many failed attempts; see Retry-After',
-  })
+  @ApiLoginErrors()
   async login(
     @Body() body: LoginDto,
     @Req() request: Request,
@@ -54,10 +78,8 @@ export class AuthController {
     summary: 'Same as POST, for clients of the original that send the JSON body with GET',
   })
   @ApiBody({ type: LoginDto })
-  @ApiOkResponse({ type: LoginResponseDto })
-  @ApiBadRequestResponse({ type: AuthErrorDto })
-  @ApiForbiddenResponse({ type: AuthErrorDto })
-  @ApiTooManyRequestsResponse({ type: AuthErrorDto })
+  @ApiOkResponse({ type: LoginResponseDto, description: 'Also sets the HttpOnly `session` cookie' })
+  @ApiLoginErrors()
   async loginWithGet(
     @Body() body: LoginDto,
     @Req() request: Request,
@@ -74,7 +96,7 @@ export class AuthController {
     summary: 'Log out: revoke the presented token and clear the session cookie',
   })
   @ApiNoContentResponse({ description: 'Always, even without a valid token' })
-  @ApiPayloadTooLargeResponse({ type: AuthErrorDto, description: 'The request body is larger than 1 MiB' })
+  @ApiPayloadTooLargeResponse({ type: AuthErrorDto, description: 'A request body over the limit' })
   async logout(@Req() request: Request, @Res({ passthrough: true }) response: Response): Promise<void> {
     await this.auth.logout(extractToken(request)?.token);
     clearSessionCookie(response, this.auth.sessionCookieOptions());

@@ -16,8 +16,8 @@ import { TAGS } from '../common/api-tags.js';
 export class CurrentUserController {
   @Get()
   @ApiOperation({ operationId: 'users-get-current', summary: 'The caller: id, username and roles' })
-  @ApiOkResponse({ type: UserSummaryDto })
-  @ApiUnauthorizedResponse({ type: ProblemDto })
+  @ApiOkResponse({ type: UserSummaryDto, description: 'The user the token or key belongs to' })
+  @ApiUnauthorizedResponse({ type: ProblemDto, description: 'No valid token or API key' })
   current(@CurrentUser() user: AuthUser): UserSummaryDto {
     return { id: user.id, username: user.username, roles: user.roles };
   }

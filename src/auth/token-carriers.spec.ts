@@ -18,6 +18,21 @@ describe('extractApiKey', () => {
     });
   });
 
+  it('takes an X-API-Key that repeats the Bearer token for that token (a client filling every scheme with it)', () => {
+    expect(extractApiKey(request({ authorization: 'Bearer a.b.c', 'x-api-key': 'a.b.c' }))).toEqual({
+      kind: 'none',
+    });
+    // Another value beside a token is a key, decided as one.
+    expect(extractApiKey(request({ authorization: 'Bearer a.b.c', 'x-api-key': KEY }))).toEqual({
+      kind: 'key',
+      key: KEY,
+    });
+    expect(extractApiKey(request({ authorization: 'Bearer a.b.c', 'x-api-key': 'x.y.z' }))).toEqual({
+      kind: 'key',
+      key: 'x.y.z',
+    });
+  });
+
   it('finds none where only tokens are', () => {
     expect(extractApiKey(request({}))).toEqual({ kind: 'none' });
     expect(extractApiKey(request({ authorization: 'Bearer a.b.c', 'x-auth-token': 'a.b.c' }))).toEqual({

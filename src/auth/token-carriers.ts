@@ -54,6 +54,17 @@ export type PresentedApiKey =
 const HOW = 'send the key as `Authorization: ApiKey <key>` or as `X-API-Key: <key>`';
 
 /**
+ * An `X-API-Key` holding the very token of `Authorization: Bearer`: a client that fills every
+ * scheme of an operation with its one token (as generated clients do) sends it there too. That
+ * copy is the token, not a key.
+ */
+function repeatsBearerToken(header: string | string[], authorization: string | undefined): boolean {
+  const bearer =
+    typeof authorization === 'string' ? /^Bearer\s+(\S+)\s*$/i.exec(authorization)?.[1] : undefined;
+  return bearer !== undefined && !bearer.startsWith(API_KEY_MARK) && header === bearer;
+}
+
+/**
  * Finds an API key in `Authorization: ApiKey <key>` or `X-API-Key: <key>`. A key in a token's
  * place (`Authorization: Bearer wfk_…`, `X-Auth-Token: wfk_…`), an `ApiKey` scheme without a
  * value, a scheme inside `X-API-Key`, or two different keys are `malformed`: the caller meant a
@@ -80,7 +91,7 @@ export function extractApiKey(request: Request): PresentedApiKey {
   }
   const header = request.headers[API_KEY_HEADER];
   let fromHeader: string | undefined;
-  if (header !== undefined) {
+  if (header !== undefined && !repeatsBearerToken(header, authorization)) {
     const value = (Array.isArray(header) ? header.join(',') : header).trim();
     if (value === '' || /\s|,/.test(value)) {
       return {

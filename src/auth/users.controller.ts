@@ -1,5 +1,7 @@
 import { Body, Controller, Delete, Get, HttpCode, Param, Patch, Post, UseFilters } from '@nestjs/common';
+import { applyDecorators } from '@nestjs/common';
 import {
+  ApiBody,
   ApiBadRequestResponse,
   ApiConflictResponse,
   ApiCreatedResponse,
@@ -27,10 +29,32 @@ import {
 import { Roles } from './roles.decorator.js';
 import { UsersService } from './users.service.js';
 import { TAGS } from '../common/api-tags.js';
+import { authErrorExample } from '../common/dto/error-bodies.dto.js';
+import { EXAMPLE } from '../common/openapi-examples.js';
+
+/** The 400 and 404 of a user id in the path, with the bodies the service sends. */
+function ApiUserIdErrors(badRequest = 'The id is not a positive integer'): MethodDecorator {
+  return applyDecorators(
+    ApiBadRequestResponse({
+      type: AuthErrorDto,
+      description: badRequest,
+      example: authErrorExample(400, 'id must be a positive integer'),
+    }),
+    ApiNotFoundResponse({
+      type: AuthErrorDto,
+      description: 'No user with this id',
+      example: authErrorExample(404, `No user ${EXAMPLE.userId}`),
+    }),
+  );
+}
 
 @ApiAuth()
 @ApiUnauthorizedResponse({ type: AuthErrorDto, description: 'No valid token' })
-@ApiForbiddenResponse({ type: AuthErrorDto, description: 'The caller is not an admin' })
+@ApiForbiddenResponse({
+  type: AuthErrorDto,
+  description: 'The caller is not an admin',
+  example: authErrorExample(403, 'This operation needs the role admin'),
+})
 @UseFilters(AuthErrorFilter)
 @Roles('admin')
 @ApiTags(TAGS.users)
@@ -40,24 +64,32 @@ export class UsersController {
 
   @Post()
   @ApiOperation({ operationId: 'users-post', summary: 'Create a user (admin)' })
-  @ApiCreatedResponse({ type: UserDto })
-  @ApiBadRequestResponse({ type: AuthErrorDto })
-  @ApiConflictResponse({ type: AuthErrorDto, description: 'The username is taken' })
+  @ApiCreatedResponse({ type: UserDto, description: 'The new user' })
+  @ApiBadRequestResponse({
+    type: AuthErrorDto,
+    description: 'A username or password missing, too short or too long, or an unknown role',
+    example: authErrorExample(400, 'username must be a string; password must be a string'),
+  })
+  @ApiConflictResponse({
+    type: AuthErrorDto,
+    description: 'The username is taken',
+    example: authErrorExample(409, "The username 'bob' is taken"),
+  })
   async create(@Body() body: CreateUserDto): Promise<UserDto> {
     return toUserDto(await this.users.create(body.username, body.password, body.roles));
   }
 
   @Get()
   @ApiOperation({ operationId: 'users-get', summary: 'List users (admin)' })
-  @ApiOkResponse({ type: UserListDto })
+  @ApiOkResponse({ type: UserListDto, description: 'Every user' })
   async list(): Promise<UserListDto> {
     return { items: (await this.users.list()).map(toUserDto) };
   }
 
   @Get(':id')
   @ApiOperation({ operationId: 'users-get-by-id', summary: 'Read one user (admin)' })
-  @ApiOkResponse({ type: UserDto })
-  @ApiNotFoundResponse({ type: AuthErrorDto })
+  @ApiOkResponse({ type: UserDto, description: 'The user' })
+  @ApiUserIdErrors()
   async get(@Param() { id }: UserIdParam): Promise<UserDto> {
     return toUserDto(await this.users.get(id));
   }
@@ -67,10 +99,17 @@ export class UsersController {
     operationId: 'users-patch',
     summary: 'Change a password, roles or the active flag (admin); existing tokens follow within 60 s',
   })
-  @ApiOkResponse({ type: UserDto })
-  @ApiBadRequestResponse({ type: AuthErrorDto })
-  @ApiNotFoundResponse({ type: AuthErrorDto })
-  @ApiConflictResponse({ type: AuthErrorDto, description: 'An admin may not disable or demote themselves' })
+  @ApiBody({
+    type: UpdateUserDto,
+    examples: { roles: { summary: 'New roles', value: { roles: ['user', 'agent'] } } },
+  })
+  @ApiOkResponse({ type: UserDto, description: 'The user as changed' })
+  @ApiUserIdErrors('A bad id, password or role')
+  @ApiConflictResponse({
+    type: AuthErrorDto,
+    description: 'An admin may not disable or demote themselves',
+    example: authErrorExample(409, 'An admin cannot disable or demote their own account'),
+  })
   async update(
     @Param() { id }: UserIdParam,
     @Body() body: UpdateUserDto,
@@ -82,9 +121,13 @@ export class UsersController {
   @Delete(':id')
   @HttpCode(204)
   @ApiOperation({ operationId: 'users-delete', summary: 'Delete a user (admin)' })
-  @ApiNoContentResponse()
-  @ApiNotFoundResponse({ type: AuthErrorDto })
-  @ApiConflictResponse({ type: AuthErrorDto, description: 'Own account, or the user still owns workflows' })
+  @ApiNoContentResponse({ description: 'The user is deleted, with their tokens and keys' })
+  @ApiUserIdErrors()
+  @ApiConflictResponse({
+    type: AuthErrorDto,
+    description: 'Own account, or the user still owns workflows',
+    example: authErrorExample(409, 'An admin cannot delete their own account'),
+  })
   async remove(@Param() { id }: UserIdParam, @CurrentUser() caller: AuthUser): Promise<void> {
     await this.users.remove(id, caller.id);
   }

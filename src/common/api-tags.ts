@@ -15,7 +15,7 @@ export const TAGS = {
   badges: 'badges and status pages',
   subscriptions: 'subscriptions and notifications',
   channels: 'notification channels',
-  webhooks: 'GitHub webhooks',
+  webhooks: 'GitHub integration',
   clouds: 'clouds',
   vms: 'VMs',
   assignments: 'VM assignments',
@@ -102,8 +102,8 @@ export const TAG_GROUPS: readonly TagGroup[] = [
       {
         name: TAGS.webhooks,
         description:
-          "GitHub's webhook deliveries (`workflow_run`, and `push`, `create` and `release` of followed repositories), " +
-          `signed with GITHUB_WEBHOOK_SECRET, and the schema and validator of \`.lifemonitor.yaml\`. ${REGISTRY_ERRORS}`,
+          "GitHub's webhook deliveries (`workflow_run`), signed with GITHUB_WEBHOOK_SECRET, and the schema and " +
+          `validator of a repository's \`.lifemonitor.yaml\`. ${REGISTRY_ERRORS}`,
       },
     ],
   },

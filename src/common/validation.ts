@@ -95,9 +95,12 @@ export function IsAnyUuid(): PropertyDecorator {
   return IsUUID('loose', { message: ({ property }) => `${property} must be a UUID` });
 }
 
-/** A path parameter holding a UUID (of any version, as {@link IsAnyUuid}). */
-export function IsUuidParam(description: string): PropertyDecorator {
-  return applyDecorators(IsAnyUuid(), ApiProperty({ type: String, format: 'uuid', description }));
+/**
+ * A path parameter holding a UUID (of any version, as {@link IsAnyUuid}); `example` names a thing
+ * of the document's examples (EXAMPLE).
+ */
+export function IsUuidParam(description: string, example: string): PropertyDecorator {
+  return applyDecorators(IsAnyUuid(), ApiProperty({ type: String, format: 'uuid', description, example }));
 }
 
 /** A query flag: `true`/`false` (also `1`/`0`), anything else stays as sent and fails validation. */

@@ -43,7 +43,7 @@ class HealthReportFilter implements ExceptionFilter {
 
 @Public()
 // Refused by the body parser before routing, so in area B's shape like any other path outside /api/v1.
-@ApiPayloadTooLargeResponse({ type: ProblemDto, description: 'The request body is larger than 1 MiB' })
+@ApiPayloadTooLargeResponse({ type: ProblemDto, description: 'A request body over the limit' })
 @UseFilters(HealthReportFilter)
 @ApiTags(TAGS.service)
 @Controller('health')

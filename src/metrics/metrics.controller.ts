@@ -10,7 +10,7 @@ import {
 import type { Request } from 'express';
 import { METRICS_SCHEME } from '../auth/api-auth.decorator.js';
 import { Public } from '../auth/public.decorator.js';
-import { ProblemDto } from '../common/dto/error-bodies.dto.js';
+import { ProblemDto, problemExample } from '../common/dto/error-bodies.dto.js';
 import { ProblemDetailsFilter } from '../common/filters/problem-details.filter.js';
 import { MetricsService } from './metrics.service.js';
 import { MetricsAccess } from './metrics-access.js';
@@ -41,8 +41,12 @@ export class MetricsController {
     description: 'Prometheus text exposition format',
     content: { 'text/plain': { schema: { type: 'string' }, example: 'refresh_cycles_total 0\n' } },
   })
-  @ApiUnauthorizedResponse({ type: ProblemDto, description: 'METRICS_TOKEN is set and was not sent' })
-  @ApiPayloadTooLargeResponse({ type: ProblemDto, description: 'The request body is larger than 1 MiB' })
+  @ApiUnauthorizedResponse({
+    type: ProblemDto,
+    description: 'METRICS_TOKEN is set and was not sent',
+    example: problemExample(401, 'The metrics need `Authorization: Bearer <METRICS_TOKEN>`'),
+  })
+  @ApiPayloadTooLargeResponse({ type: ProblemDto, description: 'A request body over the limit' })
   async render(@Req() request: Request): Promise<string> {
     this.access.check(request.headers.authorization);
     return this.metrics.registry.metrics();

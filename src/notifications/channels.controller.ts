@@ -1,7 +1,10 @@
 import { Body, Controller, Delete, Get, HttpCode, Param, Post } from '@nestjs/common';
+import { applyDecorators } from '@nestjs/common';
 import {
+  ApiBadRequestResponse,
   ApiCreatedResponse,
   ApiNoContentResponse,
+  ApiNotFoundResponse,
   ApiOkResponse,
   ApiOperation,
   ApiTags,
@@ -19,6 +22,25 @@ import {
   toChannelResponse,
 } from './dto/channel.dto.js';
 import { TAGS } from '../common/api-tags.js';
+import { invalidMemberExample, problemExample } from '../common/dto/error-bodies.dto.js';
+import { EXAMPLE } from '../common/openapi-examples.js';
+import { ProblemDto } from '../common/dto/error-bodies.dto.js';
+
+/** The 400 and 404 of a channel id in the path, with the bodies the service sends. */
+function ApiChannelIdErrors(): MethodDecorator {
+  return applyDecorators(
+    ApiBadRequestResponse({
+      type: ProblemDto,
+      description: 'The id is not a positive integer',
+      example: invalidMemberExample('id', 'id must be an integer'),
+    }),
+    ApiNotFoundResponse({
+      type: ProblemDto,
+      description: 'The caller has no channel with this id',
+      example: problemExample(404, `No channel ${EXAMPLE.channelId}`),
+    }),
+  );
+}
 
 /** The caller's delivery channels (API.md 6.4). */
 @RegistryReads()
@@ -33,7 +55,7 @@ export class ChannelsController {
     summary: "The caller's delivery channels",
     description: 'Secrets are never shown (`has_secret` says whether there is one). Needs a token.',
   })
-  @ApiOkResponse({ type: ChannelListDto })
+  @ApiOkResponse({ type: ChannelListDto, description: "The caller's channels" })
   async list(@CurrentUser() user: AuthUser): Promise<ChannelListDto> {
     return { items: (await this.channels.list(user)).map(toChannelResponse) };
   }
@@ -48,7 +70,12 @@ export class ChannelsController {
       'configured). URL targets on private or reserved addresses are refused unless `ALLOW_PRIVATE_NETWORK_LINKS`. ' +
       'Needs a token.',
   })
-  @ApiCreatedResponse({ type: ChannelDto })
+  @ApiCreatedResponse({ type: ChannelDto, description: 'The new channel' })
+  @ApiBadRequestResponse({
+    type: ProblemDto,
+    description: 'A bad type, target, events or secret; an e-mail channel without SMTP_URL; a private target',
+    example: invalidMemberExample('type', 'type must be one of webhook, slack, email'),
+  })
   async create(@Body() body: CreateChannelDto, @CurrentUser() user: AuthUser): Promise<ChannelDto> {
     return toChannelResponse(
       await this.channels.create(user, {
@@ -68,6 +95,7 @@ export class ChannelsController {
     description: 'Its pending deliveries and its delivery log go with it. Needs a token.',
   })
   @ApiNoContentResponse({ description: 'Removed' })
+  @ApiChannelIdErrors()
   async delete(@Param() { id }: ChannelIdParam, @CurrentUser() user: AuthUser): Promise<void> {
     await this.channels.delete(user, id);
   }
@@ -78,7 +106,11 @@ export class ChannelsController {
     summary: "A channel's delivery log",
     description: 'The last 100 delivery attempts, newest first. Needs a token.',
   })
-  @ApiOkResponse({ type: DeliveryLogDto })
+  @ApiOkResponse({
+    type: DeliveryLogDto,
+    description: 'The latest delivery attempts through the channel, newest first',
+  })
+  @ApiChannelIdErrors()
   async deliveries(@Param() { id }: ChannelIdParam, @CurrentUser() user: AuthUser): Promise<DeliveryLogDto> {
     const attempts = await this.channels.deliveries(user, id);
     return {

@@ -17,6 +17,7 @@ import { ProblemDto } from '../common/dto/error-bodies.dto.js';
 import { ProblemDetailsFilter } from '../common/filters/problem-details.filter.js';
 import { GithubWebhooksService } from './github-webhooks.service.js';
 import { TAGS } from '../common/api-tags.js';
+import { problemExample } from '../common/dto/error-bodies.dto.js';
 
 /** GitHub's webhook deliveries (API.md 6.5): no token, a signature instead. */
 @Public()
@@ -64,12 +65,14 @@ export class GithubWebhooksController {
   @ApiBadRequestResponse({
     type: ProblemDto,
     description: 'A workflow_run payload without its repository or workflow',
+    example: problemExample(400, 'a workflow_run event needs workflow_run and repository.full_name'),
   })
   @ApiUnauthorizedResponse({
     type: ProblemDto,
-    description: 'X-Hub-Signature-256 is missing or does not match the body',
+    description: 'The signature is missing or wrong, or GITHUB_WEBHOOK_SECRET is not set',
+    example: problemExample(401, 'X-Hub-Signature-256 is missing or does not match the body'),
   })
-  @ApiPayloadTooLargeResponse({ type: ProblemDto, description: 'The request body is larger than 1 MiB' })
+  @ApiPayloadTooLargeResponse({ type: ProblemDto, description: 'A request body over the limit' })
   async receive(
     @Headers('x-github-event') event: string | undefined,
     @Headers('x-hub-signature-256') signature: string | undefined,

@@ -1,5 +1,12 @@
 import { Body, Controller, Delete, Get, HttpCode, Param, Patch, Put } from '@nestjs/common';
-import { ApiBody, ApiNoContentResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
+import {
+  ApiBadRequestResponse,
+  ApiBody,
+  ApiNoContentResponse,
+  ApiOkResponse,
+  ApiOperation,
+  ApiTags,
+} from '@nestjs/swagger';
 import type { AuthUser } from '../auth/auth-user.js';
 import { CurrentUser } from '../auth/current-user.decorator.js';
 import { RegistryReads } from '../workflows/index.js';
@@ -14,6 +21,8 @@ import {
 import { toNotificationView } from './notification-data.js';
 import { NotificationsService } from './notifications.service.js';
 import { TAGS } from '../common/api-tags.js';
+import { invalidMemberExample } from '../common/dto/error-bodies.dto.js';
+import { ProblemDto } from '../common/dto/error-bodies.dto.js';
 
 /** The caller's notifications (API.md 6.3, LifeMonitor's operations). */
 @RegistryReads()
@@ -30,7 +39,7 @@ export class NotificationsController {
       'One per event of a subscribed workflow (`BUILD_FAILED`, `BUILD_RECOVERED`, `TESTS_STOPPED`), kept for ' +
       '`NOTIFICATION_RETENTION_DAYS`. Needs a token.',
   })
-  @ApiOkResponse({ type: NotificationListDto })
+  @ApiOkResponse({ type: NotificationListDto, description: "The caller's notifications, newest first" })
   async list(@CurrentUser() user: AuthUser): Promise<NotificationListDto> {
     return { items: (await this.notifications.list(user)).map(toNotificationView) };
   }
@@ -43,6 +52,11 @@ export class NotificationsController {
     description: `\`{"items": [{"uuid", "read": true}]}\`, at most ${MAX_ITEMS} items; uuids that are not the caller's change nothing. Needs a token.`,
   })
   @ApiNoContentResponse({ description: 'Marked' })
+  @ApiBadRequestResponse({
+    type: ProblemDto,
+    description: 'Not `{"items": [...]}`, more than 1000 items, or an item without a uuid',
+    example: invalidMemberExample('items.0.uuid', 'items.0.uuid must be a UUID'),
+  })
   async mark(@Body() body: MarkNotificationsDto, @CurrentUser() user: AuthUser): Promise<void> {
     await this.notifications.mark(user, body.items);
   }
@@ -56,6 +70,11 @@ export class NotificationsController {
   })
   @ApiBody({ schema: DELETE_NOTIFICATIONS_BODY })
   @ApiNoContentResponse({ description: 'Deleted' })
+  @ApiBadRequestResponse({
+    type: ProblemDto,
+    description: 'Not a JSON array of uuids, or more than 1000 of them',
+    example: invalidMemberExample('uuids', 'uuids must be a JSON array of notification uuids'),
+  })
   async deleteMany(@Body() body: unknown, @CurrentUser() user: AuthUser): Promise<void> {
     await this.notifications.deleteMany(user, parseUuids(body, 'uuids', MAX_ITEMS));
   }

@@ -93,7 +93,7 @@ export class SubscriptionsController {
     summary: "The caller's subscriptions",
     description: 'Oldest first. Needs a token.',
   })
-  @ApiOkResponse({ type: SubscriptionListDto })
+  @ApiOkResponse({ type: SubscriptionListDto, description: "The caller's subscriptions" })
   async list(@CurrentUser() user: AuthUser): Promise<SubscriptionListDto> {
     const rows = await this.subscriptions.list(user);
     return { items: rows.map((row) => toSubscriptionResponse(row, user)) };

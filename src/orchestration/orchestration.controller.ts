@@ -69,6 +69,7 @@ import { StartNodeDto } from './dto/start-node.dto.js';
 import { OrchestrationService, type AssignmentOutcome } from './orchestration.service.js';
 import type { NodeQuery, PowerAction } from './providers/cloud-provider.js';
 import { TAGS } from '../common/api-tags.js';
+import { EXAMPLE } from '../common/openapi-examples.js';
 
 /** The `<cloud>` path segment, `default` when the path leaves it out. */
 const CloudName = createParamDecorator((_data: unknown, context: ExecutionContext): string => {
@@ -86,6 +87,11 @@ const FACILITY =
   '`emulate` equal to `true` or `"True"` validates the body, then answers ' +
   '`{"status": "ok", "id": 0, "id_vm": "<node or hostname as sent>", "result": "VM <id_vm> assigned (emulated)"}` ' +
   'without looking the node up or touching the facility (release answers the same text, as the original did).';
+
+/** The request example of an operation on one node: by its id (the body may name its hostname instead). */
+function byNode(more: Record<string, unknown>): Record<string, { summary: string; value: object }> {
+  return { byId: { summary: 'The node by its id', value: { node: EXAMPLE.nodeId, ...more } } };
+}
 
 /** Swagger for one area-C operation: id, summary, the optional cloud segment, the `auth_token` query carrier. */
 function Operation(operationId: string, summary: string, withCloud = true, more?: string): MethodDecorator {
@@ -286,7 +292,12 @@ export class OrchestrationController {
       'is 404. `done` means the node runs (state 0); `failed` carries `error`. Jobs are kept in the database and ' +
       'survive a restart of the service.',
   )
-  @ApiParam({ name: 'id', description: 'The job id from the 202 of an asynchronous start', format: 'uuid' })
+  @ApiParam({
+    name: 'id',
+    description: 'The job id from the 202 of an asynchronous start',
+    format: 'uuid',
+    example: EXAMPLE.jobId,
+  })
   @ApiOkResponse({
     type: JobReplyDto,
     description: 'The job',
@@ -317,7 +328,7 @@ export class OrchestrationController {
     true,
     'The node is destroyed for good; an active assignment of it ends with it.',
   )
-  @ApiBody({ type: StopNodeDto })
+  @ApiBody({ type: StopNodeDto, examples: byNode({}) })
   @ApiOkResponse({ type: StopReplyDto, description: 'The node is destroyed' })
   @ApiEnvelopeErrors(400, 404, 500, 502, 503)
   async stop(@CloudName() cloud: string, @Body() body: StopNodeDto): Promise<StopReplyDto> {
@@ -328,7 +339,7 @@ export class OrchestrationController {
   @Put('vm/reboot{/:cloud}')
   @ApiTags(TAGS.vms)
   @Operation('vm-reboot', 'Reboots a node, by id or hostname', true, POWER)
-  @ApiBody({ type: PowerNodeDto })
+  @ApiBody({ type: PowerNodeDto, examples: byNode({}) })
   @ApiOkResponse({
     type: PowerReplyDto,
     description: 'The reboot was accepted; the node as the cloud reports it',
@@ -341,7 +352,7 @@ export class OrchestrationController {
   @Put('vm/poweroff{/:cloud}')
   @ApiTags(TAGS.vms)
   @Operation('vm-poweroff', 'Powers a node off (it is kept, state 5 stopped), by id or hostname', true, POWER)
-  @ApiBody({ type: PowerNodeDto })
+  @ApiBody({ type: PowerNodeDto, examples: byNode({}) })
   @ApiOkResponse({
     type: PowerReplyDto,
     description: 'The node is off or on its way (state 5, or 3 while stopping)',
@@ -354,7 +365,7 @@ export class OrchestrationController {
   @Put('vm/poweron{/:cloud}')
   @ApiTags(TAGS.vms)
   @Operation('vm-poweron', 'Powers a stopped node on, by id or hostname', true, POWER)
-  @ApiBody({ type: PowerNodeDto })
+  @ApiBody({ type: PowerNodeDto, examples: byNode({}) })
   @ApiOkResponse({
     type: PowerReplyDto,
     description: 'The node runs or is on its way (state 0, or 3 while starting)',
@@ -367,7 +378,10 @@ export class OrchestrationController {
   @Put('vm/action/assign{/:cloud}')
   @ApiTags(TAGS.assignments)
   @Operation('vm-assign', 'Assigns a node to a user and an application', true, `${FACILITY}\n\n${LEASES}`)
-  @ApiBody({ type: AssignNodeDto })
+  @ApiBody({
+    type: AssignNodeDto,
+    examples: byNode({ user: 'fake_test', vm_type: 'test', ttl_seconds: 3600 }),
+  })
   @ApiOkResponse({ type: AssignmentReplyDto, description: 'The node is assigned' })
   @ApiEnvelopeErrors(
     {
@@ -403,7 +417,7 @@ export class OrchestrationController {
   @Put('vm/action/extend{/:cloud}')
   @ApiTags(TAGS.assignments)
   @Operation('vm-extend', 'Moves the end of the lease of an assigned node', true, LEASES)
-  @ApiBody({ type: ExtendLeaseDto })
+  @ApiBody({ type: ExtendLeaseDto, examples: byNode({ ttl_seconds: 7200 }) })
   @ApiOkResponse({ type: ExtendReplyDto, description: 'The lease ends at the new time' })
   @ApiEnvelopeErrors(
     {
@@ -441,7 +455,7 @@ export class OrchestrationController {
   @Put('vm/action/release{/:cloud}')
   @ApiTags(TAGS.assignments)
   @Operation('vm-release', 'Ends the assignment of a node (the node keeps running)', true, FACILITY)
-  @ApiBody({ type: ReleaseNodeDto })
+  @ApiBody({ type: ReleaseNodeDto, examples: byNode({}) })
   @ApiOkResponse({ type: AssignmentReplyDto, description: 'The assignment has ended' })
   @ApiEnvelopeErrors(400, 404, 500, 502, 503)
   async release(@CloudName() cloud: string, @Body() body: ReleaseNodeDto): Promise<AssignmentReplyDto> {

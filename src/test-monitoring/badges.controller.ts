@@ -67,7 +67,7 @@ export class BadgesController {
       'For `https://img.shields.io/endpoint?url=<this URL>`: `color` is `brightgreen`, `yellow`, `red` or ' +
       '`lightgrey`. Access, `ETag` and `Cache-Control` as for badge.svg.',
   })
-  @ApiOkResponse({ type: ShieldsEndpointDto })
+  @ApiOkResponse({ type: ShieldsEndpointDto, description: 'The badge, for shields.io' })
   @ApiResponse({ status: 304, description: 'Not modified: If-None-Match matched the ETag' })
   async json(
     @Param() { wf_uuid }: WorkflowUuidParam,

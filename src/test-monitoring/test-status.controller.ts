@@ -50,7 +50,7 @@ export class TestStatusController {
       "runs created in the version's registration window (until the next version's registration; the first " +
       'version from the start); on Jenkins all builds.',
   })
-  @ApiOkResponse({ type: WorkflowStatusDto })
+  @ApiOkResponse({ type: WorkflowStatusDto, description: 'The test status of the version' })
   @ConditionalRead()
   async workflowStatus(
     @Param() { wf_uuid }: WorkflowUuidParam,
@@ -70,7 +70,7 @@ export class TestStatusController {
       'One entry per UTC day of the last `days` (today included, oldest first); days without builds count 0. ' +
       'Passing is `passed`; failing is `failed`, `error` or `aborted`.',
   })
-  @ApiOkResponse({ type: WorkflowHistoryDto })
+  @ApiOkResponse({ type: WorkflowHistoryDto, description: 'Builds per day, oldest first' })
   async history(
     @Param() { wf_uuid }: WorkflowUuidParam,
     @Query() { days }: HistoryQuery,
@@ -81,7 +81,7 @@ export class TestStatusController {
 
   @Get('suites/:suite_uuid/status')
   @ApiOperation({ operationId: 'suites-get-status', summary: 'The test status of a suite' })
-  @ApiOkResponse({ type: SuiteStatusDto })
+  @ApiOkResponse({ type: SuiteStatusDto, description: 'The test status of the suite' })
   @ConditionalRead()
   async suiteStatus(
     @Param() { suite_uuid }: SuiteUuidParam,
@@ -95,7 +95,7 @@ export class TestStatusController {
     operationId: 'instances-get-builds',
     summary: 'The latest builds of a test instance',
   })
-  @ApiOkResponse({ type: BuildListDto })
+  @ApiOkResponse({ type: BuildListDto, description: 'The latest builds, newest first' })
   @ConditionalRead()
   async latestBuilds(
     @Param() { instance_uuid }: InstanceUuidParam,
@@ -114,7 +114,7 @@ export class TestStatusController {
       'Over the finished builds that started in the last `days` days (the service keeps the latest 100 builds ' +
       'of each instance).',
   })
-  @ApiOkResponse({ type: InstanceStatsDto })
+  @ApiOkResponse({ type: InstanceStatsDto, description: 'The statistics of the window' })
   async stats(
     @Param() { instance_uuid }: InstanceUuidParam,
     @Query() { days }: StatsQuery,
@@ -127,7 +127,7 @@ export class TestStatusController {
 
   @Get('instances/:instance_uuid/builds/:build_id')
   @ApiOperation({ operationId: 'instances-builds-get-by-id', summary: 'One build of a test instance' })
-  @ApiOkResponse({ type: BuildDto })
+  @ApiOkResponse({ type: BuildDto, description: 'The build' })
   async build(
     @Param() { instance_uuid, build_id }: BuildParams,
     @CurrentViewer() user: Viewer,

@@ -1,5 +1,6 @@
 import { Body, Controller, Delete, Get, HttpCode, Param, Put } from '@nestjs/common';
 import {
+  ApiBody,
   ApiForbiddenResponse,
   ApiNoContentResponse,
   ApiOkResponse,
@@ -17,10 +18,16 @@ import { InstancesService } from './instances.service.js';
 import { RegistryReads } from './registry-reads.decorator.js';
 import { WorkflowsService } from './workflows.service.js';
 import { TAGS } from '../common/api-tags.js';
+import { problemExample } from '../common/dto/error-bodies.dto.js';
+import { EXAMPLE } from '../common/openapi-examples.js';
 
 const FORBIDDEN = {
   type: ProblemDto,
   description: 'The workflow is public, but the caller is neither its owner nor an admin',
+  example: problemExample(
+    403,
+    `Only the owner of the workflow ${EXAMPLE.workflowUuid} or an admin may change it`,
+  ),
 };
 
 /** Test instances, by uuid: reads open to anybody for public workflows, writes for the owner and admins. */
@@ -36,7 +43,7 @@ export class InstancesController {
   @Get(':instance_uuid')
   @OptionalAuth()
   @ApiOperation({ operationId: 'instances-get-by-id', summary: 'A test instance with its service' })
-  @ApiOkResponse({ type: TestInstanceDto })
+  @ApiOkResponse({ type: TestInstanceDto, description: 'The test instance' })
   async get(
     @Param() { instance_uuid }: InstanceUuidParam,
     @CurrentViewer() user: Viewer,
@@ -53,7 +60,11 @@ export class InstancesController {
       "Owner or admin; any instance, the crate's own included (the stored crate stays as registered, the " +
       'instance keeps `origin: crate`). A new resource forgets the builds of the old one and makes a check due at once.',
   })
-  @ApiOkResponse({ type: TestInstanceDto })
+  @ApiBody({
+    type: UpdateInstanceDto,
+    examples: { rename: { summary: 'A new name', value: { name: 'nightly on GitHub Actions' } } },
+  })
+  @ApiOkResponse({ type: TestInstanceDto, description: 'The instance as changed' })
   @ApiForbiddenResponse(FORBIDDEN)
   async update(
     @Param() { instance_uuid }: InstanceUuidParam,

@@ -23,6 +23,8 @@ import { InstancesService } from './instances.service.js';
 import { RegistryReads } from './registry-reads.decorator.js';
 import { WorkflowsService } from './workflows.service.js';
 import { TAGS } from '../common/api-tags.js';
+import { problemExample } from '../common/dto/error-bodies.dto.js';
+import { EXAMPLE } from '../common/openapi-examples.js';
 
 /** Test suites, by uuid: reads open to anybody for public workflows; adding an instance is for the owner and admins. */
 @RegistryReads()
@@ -40,7 +42,7 @@ export class SuitesController {
     operationId: 'suites-get-by-uuid',
     summary: 'A test suite with its definition and instances',
   })
-  @ApiOkResponse({ type: TestSuiteDto })
+  @ApiOkResponse({ type: TestSuiteDto, description: 'The test suite, with its instances' })
   async get(@Param() { suite_uuid }: SuiteUuidParam, @CurrentViewer() user: Viewer): Promise<TestSuiteDto> {
     const view = await this.workflows.suite(suite_uuid, user);
     return toSuiteResponse(view.suite, view.lastChecks);
@@ -49,7 +51,7 @@ export class SuitesController {
   @Get(':suite_uuid/instances')
   @OptionalAuth()
   @ApiOperation({ operationId: 'suites-get-instances', summary: 'The test instances of a suite' })
-  @ApiOkResponse({ type: TestInstanceListDto })
+  @ApiOkResponse({ type: TestInstanceListDto, description: 'The instances of the suite' })
   async instances(
     @Param() { suite_uuid }: SuiteUuidParam,
     @CurrentViewer() user: Viewer,
@@ -67,10 +69,17 @@ export class SuitesController {
       'private address (unless ALLOW_PRIVATE_NETWORK_LINKS), a resource the service can check (in any form the ' +
       'crate may use). The instance has `managed: false` `roc_instance: null` and `origin: api`, and is due for a check at once.',
   })
-  @ApiCreatedResponse({ type: TestInstanceDto })
+  @ApiCreatedResponse({
+    type: TestInstanceDto,
+    description: 'The new instance; its first check is due at once',
+  })
   @ApiForbiddenResponse({
     type: ProblemDto,
     description: 'The workflow is public, but the caller is neither its owner nor an admin',
+    example: problemExample(
+      403,
+      `Only the owner of the workflow ${EXAMPLE.workflowUuid} or an admin may change it`,
+    ),
   })
   async addInstance(
     @Param() { suite_uuid }: SuiteUuidParam,

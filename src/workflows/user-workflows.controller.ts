@@ -20,6 +20,8 @@ import { conditional, ConditionalRead, type ConditionalReply } from '../common/c
 import { itemsReply } from './json-items-stream.js';
 import { WorkflowsService } from './workflows.service.js';
 import { TAGS } from '../common/api-tags.js';
+import { invalidMemberExample, problemExample } from '../common/dto/error-bodies.dto.js';
+import { EXAMPLE } from '../common/openapi-examples.js';
 
 /** The caller's own workflows: register one, list them. */
 @ApiAuth()
@@ -46,14 +48,27 @@ export class UserWorkflowsController {
       'of each; Travis web-site URLs mean its API and github/{owner}/{repo} the repository slug; a GitHub ' +
       'resource may be a full URL of the workflow.',
   })
-  @ApiCreatedResponse({ type: RegisteredWorkflowDto })
+  @ApiCreatedResponse({
+    type: RegisteredWorkflowDto,
+    description:
+      'Registered: the workflow (new, or the one `uuid` named) and the version; its suites and instances are read ' +
+      'from the crate, and a first check of their CI status is due at once',
+  })
   @ApiBadRequestResponse({
     type: ProblemDto,
     description: 'A bad body, or a link, archive or crate that cannot be used (the detail says which)',
+    example: problemExample(
+      400,
+      'the GitHub repository iwc-workflows/sars-cov-2-consensus-from-variation does not exist, or is private and GITHUB_TOKEN does not give access to it',
+    ),
   })
   @ApiConflictResponse({
     type: ProblemDto,
     description: 'The uuid already has this version, or belongs to another user',
+    example: problemExample(
+      409,
+      `The workflow ${EXAMPLE.workflowUuid} already has a version '${EXAMPLE.version}'`,
+    ),
   })
   async register(
     @Body() body: RegisterWorkflowDto,
@@ -79,8 +94,12 @@ export class UserWorkflowsController {
       'reply with an ETag, a longer list streamed in batches of 250 without one. A page, or a whole list ' +
       'answered at once, answers 304 to an If-None-Match naming its ETag.',
   })
-  @ApiOkResponse({ type: WorkflowListDto })
-  @ApiBadRequestResponse({ type: ProblemDto, description: 'A bad status, limit or offset' })
+  @ApiOkResponse({ type: WorkflowListDto, description: "The caller's workflows, newest first" })
+  @ApiBadRequestResponse({
+    type: ProblemDto,
+    description: 'A bad status, limit or offset',
+    example: invalidMemberExample('limit', 'limit must be an integer from 1 to 1000'),
+  })
   @ConditionalRead()
   async list(
     @Query() query: ListWorkflowsQuery,

@@ -12,6 +12,8 @@ import {
   StreamableFile,
 } from '@nestjs/common';
 import {
+  ApiBody,
+  ApiBadRequestResponse,
   ApiForbiddenResponse,
   ApiNoContentResponse,
   ApiOkResponse,
@@ -56,6 +58,8 @@ import { RegistryReads } from './registry-reads.decorator.js';
 import { itemsReply } from './json-items-stream.js';
 import { WorkflowsService } from './workflows.service.js';
 import { TAGS } from '../common/api-tags.js';
+import { invalidMemberExample, problemExample } from '../common/dto/error-bodies.dto.js';
+import { EXAMPLE } from '../common/openapi-examples.js';
 
 const CRATE_METADATA_EXAMPLE = {
   '@context': 'https://w3id.org/ro/crate/1.1/context',
@@ -78,6 +82,10 @@ const CRATE_METADATA_EXAMPLE = {
 const FORBIDDEN = {
   type: ProblemDto,
   description: 'The workflow is public, but the caller is neither its owner nor an admin',
+  example: problemExample(
+    403,
+    `Only the owner of the workflow ${EXAMPLE.workflowUuid} or an admin may change it`,
+  ),
 };
 
 /**
@@ -100,7 +108,12 @@ export class WorkflowsController {
     summary:
       "The public workflows, plus the caller's own (an admin's: all), the one whose latest version was registered last first",
   })
-  @ApiOkResponse({ type: WorkflowListDto })
+  @ApiOkResponse({ type: WorkflowListDto, description: 'The workflows, newest first' })
+  @ApiBadRequestResponse({
+    type: ProblemDto,
+    description: 'A bad status, limit or offset',
+    example: invalidMemberExample('limit', 'limit must be an integer from 1 to 1000'),
+  })
   @ConditionalRead()
   async list(
     @Query() query: ListWorkflowsQuery,
@@ -130,7 +143,10 @@ export class WorkflowsController {
       'A .lifemonitor.yaml leaves types out with `issues.exclude`. The same list as a page: GET /workflows/issues.html. ' +
       'No token needed.',
   })
-  @ApiOkResponse({ type: IssueTypeListDto })
+  @ApiOkResponse({
+    type: IssueTypeListDto,
+    description: 'Every type of issue, with its name and description',
+  })
   issueTypes(): IssueTypeListDto {
     return { items: this.workflows.issueTypes().map(toIssueTypeResponse) };
   }
@@ -141,7 +157,7 @@ export class WorkflowsController {
     operationId: 'workflows-get-latest-version-by-id',
     summary: 'A workflow at its latest version',
   })
-  @ApiOkResponse({ type: WorkflowDto })
+  @ApiOkResponse({ type: WorkflowDto, description: 'The workflow at its latest version' })
   @ConditionalRead()
   async latest(
     @Param() { wf_uuid }: WorkflowUuidParam,
@@ -164,7 +180,11 @@ export class WorkflowsController {
       'Owner or admin. Absent members stay as they are. Answers the workflow at its latest version, as ' +
       '`workflows-get-latest-version-by-id` does.',
   })
-  @ApiOkResponse({ type: WorkflowDto })
+  @ApiBody({
+    type: UpdateWorkflowDto,
+    examples: { publish: { summary: 'Make it public', value: { public: true } } },
+  })
+  @ApiOkResponse({ type: WorkflowDto, description: 'The workflow as changed' })
   @ApiForbiddenResponse(FORBIDDEN)
   async update(
     @Param() { wf_uuid }: WorkflowUuidParam,
@@ -199,7 +219,7 @@ export class WorkflowsController {
       'has the URL, private workflows included, and nothing else. The same token comes back until ' +
       'DELETE revokes it. Keep it out of logs: it is a credential.',
   })
-  @ApiOkResponse({ type: BadgeTokenDto })
+  @ApiOkResponse({ type: BadgeTokenDto, description: 'The badge token and the badge URLs that carry it' })
   @ApiForbiddenResponse(FORBIDDEN)
   async badgeToken(
     @Param() { wf_uuid }: WorkflowUuidParam,
@@ -237,7 +257,7 @@ export class WorkflowsController {
     operationId: 'workflows-get-versions-by-id',
     summary: 'All versions of a workflow, older first',
   })
-  @ApiOkResponse({ type: VersionListDto })
+  @ApiOkResponse({ type: VersionListDto, description: 'The versions, oldest first' })
   @ConditionalRead()
   async versions(
     @Param() { wf_uuid }: WorkflowUuidParam,
@@ -253,7 +273,7 @@ export class WorkflowsController {
   @ApiTags(TAGS.versions)
   @OptionalAuth()
   @ApiOperation({ operationId: 'workflows-get-version-by-id', summary: 'A workflow at one of its versions' })
-  @ApiOkResponse({ type: WorkflowDto })
+  @ApiOkResponse({ type: WorkflowDto, description: 'The workflow at this version' })
   @ConditionalRead()
   async version(
     @Param() { wf_uuid, wf_version }: WorkflowVersionParams,
@@ -357,7 +377,7 @@ export class WorkflowsController {
     operationId: 'workflows-get-suites',
     summary: 'The test suites of a version (default: the latest)',
   })
-  @ApiOkResponse({ type: TestSuiteListDto })
+  @ApiOkResponse({ type: TestSuiteListDto, description: 'The test suites of the version' })
   async suites(
     @Param() { wf_uuid }: WorkflowUuidParam,
     @Query() { version }: SuitesQuery,

@@ -73,4 +73,40 @@ describe('Swagger UI in a real browser', () => {
     expect(outsideRequests).toEqual([]);
     await page.close();
   });
+
+  it('authorizes with an API key pasted alone (X-API-Key) and runs "Try it out" with it', async () => {
+    const token = (await t.http.post('/api/v1/auth').send(ADMIN).expect(200)).body as { token: string };
+    const made = await t.http
+      .post('/users/current/apikeys')
+      .set('Authorization', `Bearer ${token.token}`)
+      .send({ name: 'swagger' })
+      .expect(201);
+    const key = (made.body as { key: string }).key;
+
+    const page = await browser.newPage();
+    await page.setViewportSize({ width: 1280, height: 900 });
+    await page.goto(`${t.baseUrl}/docs`);
+    await page.locator('.opblock-tag').first().waitFor();
+    await page.locator('button.authorize').first().click();
+    const alone = page
+      .locator('.auth-container')
+      .filter({ has: page.locator('h4', { hasText: /^apiKeyHeader\b/ }) })
+      .first();
+    await alone.locator('input').fill(key);
+    await alone.locator('button.authorize').click();
+    await page.screenshot({ path: `${SCREENSHOTS}/swagger-ui-api-key.png` });
+    await page.locator('button.btn-done').first().click();
+
+    const operation = page.locator('#operations-users-users-get-current');
+    await operation.locator('.opblock-summary').click();
+    await operation.locator('button.try-out__btn').click();
+    await operation.locator('button.execute').click();
+    const live = operation.locator('.live-responses-table tr.response');
+    await live.first().waitFor();
+    expect((await live.locator('.response-col_status').first().innerText()).trim()).toBe('200');
+    const body = await live.locator('.response-col_description pre.microlight').first().innerText();
+    expect(JSON.parse(body)).toEqual({ id: expect.any(Number), username: ADMIN.username, roles: ['admin'] });
+    expect(await operation.locator('.curl-command').innerText()).toContain(`X-API-Key: ${key}`);
+    await page.close();
+  });
 });

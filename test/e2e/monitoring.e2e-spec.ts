@@ -693,7 +693,7 @@ describe(`test monitoring (${testDatabase()})`, () => {
       const operation = document.paths[path]?.get;
       expect({ path, operationId: operation?.operationId }).toEqual({ path, operationId });
       // The token is optional: public workflows are readable without one (API.md 5.1).
-      expect(operation.security).toEqual([{ bearer: [] }, { apiKey: [] }, {}]);
+      expect(operation.security).toEqual([{ bearer: [] }, { apiKey: [] }, { apiKeyHeader: [] }, {}]);
       expect(operation.responses['200'].content?.['application/json'].schema?.$ref).toBe(
         `#/components/schemas/${schema}`,
       );

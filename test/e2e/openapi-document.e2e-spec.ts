@@ -12,7 +12,7 @@ interface Operation {
   tags?: string[];
   description?: string;
   security?: Record<string, string[]>[];
-  parameters?: { name: string; in: string }[];
+  parameters?: { name: string; in: string; required?: boolean; schema?: { example?: unknown } }[];
   responses: Record<
     string,
     { description: string; headers?: Record<string, unknown>; content?: Record<string, MediaType> }
@@ -260,7 +260,9 @@ describe(`the OpenAPI document (${testDatabase()})`, () => {
       });
       const schemes = (operation.security ?? []).flatMap((requirement) => Object.keys(requirement));
       expect(
-        schemes.filter((scheme) => !['bearer', 'apiKey', 'metrics', 'github-signature'].includes(scheme)),
+        schemes.filter(
+          (scheme) => !['bearer', 'apiKey', 'apiKeyHeader', 'metrics', 'github-signature'].includes(scheme),
+        ),
       ).toEqual([]);
       // GitHub's webhook has its own credential: the signature of the body, alone.
       const signed = schemes.includes('github-signature');
@@ -269,19 +271,33 @@ describe(`the OpenAPI document (${testDatabase()})`, () => {
         path,
         signed: signed ? ['github-signature'] : [],
       });
-      // A token sent once: alternatives all live in the Authorization header, which a generated client
-      // fills from the first scheme (bearer) and then leaves alone.
+      // A token sent once: its alternatives live in the Authorization header, which a generated client
+      // fills from the first scheme (bearer) and then leaves alone; besides, an API key alone in X-API-Key.
       const headers = schemes.map((scheme) => {
         const declared = document.components?.securitySchemes?.[scheme];
         return declared?.type === 'apiKey'
           ? `${declared.in}:${(declared.name ?? '').toLowerCase()}`
           : 'header:authorization';
       });
+      const keyed = schemes.includes('apiKey');
       expect({ method, path, headers: [...new Set(headers)] }).toEqual({
         method,
         path,
         headers:
-          schemes.length === 0 ? [] : signed ? ['header:x-hub-signature-256'] : ['header:authorization'],
+          schemes.length === 0
+            ? []
+            : signed
+              ? ['header:x-hub-signature-256']
+              : keyed
+                ? ['header:authorization', 'header:x-api-key']
+                : ['header:authorization'],
+      });
+      // Wherever an API key goes in Authorization, it may go alone in X-API-Key.
+      expect({ method, path, keyed, alone: schemes.includes('apiKeyHeader') }).toEqual({
+        method,
+        path,
+        keyed,
+        alone: keyed,
       });
       expect({ method, path, first: schemes.includes('apiKey') ? schemes[0] : 'bearer' }).toEqual({
         method,
@@ -301,6 +317,67 @@ describe(`the OpenAPI document (${testDatabase()})`, () => {
         expect({ method, path, status: answered.status }).toEqual({ method, path, status: 401 });
       }
     }
+  });
+
+  it('describes every reply, and shows for each error the body the service sends rather than repeating its description', () => {
+    const undescribed: string[] = [];
+    const repeated: string[] = [];
+    for (const { method, path, operation } of operations(document)) {
+      for (const [status, response] of Object.entries(operation.responses)) {
+        if (!response.description) {
+          undescribed.push(`${method} ${path} ${status}`);
+        }
+        for (const [mediaType, media] of Object.entries(response.content ?? {})) {
+          const body = media.example as
+            { detail?: string; message?: string; error?: { message?: string } } | undefined;
+          const message = body?.detail ?? body?.message ?? body?.error?.message;
+          if (Number(status) >= 400 && mediaType !== 'text/html' && message === response.description) {
+            repeated.push(`${method} ${path} ${status}: ${message}`);
+          }
+        }
+      }
+    }
+    expect(undescribed).toEqual([]);
+    expect(repeated).toEqual([]);
+    const registered = document.paths['/users/current/workflows'].post.responses['201'];
+    expect(registered.description).toMatch(/Registered/);
+  });
+
+  it('shows, for a uuid in the path, the 400 and 404 bodies the service answers', async () => {
+    const token = await t.login();
+    let checked = 0;
+    for (const { method, path, operation } of operations(document)) {
+      const uuids = (operation.parameters ?? []).filter(
+        (p) => p.in === 'path' && /^(wf_uuid|suite_uuid|instance_uuid)$/.test(p.name),
+      );
+      if (method !== 'get' || uuids.length === 0 || path.startsWith('/status')) {
+        continue;
+      }
+      const fill = (value: (name: string) => string): string =>
+        path.replace(/\{(\w+)\}/g, (_match, name: string) =>
+          encodeURIComponent(
+            uuids.some((p) => p.name === name) ? value(name) : name === 'build_id' ? '1' : '1.0',
+          ),
+        );
+      const example = (status: string): unknown =>
+        operation.responses[status]?.content?.['application/problem+json']?.example;
+      const unknown = await t.http
+        .get(fill((name) => String(uuids.find((p) => p.name === name)?.schema?.example)))
+        .set('Authorization', `Bearer ${token}`);
+      expect({ path, status: unknown.status, body: unknown.body as unknown }).toEqual({
+        path,
+        status: 404,
+        body: example('404'),
+      });
+      const malformed = await t.http.get(fill(() => 'not-a-uuid')).set('Authorization', `Bearer ${token}`);
+      expect({ path, status: malformed.status, body: malformed.body as unknown }).toEqual({
+        path,
+        status: 400,
+        body: example('400'),
+      });
+      checked += 1;
+    }
+    expect(checked).toBeGreaterThan(10);
   });
 
   it('names a server and describes every operation', () => {

@@ -461,7 +461,9 @@ describe('workflow registry access (API.md 2, 2.3, 2.9, 5.1)', () => {
       expect({ path, operationId: operation?.operationId }).toEqual({ path, operationId });
       expect({ path, security: operation.security }).toEqual({
         path,
-        security: optional ? [{ bearer: [] }, { apiKey: [] }, {}] : [{ bearer: [] }, { apiKey: [] }],
+        security: optional
+          ? [{ bearer: [] }, { apiKey: [] }, { apiKeyHeader: [] }, {}]
+          : [{ bearer: [] }, { apiKey: [] }, { apiKeyHeader: [] }],
       });
       if (method !== 'get') {
         expect({ path, forbidden: operation.responses['403'] !== undefined }).toEqual({

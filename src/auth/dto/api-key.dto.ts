@@ -3,6 +3,7 @@ import { Type } from 'class-transformer';
 import { IsInt, IsISO8601, IsOptional, Matches, Min } from 'class-validator';
 import { RequiredText } from '../../common/validation.js';
 import type { ApiKeyEntity } from '../entities/api-key.entity.js';
+import { EXAMPLE } from '../../common/openapi-examples.js';
 
 const EXPIRES_AT = 'expires_at must be an ISO 8601 date and time with its zone (Z or ±hh:mm)';
 
@@ -28,7 +29,7 @@ export class ApiKeyIdParam {
   @Type(() => Number)
   @IsInt({ message: 'id must be a positive integer' })
   @Min(1, { message: 'id must be a positive integer' })
-  @ApiProperty({ example: 3 })
+  @ApiProperty({ example: EXAMPLE.apiKeyId })
   id!: number;
 }
 

@@ -5,6 +5,7 @@ import { OptionalText, RequiredText } from '../../common/validation.js';
 import type { UserEntity } from '../entities/user.entity.js';
 import { ROLES, type Role } from '../roles.js';
 import { UserSummaryDto } from './login.dto.js';
+import { EXAMPLE } from '../../common/openapi-examples.js';
 
 export class CreateUserDto {
   @RequiredText(1, 256, 'bob')
@@ -45,7 +46,7 @@ export class UserIdParam {
   @Type(() => Number)
   @IsInt({ message: 'id must be a positive integer' })
   @Min(1, { message: 'id must be a positive integer' })
-  @ApiProperty({ example: 7 })
+  @ApiProperty({ example: EXAMPLE.userId })
   id!: number;
 }
 

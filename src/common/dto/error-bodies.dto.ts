@@ -1,4 +1,5 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { titleOf } from '../errors/problem.js';
 
 /** Swagger shapes of the three areas' error bodies (the filters in common/filters write them). */
 export class AuthErrorDetailDto {
@@ -57,4 +58,28 @@ export class EnvelopeErrorDto {
 
   @ApiProperty({ example: 'Internal Server Error' })
   status_short_message!: string;
+}
+
+/** An area A error body as its filter writes it, for a response's `example`. */
+export function authErrorExample(status: number, message: string): AuthErrorDto {
+  return { error: { code: status, title: titleOf(status), message } };
+}
+
+/**
+ * An area B problem document as its filter writes it, for a response's `example`: `fields` are
+ * the members a validation failure names (their messages joined are the detail).
+ */
+export function problemExample(status: number, detail: string, fields: FieldErrorDto[] = []): ProblemDto {
+  return {
+    type: 'about:blank',
+    title: titleOf(status),
+    status,
+    detail: fields.length > 0 ? fields.map((field) => field.message).join('; ') : detail,
+    ...(fields.length > 0 ? { errors: fields } : {}),
+  };
+}
+
+/** A validation failure of area B naming one member. */
+export function invalidMemberExample(field: string, message: string): ProblemDto {
+  return problemExample(400, message, [{ field, message }]);
 }

@@ -10,6 +10,7 @@ import {
 } from '../entities/channel.entity.js';
 import { EVENT_NAMES, type EventName } from '../events.js';
 import { epochSeconds } from '../notification-data.js';
+import { EXAMPLE } from '../../common/openapi-examples.js';
 
 export class CreateChannelDto {
   @IsIn(CHANNEL_TYPES, { message: `type must be one of ${CHANNEL_TYPES.join(', ')}` })
@@ -53,7 +54,7 @@ export class ChannelIdParam {
   @Type(() => Number)
   @IsInt({ message: 'id must be an integer' })
   @Min(1, { message: 'id must be an integer' })
-  @ApiProperty({ type: Number, description: 'The channel id' })
+  @ApiProperty({ type: Number, description: 'The channel id', example: EXAMPLE.channelId })
   id!: number;
 }
 

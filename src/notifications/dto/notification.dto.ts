@@ -1,11 +1,12 @@
 import type { SchemaObject } from '@nestjs/swagger';
-import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { ApiProperty } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
 import { ArrayMaxSize, IsArray, IsBoolean, ValidateNested } from 'class-validator';
 import { IsAnyUuid } from '../../common/validation.js';
 import { EVENT_NAMES, type RaisedEvent } from '../events.js';
+import { EXAMPLE } from '../../common/openapi-examples.js';
 
-const UUID_EXAMPLE = '0b7e0f0e-3f5d-4d7a-9a55-3c9a3f0d2c11';
+const UUID_EXAMPLE = EXAMPLE.notificationUuid;
 /** Uuids one request may name. */
 export const MAX_ITEMS = 1000;
 
@@ -93,7 +94,7 @@ export class NotificationReadItem {
   uuid!: string;
 
   @IsBoolean({ message: 'read must be true or false' })
-  @ApiPropertyOptional({ type: Boolean, example: true, description: 'false marks it unread again' })
+  @ApiProperty({ type: Boolean, example: true, description: 'true marks it read, false unread again' })
   read!: boolean;
 }
 
@@ -108,7 +109,7 @@ export class MarkNotificationsDto {
 
 export class NotificationUuidParam {
   @IsAnyUuid()
-  @ApiProperty({ format: 'uuid', description: 'The notification uuid' })
+  @ApiProperty({ format: 'uuid', description: 'The notification uuid', example: EXAMPLE.notificationUuid })
   uuid!: string;
 }
 

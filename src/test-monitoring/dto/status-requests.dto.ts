@@ -4,6 +4,7 @@ import { OptionalQueryInt } from '../../common/validation.js';
 import { InstanceUuidParam, OptionalVersionQuery } from '../../workflows/index.js';
 import { BADGE_LABEL_MAX_LENGTH, DEFAULT_BADGE_LABEL } from '../badge.js';
 import { DEFAULT_HISTORY_DAYS, DEFAULT_STATS_DAYS, MAX_HISTORY_DAYS } from '../history.js';
+import { EXAMPLE } from '../../common/openapi-examples.js';
 
 /** Builds listed when `limit` is not given. */
 export const DEFAULT_LATEST_BUILDS = 10;
@@ -52,7 +53,7 @@ export class BuildParams extends InstanceUuidParam {
   @IsString()
   @Length(1, 64)
   @ApiProperty({
-    example: '8765',
+    example: EXAMPLE.buildId,
     description:
       'The build id, as `build_id` of the builds shows it (each CI service numbers its builds its own way)',
   })

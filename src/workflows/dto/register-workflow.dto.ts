@@ -3,6 +3,7 @@ import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { IsBoolean, IsDefined, IsOptional, MaxLength, ValidateBy } from 'class-validator';
 import { IsAnyUuid, IsHttpUrl, OptionalText } from '../../common/validation.js';
 import { COLUMN_LENGTHS } from '../columns.js';
+import { EXAMPLE } from '../../common/openapi-examples.js';
 
 /** Versions appear as one path segment of the API's URLs, so they cannot hold what a path would split or drop. */
 export const VERSION_MAX_LENGTH = COLUMN_LENGTHS.version;
@@ -47,7 +48,7 @@ export class RegisterWorkflowDto {
     message: `roc_link must be at most ${COLUMN_LENGTHS.rocLink} characters long`,
   })
   @IsHttpUrl(
-    'https://github.com/crs4/life_monitor/raw/master/tests/config/data/crates/ro-crate-galaxy-sortchangecase.crate.zip',
+    EXAMPLE.repositoryLink,
     'Where to download the Workflow Testing RO-Crate: a zip archive, a GitHub repository page ' +
       '(https://github.com/{owner}/{repo}, optionally /tree/{ref}), or the ro-crate-metadata.json itself',
   )
@@ -76,7 +77,7 @@ export class RegisterWorkflowDto {
   @ApiPropertyOptional({
     type: String,
     format: 'uuid',
-    example: '1d8a9c84-8b1c-4bfa-a9c5-52b6b1b9cd67',
+    example: EXAMPLE.workflowUuid,
     description: 'The workflow to add this version to; a new one when absent',
   })
   uuid?: string;
@@ -125,7 +126,7 @@ export class RegisteredWorkflowDto {
   @ApiProperty({ example: 'sort-and-change-case' })
   name!: string;
 
-  @ApiProperty({ format: 'uuid', example: '1d8a9c84-8b1c-4bfa-a9c5-52b6b1b9cd67' })
+  @ApiProperty({ format: 'uuid', example: EXAMPLE.workflowUuid })
   uuid!: string;
 
   @ApiProperty({ example: '1.0' })

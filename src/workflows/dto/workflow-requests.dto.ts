@@ -3,25 +3,26 @@ import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { IsOptional, IsString } from 'class-validator';
 import { IsVersionLabel } from './register-workflow.dto.js';
 import { IsUuidParam, OptionalQueryFlag, OptionalQueryInt } from '../../common/validation.js';
+import { EXAMPLE } from '../../common/openapi-examples.js';
 
 export class WorkflowUuidParam {
-  @IsUuidParam('The workflow uuid')
+  @IsUuidParam('The workflow uuid', EXAMPLE.workflowUuid)
   wf_uuid!: string;
 }
 
 export class WorkflowVersionParams extends WorkflowUuidParam {
   @IsString()
-  @ApiProperty({ example: '1.0', description: 'A version of the workflow' })
+  @ApiProperty({ example: EXAMPLE.version, description: 'A version of the workflow' })
   wf_version!: string;
 }
 
 export class SuiteUuidParam {
-  @IsUuidParam('The test suite uuid')
+  @IsUuidParam('The test suite uuid', EXAMPLE.suiteUuid)
   suite_uuid!: string;
 }
 
 export class InstanceUuidParam {
-  @IsUuidParam('The test instance uuid')
+  @IsUuidParam('The test instance uuid', EXAMPLE.instanceUuid)
   instance_uuid!: string;
 }
 

@@ -11,7 +11,7 @@ import {
 import type { Request } from 'express';
 import { Public } from '../../auth/public.decorator.js';
 import { TAGS } from '../../common/api-tags.js';
-import { ProblemDto } from '../../common/dto/error-bodies.dto.js';
+import { ProblemDto, problemExample } from '../../common/dto/error-bodies.dto.js';
 import { ProblemDetailsFilter } from '../../common/filters/problem-details.filter.js';
 import { CONFIG_FILE_EXAMPLE, ConfigValidationDto } from './dto/config-validation.dto.js';
 import { checkConfigFile, LIFEMONITOR_CONFIG_SCHEMA } from './lifemonitor-config.js';
@@ -20,7 +20,7 @@ import { checkConfigFile, LIFEMONITOR_CONFIG_SCHEMA } from './lifemonitor-config
 @Public()
 @UseFilters(ProblemDetailsFilter)
 @ApiTags(TAGS.webhooks)
-@ApiPayloadTooLargeResponse({ type: ProblemDto, description: 'The request body is larger than 1 MiB' })
+@ApiPayloadTooLargeResponse({ type: ProblemDto, description: 'A request body over the limit' })
 @Controller('integrations/github/config')
 export class GithubConfigController {
   @Get('schema.json')
@@ -52,10 +52,14 @@ export class GithubConfigController {
     description: 'A `.lifemonitor.yaml`',
     schema: { type: 'string', example: CONFIG_FILE_EXAMPLE },
   })
-  @ApiOkResponse({ type: ConfigValidationDto })
+  @ApiOkResponse({
+    type: ConfigValidationDto,
+    description: 'Whether the file is valid: its data with the defaults filled in, or what is wrong',
+  })
   @ApiBadRequestResponse({
     type: ProblemDto,
     description: 'An empty body, or one that is neither YAML nor JSON',
+    example: problemExample(400, 'the body is empty: send the YAML or JSON of a .lifemonitor.yaml'),
   })
   validate(@Req() request: Request & { rawBody?: Buffer }): ConfigValidationDto {
     return checkConfigFile(request.rawBody ?? (Buffer.isBuffer(request.body) ? request.body : undefined));

@@ -1,0 +1,23 @@
+/**
+ * The things the OpenAPI document's examples speak of: one workflow with its version, suite,
+ * instance and build, a user, a key, a channel, a notification, a job, a node. Path parameters
+ * take these as examples, so that Swagger UI's "Try it out" sends a request that works against
+ * a service holding them (the document's example test seeds exactly these), and replies show the
+ * same values.
+ */
+export const EXAMPLE = {
+  workflowUuid: '1d8a9c84-8b1c-4bfa-a9c5-52b6b1b9cd67',
+  version: '1.0',
+  suiteUuid: '5c9d2b7e-1a3f-4c8e-b2d1-9e8f7a6b5c4d',
+  instanceUuid: '7a1f7f3e-2b1c-4d7e-9a4b-1c2d3e4f5a6b',
+  buildId: '8765',
+  userId: 7,
+  apiKeyId: 3,
+  channelId: 3,
+  notificationUuid: '0b7e0f0e-3f5d-4d7a-9a55-3c9a3f0d2c11',
+  jobId: '0b6f2d4e-7c1a-4f7e-9d3b-2a5c8e1f4b60',
+  nodeId: '3',
+  cloud: 'default',
+  /** A GitHub repository holding a Workflow Testing RO-Crate (API.md 7.1). */
+  repositoryLink: 'https://github.com/iwc-workflows/sars-cov-2-consensus-from-variation',
+} as const;
