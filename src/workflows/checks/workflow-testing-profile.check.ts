@@ -52,7 +52,7 @@ function rule(
   local: string,
   shapeName: string,
   level: 'MUST' | 'SHOULD',
-  description: string,
+  /** The shape's sh:description, which is its sh:message too in every shape of the profile. */
   message: string,
   broken: ProfileRule['broken'],
 ): ProfileRule {
@@ -60,7 +60,7 @@ function rule(
     type: {
       id: `wftest.${local}`,
       name: `Workflow Testing RO-Crate: ${shapeName}`,
-      description: `${description} (a ${level} of the Workflow Testing RO-Crate profile, as crs4/rocrate-validator checks it).`,
+      description: `${message} (a ${level} of the Workflow Testing RO-Crate profile, as crs4/rocrate-validator checks it).`,
       // A MUST broken is an error, a SHOULD a warning (API.md 12).
       severity: level === 'MUST' ? 'error' : 'warning',
       labels: ['metadata', 'workflow-testing-ro-crate'],
@@ -77,7 +77,6 @@ export const PROFILE_RULES: readonly ProfileRule[] = [
     'TestSuite MUST be referenced via mentions from root',
     'MUST',
     'The TestSuite MUST be referenced from the Root Data Entity via mentions',
-    'The TestSuite MUST be referenced from the Root Data Entity via mentions',
     (graph, root) => {
       const mentioned = new Set(referenced(graph, root, MENTIONS));
       return typed(graph, TEST_SUITE)
@@ -89,7 +88,6 @@ export const PROFILE_RULES: readonly ProfileRule[] = [
     'TestSuiteInstanceOrDefinition',
     'TestSuite instance or definition',
     'MUST',
-    'The TestSuite MUST refer to a TestInstance or TestDefinition',
     'The TestSuite MUST refer to a TestInstance or TestDefinition',
     (graph) =>
       typed(graph, TEST_SUITE)
@@ -105,18 +103,17 @@ export const PROFILE_RULES: readonly ProfileRule[] = [
     'Root Data Entity mentions',
     'MUST',
     'The Root Data Entity MUST refer to one or more test suites via mentions',
-    'The Root Data Entity MUST refer to one or more test suites via mentions',
     (graph, root) => {
       if (!root) {
         return [];
       }
-      const values = root.props.get(MENTIONS) ?? [];
-      if (values.length === 0) {
-        return ['the root data entity mentions nothing'];
-      }
-      return values
-        .filter((value) => !graph.resolve(value)?.types.has(TEST_SUITE))
-        .map((value) => `the root data entity mentions ${shown(value)}, which is not a TestSuite`);
+      return classProblems(
+        graph,
+        root.props.get(MENTIONS),
+        [TEST_SUITE],
+        'the root data entity mentions nothing',
+        (value) => `the root data entity mentions ${value}, which is not a TestSuite`,
+      );
     },
   ),
   rule(
@@ -124,30 +121,26 @@ export const PROFILE_RULES: readonly ProfileRule[] = [
     'TestInstance runsOn',
     'MUST',
     'The TestInstance MUST refer to a TestService via runsOn',
-    'The TestInstance MUST refer to a TestService via runsOn',
     (graph) =>
       typed(graph, TEST_INSTANCE).flatMap((instance) => {
-        const values = instance.props.get(RUNS_ON) ?? [];
-        if (values.length === 0) {
-          return [`${name(instance)} has no runsOn`];
+        const values = instance.props.get(RUNS_ON);
+        const problems = classProblems(
+          graph,
+          values,
+          [TEST_SERVICE],
+          `${name(instance)} has no runsOn`,
+          (value) => `${name(instance)} runs on ${value}, which the crate does not describe as a TestService`,
+        );
+        if (problems.length > 0 || graph.refs(values).some((iri) => PROFILE_SERVICES.includes(iri))) {
+          return problems;
         }
-        const notServices = values.filter((value) => !graph.resolve(value)?.types.has(TEST_SERVICE));
-        if (notServices.length > 0) {
-          return notServices.map(
-            (value) =>
-              `${name(instance)} runs on ${shown(value)}, which the crate does not describe as a TestService`,
-          );
-        }
-        return graph.refs(values).some((iri) => PROFILE_SERVICES.includes(iri))
-          ? []
-          : [`${name(instance)} runs on none of GithubService, TravisService and JenkinsService`];
+        return [`${name(instance)} runs on none of GithubService, TravisService and JenkinsService`];
       }),
   ),
   rule(
     'TestInstanceUrl',
     'TestInstance url',
     'MUST',
-    'The TestInstance MUST refer to the test service base URL via url',
     'The TestInstance MUST refer to the test service base URL via url',
     (graph) =>
       typed(graph, TEST_INSTANCE).flatMap((instance) =>
@@ -161,7 +154,6 @@ export const PROFILE_RULES: readonly ProfileRule[] = [
     'TestInstance resource',
     'MUST',
     'The TestInstance MUST refer to the relative URL of the test project via resource',
-    'The TestInstance MUST refer to the relative URL of the test project via resource',
     (graph) =>
       typed(graph, TEST_INSTANCE).flatMap((instance) => textProblems(instance, RESOURCE, 'resource')),
   ),
@@ -169,7 +161,6 @@ export const PROFILE_RULES: readonly ProfileRule[] = [
     'TestDefinitionType',
     'TestDefinition type',
     'MUST',
-    'The TestDefinition MUST have types TestDefinition and File',
     'The TestDefinition MUST have types TestDefinition and File',
     (graph) =>
       typed(graph, TEST_DEFINITION)
@@ -181,26 +172,22 @@ export const PROFILE_RULES: readonly ProfileRule[] = [
     'TestDefinition conformsTo',
     'MUST',
     'The TestDefinition MUST refer to the test engine it is written for via conformsTo',
-    'The TestDefinition MUST refer to the test engine it is written for via conformsTo',
     (graph) =>
-      typed(graph, TEST_DEFINITION).flatMap((definition) => {
-        const values = definition.props.get(CONFORMS_TO) ?? [];
-        if (values.length === 0) {
-          return [`${name(definition)} has no conformsTo`];
-        }
-        return values
-          .filter((value) => !graph.resolve(value)?.types.has(SOFTWARE_APPLICATION))
-          .map(
-            (value) =>
-              `${name(definition)} conforms to ${shown(value)}, which the crate does not describe as a SoftwareApplication`,
-          );
-      }),
+      typed(graph, TEST_DEFINITION).flatMap((definition) =>
+        classProblems(
+          graph,
+          definition.props.get(CONFORMS_TO),
+          [SOFTWARE_APPLICATION],
+          `${name(definition)} has no conformsTo`,
+          (value) =>
+            `${name(definition)} conforms to ${value}, which the crate does not describe as a SoftwareApplication`,
+        ),
+      ),
   ),
   rule(
     'TestDefinitionEngineVersion',
     'TestDefinition engineVersion',
     'MUST',
-    'The TestDefinition MUST refer to the test engine version via engineVersion',
     'The TestDefinition MUST refer to the test engine version via engineVersion',
     (graph) =>
       typed(graph, TEST_DEFINITION).flatMap((definition) =>
@@ -212,21 +199,17 @@ export const PROFILE_RULES: readonly ProfileRule[] = [
     'TestSuite mainEntity',
     'SHOULD',
     'The TestSuite SHOULD refer to the tested workflow via mainEntity',
-    'The TestSuite SHOULD refer to the tested workflow via mainEntity',
     (graph) =>
-      typed(graph, TEST_SUITE).flatMap((suite) => {
-        const values = suite.props.get(MAIN_ENTITY) ?? [];
-        if (values.length === 0) {
-          return [`${name(suite)} has no mainEntity`];
-        }
-        const workflow = [MEDIA_OBJECT, SOFTWARE_SOURCE_CODE, COMPUTATIONAL_WORKFLOW];
-        return values
-          .filter((value) => !isOfClasses(graph.resolve(value), workflow))
-          .map(
-            (value) =>
-              `the mainEntity of ${name(suite)}, ${shown(value)}, is not a workflow (File, SoftwareSourceCode and ComputationalWorkflow)`,
-          );
-      }),
+      typed(graph, TEST_SUITE).flatMap((suite) =>
+        classProblems(
+          graph,
+          suite.props.get(MAIN_ENTITY),
+          [MEDIA_OBJECT, SOFTWARE_SOURCE_CODE, COMPUTATIONAL_WORKFLOW],
+          `${name(suite)} has no mainEntity`,
+          (value) =>
+            `the mainEntity of ${name(suite)}, ${value}, is not a workflow (File, SoftwareSourceCode and ComputationalWorkflow)`,
+        ),
+      ),
   ),
 ];
 
@@ -260,6 +243,25 @@ function typed(graph: CrateGraph, type: string): CrateEntity[] {
 /** The entities `entity`'s `property` points to that the graph describes. */
 function referenced(graph: CrateGraph, entity: CrateEntity | undefined, property: string): CrateEntity[] {
   return (entity?.props.get(property) ?? []).flatMap((value) => graph.resolve(value) ?? []);
+}
+
+/**
+ * SHACL's minCount 1 and sh:class over a property's values: `none` when it has no value, else one
+ * text (`notOne` of the value as shown) for each value that is not an entity of every one of `classes`.
+ */
+function classProblems(
+  graph: CrateGraph,
+  values: unknown[] | undefined,
+  classes: string[],
+  none: string,
+  notOne: (value: string) => string,
+): string[] {
+  if (!values || values.length === 0) {
+    return [none];
+  }
+  return values
+    .filter((value) => !isOfClasses(graph.resolve(value), classes))
+    .map((value) => notOne(shown(value)));
 }
 
 /** At least one value, each an entity with every one of `classes` (SHACL's minCount 1 and sh:class). */
