@@ -198,6 +198,31 @@ describe('CrateReader', () => {
     expect([...files].sort()).toEqual(['README.md', 'ro-crate-metadata.json', 'test/planemo.yml']);
   });
 
+  it('reads the first companion file asked for beside the metadata, and says why when it cannot', async () => {
+    const companions = { names: ['.lifemonitor.yaml', 'lifemonitor.yaml'], maxBytes: 64 };
+    const path = await zipOf([
+      { name: 'octo-repo-abc1234/' },
+      { name: 'octo-repo-abc1234/ro-crate-metadata.json', data: METADATA },
+      { name: 'octo-repo-abc1234/lifemonitor.yaml', data: 'public: true\n' },
+      { name: 'octo-repo-abc1234/sub/.lifemonitor.yaml', data: 'not this one' },
+    ]);
+    const read = await reader.read(path, GiB, undefined, companions);
+    expect(read.companion?.name).toBe('lifemonitor.yaml');
+    expect(read.companion?.bytes?.toString('utf8')).toBe('public: true\n');
+    await expect(reader.read(path, GiB)).resolves.not.toHaveProperty('companion');
+    const none = await zipOf([{ name: 'ro-crate-metadata.json', data: METADATA }]);
+    await expect(reader.read(none, GiB, undefined, companions)).resolves.not.toHaveProperty('companion');
+    const large = await zipOf([
+      { name: 'ro-crate-metadata.json', data: METADATA },
+      { name: '.lifemonitor.yaml', data: `# ${'x'.repeat(100)}` },
+    ]);
+    // Its own problem, not the crate's.
+    await expect(reader.read(large, GiB, undefined, companions)).resolves.toMatchObject({
+      metadata: JSON.parse(METADATA),
+      companion: { name: '.lifemonitor.yaml', problem: '.lifemonitor.yaml is larger than 64 bytes' },
+    });
+  });
+
   it('prefers the metadata at the top of the archive', async () => {
     const path = await zipOf([
       { name: 'ro-crate-metadata.json', data: METADATA },

@@ -37,6 +37,18 @@ export interface CrateContents {
   files: string[];
   /** The sum of the uncompressed sizes the archive declares. */
   declaredBytes: number;
+  /**
+   * The first of the companion files asked for that the crate's root holds: its bytes, or why they
+   * could not be read (too large, encrypted…), which is the companion's problem, not the crate's.
+   */
+  companion?: { name: string; bytes?: Buffer; problem?: string };
+}
+
+/** Small files beside `ro-crate-metadata.json` to read with it: the first of `names` found. */
+export interface CompanionFiles {
+  names: readonly string[];
+  /** A larger one is refused as the metadata is (DomainError invalid_input). */
+  maxBytes: number;
 }
 
 /** The archive has no `ro-crate-metadata.json` at its top or under its one top-level folder. */
@@ -57,8 +69,9 @@ const DIRECTORY_RECORD_BYTES = 46;
 
 /**
  * Reads a crate archive from disk without extracting it: checks every entry name and the
- * declared sizes, then inflates only `ro-crate-metadata.json`, counting the bytes it
- * really produces because a zip bomb lies about its sizes.
+ * declared sizes, then inflates only `ro-crate-metadata.json` (and a companion file asked for,
+ * such as `.lifemonitor.yaml`), counting the bytes it really produces because a zip bomb lies
+ * about its sizes.
  */
 @Injectable()
 export class CrateReader {
@@ -70,6 +83,7 @@ export class CrateReader {
     archive: string | Buffer,
     maxUncompressedBytes: number,
     maxMetadataBytes = DEFAULT_MAX_METADATA_BYTES,
+    companions?: CompanionFiles,
   ): Promise<CrateContents> {
     const source = typeof archive === 'string' ? await openSource(archive) : new BufferSource(archive);
     try {
@@ -92,19 +106,38 @@ export class CrateReader {
       if (!metadataEntry) {
         throw new MissingMetadataError();
       }
-      const budget = {
-        total: maxUncompressedBytes - (declaredBytes - metadataEntry.uncompressedSize),
+      const budget = (entry: ZipEntry, max: number): Budget => ({
+        total: maxUncompressedBytes - (declaredBytes - entry.uncompressedSize),
         totalLimit: maxUncompressedBytes,
-        metadata: maxMetadataBytes,
-      };
-      const bytes = await source.guard(inflate(metadataEntry, budget));
-      return {
+        entry: max,
+      });
+      const bytes = await source.guard(inflate(metadataEntry, budget(metadataEntry, maxMetadataBytes)));
+      const folder = normalizedName(metadataEntry).slice(0, -METADATA_FILE.length);
+      const contents: CrateContents = {
         metadata: parseJson(bytes),
         metadataPath: metadataEntry.path,
         entryCount: entries.length,
-        files: filesUnder(entries, normalizedName(metadataEntry).slice(0, -METADATA_FILE.length)),
+        files: filesUnder(entries, folder),
         declaredBytes,
       };
+      const companion = companions?.names
+        .map((name) =>
+          entries.find((entry) => entry.type === 'File' && normalizedName(entry) === folder + name),
+        )
+        .find((entry) => entry !== undefined);
+      if (companions && companion) {
+        const name = normalizedName(companion).slice(folder.length);
+        try {
+          const read = await source.guard(inflate(companion, budget(companion, companions.maxBytes), name));
+          contents.companion = { name, bytes: read };
+        } catch (error) {
+          if (!(error instanceof DomainError)) {
+            throw error;
+          }
+          contents.companion = { name, problem: error.message };
+        }
+      }
+      return contents;
     } finally {
       source.close();
     }
@@ -316,18 +349,19 @@ function normalizedName(entry: ZipEntry): string {
 }
 
 interface Budget {
-  /** Bytes the metadata may inflate to before the whole archive passes its limit. */
+  /** Bytes the entry may inflate to before the whole archive passes its limit. */
   total: number;
   totalLimit: number;
-  metadata: number;
+  /** Bytes the entry itself may have. */
+  entry: number;
 }
 
-async function inflate(entry: ZipEntry, budget: Budget): Promise<Buffer> {
+async function inflate(entry: ZipEntry, budget: Budget, name = METADATA_FILE): Promise<Buffer> {
   if (entry.flags & 0x01) {
-    throw invalid(`${METADATA_FILE} is encrypted`);
+    throw invalid(`${name} is encrypted`);
   }
   if (!SUPPORTED_METHODS.has(entry.compressionMethod)) {
-    throw invalid(`${METADATA_FILE} uses an unsupported compression method (${entry.compressionMethod})`);
+    throw invalid(`${name} uses an unsupported compression method (${entry.compressionMethod})`);
   }
   const chunks: Buffer[] = [];
   let size = 0;
@@ -338,8 +372,8 @@ async function inflate(entry: ZipEntry, budget: Budget): Promise<Buffer> {
       if (size > budget.total) {
         throw expandsPast(budget.totalLimit);
       }
-      if (size > budget.metadata) {
-        throw invalid(`${METADATA_FILE} is larger than ${formatBytes(budget.metadata)}`);
+      if (size > budget.entry) {
+        throw invalid(`${name} is larger than ${formatBytes(budget.entry)}`);
       }
       chunks.push(buffer);
     }
@@ -348,7 +382,7 @@ async function inflate(entry: ZipEntry, budget: Budget): Promise<Buffer> {
   }
   const bytes = Buffer.concat(chunks);
   if (crc32(bytes) !== entry.crc32) {
-    throw invalid(`the archive is damaged (${METADATA_FILE} fails its CRC check)`);
+    throw invalid(`the archive is damaged (${name} fails its CRC check)`);
   }
   return bytes;
 }
