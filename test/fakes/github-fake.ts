@@ -22,6 +22,9 @@ import { FakeServer, type FakeAnswer, type FakeRequest } from './fake-server.js'
  *   `GET /repos/{o}/{r}/commits/{ref}` (`commit.json`; ref a SHA, a branch, a tag, `heads/x` or
  *   `tags/x`; an unknown ref → 422 "No commit found for SHA", as GitHub answers), and
  *   `GET /repos/{o}/{r}/git/ref/heads/{b}` and `…/git/ref/tags/{t}` (a reference, 404 when absent),
+ *   `GET /repos/{o}/{r}/branches` and `…/tags` (`per_page` up to 100, `page`; each item's `name` and
+ *   `commit.sha`, tags newest first; a `Link` header with `rel="next"` while pages follow; ETags as
+ *   every answer of the fakes, so an unchanged page answers 304),
  *   `GET /repos/{o}/{r}/zipball/{ref}` → 302 to the archive host (`archiveHost`), as GitHub
  *   redirects to codeload.github.com; there `/{o}/{r}/legacy.zip/{sha}` is the zip with the
  *   top-level folder `{o}-{r}-{sha7}/`. A private repository answers 404 on every route
@@ -176,6 +179,22 @@ export class GithubFake extends FakeServer {
     });
   }
 
+  /** The repository disappears (deleted, or made private to our token): every route answers 404. */
+  removeRepository(owner: string, repo: string): void {
+    this.repositories.delete(key(owner, repo, ''));
+  }
+
+  /** Deletes a tag or a branch. */
+  deleteRef(owner: string, repo: string, ref: { tag?: string; branch?: string }): void {
+    const repository = this.repositories.get(key(owner, repo, ''));
+    if (ref.tag !== undefined) {
+      repository?.tags.delete(ref.tag);
+    }
+    if (ref.branch !== undefined) {
+      repository?.heads.delete(ref.branch);
+    }
+  }
+
   /** Makes a commit holding `files` and points the branch and/or tag at it; returns its SHA. */
   push(owner: string, repo: string, push: FakePush): string {
     const repository = this.repositories.get(key(owner, repo, ''));
@@ -318,6 +337,9 @@ export class GithubFake extends FakeServer {
           }
         : notFound();
     }
+    if ((kind === 'branches' || kind === 'tags') && rest.length === 0) {
+      return this.refsListing(repository, kind, request.query);
+    }
     const sha = rest.length > 0 ? resolveRef(repository, rest.join('/')) : undefined;
     if (kind === 'commits' && rest.length > 0) {
       return sha
@@ -387,6 +409,39 @@ export class GithubFake extends FakeServer {
     };
     res.once('close', () => res.removeAllListeners('drain'));
     pump();
+  }
+
+  /** GitHub's "List branches" and "List repository tags", paginated as GitHub paginates them. */
+  private refsListing(
+    repository: FakeRepository,
+    kind: 'branches' | 'tags',
+    query: URLSearchParams,
+  ): FakeAnswer {
+    const { owner, repo } = repository;
+    const perPage = Math.min(100, Math.max(1, Number(query.get('per_page') ?? 30) || 30));
+    const page = Math.max(1, Number(query.get('page') ?? 1) || 1);
+    const refs = [...(kind === 'branches' ? repository.heads : repository.tags)];
+    // Tags newest first, as GitHub lists a repository's recent releases first.
+    const ordered = kind === 'tags' ? refs.reverse() : refs.sort(([a], [b]) => a.localeCompare(b));
+    const items = ordered.slice((page - 1) * perPage, page * perPage).map(([name, sha]) => {
+      const commit = { sha, url: `${this.url}/repos/${owner}/${repo}/commits/${sha}` };
+      return kind === 'branches'
+        ? { name, commit, protected: false }
+        : {
+            name,
+            commit,
+            zipball_url: `${this.url}/repos/${owner}/${repo}/zipball/refs/tags/${name}`,
+            tarball_url: `${this.url}/repos/${owner}/${repo}/tarball/refs/tags/${name}`,
+            node_id: 'MDM6UmVmcmVmcy90YWdzL3YwLjE=',
+          };
+    });
+    const headers: Record<string, string> = {};
+    const last = Math.max(1, Math.ceil(ordered.length / perPage));
+    if (page < last) {
+      const at = (n: number) => `<${this.url}/repos/${owner}/${repo}/${kind}?per_page=${perPage}&page=${n}>`;
+      headers.link = `${at(page + 1)}; rel="next", ${at(last)}; rel="last"`;
+    }
+    return { status: 200, body: items, headers };
   }
 
   private repositoryJson(repository: FakeRepository): Json {

@@ -11,6 +11,7 @@ import { OutboundError, sendRequest } from '../../common/net/http-client.js';
 import { AppConfig } from '../../config/app-config.js';
 import { formatBytes } from './byte-size.js';
 import { IN_MEMORY_ARCHIVE_BYTES } from './crate-reader.js';
+import { UpstreamUnavailable } from './upstream-unavailable.js';
 
 export const MAX_REDIRECTS = 5;
 
@@ -88,7 +89,11 @@ export class CrateDownloader {
       if (response.status < 200 || response.status >= 300) {
         response.body.destroy();
         const phrase = STATUS_CODES[response.status];
-        throw invalid(`the link answered ${response.status}${phrase ? ` ${phrase}` : ''}`);
+        const detail = `the link answered ${response.status}${phrase ? ` ${phrase}` : ''}`;
+        // A server's trouble or its rate limit may pass; any other status is about the link.
+        throw response.status >= 500 || response.status === 429
+          ? new UpstreamUnavailable(detail)
+          : invalid(detail);
       }
       const declared = Number(response.headers['content-length']);
       if (Number.isFinite(declared) && declared > maxCrateBytes) {
@@ -128,7 +133,7 @@ export class CrateDownloader {
         case 'timeout':
           return this.timedOut();
         case 'unreachable':
-          return invalid(`the link is unreachable (${unreachableDetail(error.message)})`);
+          return new UpstreamUnavailable(`the link is unreachable (${unreachableDetail(error.message)})`);
         case 'too_many_redirects':
           return invalid(`the link redirected more than ${MAX_REDIRECTS} times`);
         case 'bad_redirect':
@@ -140,7 +145,7 @@ export class CrateDownloader {
       }
     }
     if (code !== undefined) {
-      return invalid(
+      return new UpstreamUnavailable(
         `the link is unreachable (the connection broke before the whole archive arrived: ${code})`,
       );
     }
@@ -148,7 +153,7 @@ export class CrateDownloader {
   }
 
   private timedOut(): DomainError {
-    return invalid(
+    return new UpstreamUnavailable(
       `the link did not answer within ${Math.round(this.config.registry.downloadTimeoutMs / 1000)} s`,
     );
   }

@@ -59,6 +59,16 @@ export class CrateFetcher {
     }
   }
 
+  /**
+   * The archive of a repository at a commit known already (a followed repository's new tag or
+   * push: API.md 12), recorded as registered from `source.ref`. Throws as `fetch` does.
+   */
+  async fetchAt(repository: RepositoryLink, source: RepositorySource): Promise<FetchedCrate> {
+    const archive = await this.github.archive(repository, source.commit);
+    const crate = await this.downloader.download(archive.url, archive.authorization);
+    return { crate, source, repository };
+  }
+
   /** A detached crate (API.md 7.1) as a zip holding only its metadata; anything else unchanged. */
   private async detachedToZip(crate: DownloadedCrate, link: string): Promise<DownloadedCrate> {
     if ((await startsWithZipMagic(crate)) || !isDetached(crate.contentType, link)) {

@@ -2,8 +2,10 @@ import { STATUS_CODES } from 'node:http';
 import { Injectable } from '@nestjs/common';
 import { DomainError } from '../../common/errors/domain-error.js';
 import { isRecord } from '../../common/is-record.js';
-import { OutboundError, readBody, sendRequest } from '../../common/net/http-client.js';
+import { OutboundError, readBody, sendRequest, type OutboundResponse } from '../../common/net/http-client.js';
+import { parseRateLimit } from '../../common/net/rate-limit.js';
 import { AppConfig } from '../../config/app-config.js';
+import { UpstreamUnavailable } from './upstream-unavailable.js';
 
 /** A `roc_link` naming a GitHub repository: `https://github.com/{owner}/{repo}[/tree/{ref}]`. */
 export interface RepositoryLink {
@@ -18,6 +20,32 @@ export interface RepositorySource {
   ref: string;
   commit: string;
 }
+
+/** A branch or tag and the commit it names (GitHub's branches and tags listings). */
+export interface RepositoryRef {
+  name: string;
+  commit: string;
+}
+
+/** The branches (`heads`) or the tags of a repository. */
+export type RefKind = 'heads' | 'tags';
+
+/** One page of a listing of refs, or that it has not changed since its ETag. */
+export type RefsPage =
+  { kind: 'unchanged' } | { kind: 'refs'; refs: RepositoryRef[]; etag?: string; last: boolean };
+
+/** The repository answers 404: deleted, renamed away, or private to GITHUB_TOKEN now. */
+export class RepositoryGone extends DomainError {
+  constructor(link: RepositoryLink) {
+    super(
+      'invalid_input',
+      `the GitHub repository ${link.owner}/${link.repo} does not exist, or is private and GITHUB_TOKEN does not give access to it`,
+    );
+  }
+}
+
+/** GitHub's listings serve at most 100 items a page. */
+export const REFS_PER_PAGE = 100;
 
 /** Where the archive of a resolved repository is downloaded from. */
 export interface RepositoryArchive {
@@ -253,7 +281,55 @@ export class GithubRepositories {
     if (response.status >= 200 && response.status < 300) {
       return { url, authorization: this.authorization() };
     }
-    throw this.failure(response.status, `the archive of ${link.owner}/${link.repo} at ${commit}`);
+    throw this.failure(response, `the archive of ${link.owner}/${link.repo} at ${commit}`);
+  }
+
+  /**
+   * A page (from 1) of the repository's branches or tags with their commits (GitHub's `GET
+   * /repos/{owner}/{repo}/branches` and `…/tags`), asked with the page's last ETag: `unchanged`
+   * when GitHub answers 304, which costs nothing of the rate limit. Throws RepositoryGone on a
+   * 404, UpstreamUnavailable when GitHub fails or limits the rate (with the limit's end).
+   */
+  async refsPage(link: RepositoryLink, kind: RefKind, page: number, etag?: string): Promise<RefsPage> {
+    const path = ['repos', link.owner, link.repo, kind === 'heads' ? 'branches' : 'tags'];
+    const url = `${this.apiUrl(path)}?per_page=${REFS_PER_PAGE}&page=${page}`;
+    const response = await this.send(url, etag === undefined ? {} : { 'if-none-match': etag });
+    if (response.status === 304) {
+      response.body.resume();
+      return { kind: 'unchanged' };
+    }
+    if (response.status === 404) {
+      response.body.resume();
+      throw new RepositoryGone(link);
+    }
+    const body = await this.readJson(
+      response,
+      `the ${kind === 'heads' ? 'branches' : 'tags'} of ${link.owner}/${link.repo}`,
+    );
+    if (!Array.isArray(body)) {
+      throw new UpstreamUnavailable(
+        `GitHub answered the ${kind === 'heads' ? 'branches' : 'tags'} of ${link.owner}/${link.repo} with something that is not a list`,
+      );
+    }
+    const refs = body.flatMap((item: unknown): RepositoryRef[] => {
+      const name = isRecord(item) ? item.name : undefined;
+      const commit = isRecord(item) && isRecord(item.commit) ? item.commit.sha : undefined;
+      return typeof name === 'string' && typeof commit === 'string' ? [{ name, commit }] : [];
+    });
+    const pages = response.headers.link;
+    const etagOut = typeof response.headers.etag === 'string' ? response.headers.etag : undefined;
+    return {
+      kind: 'refs',
+      refs,
+      etag: etagOut,
+      // GitHub's Link header names the next page; without one, a short page is the last.
+      last: typeof pages === 'string' ? !/rel="next"/.test(pages) : body.length < REFS_PER_PAGE,
+    };
+  }
+
+  /** The commit a tag names now (an annotated tag's target), or undefined when the tag is gone. */
+  tagCommit(link: RepositoryLink, tag: string): Promise<string | undefined> {
+    return this.commitOf(link, `tags/${tag}`);
   }
 
   /** The commit `ref` names (`tags/x`, `heads/x`, a branch, tag or SHA), or undefined when none. */
@@ -282,10 +358,10 @@ export class GithubRepositories {
     return this.readJson(response, segments.join('/'));
   }
 
-  private async readJson(response: Awaited<ReturnType<typeof sendRequest>>, what: string): Promise<unknown> {
+  private async readJson(response: OutboundResponse, what: string): Promise<unknown> {
     if (response.status !== 200) {
       response.body.resume();
-      throw this.failure(response.status, what);
+      throw this.failure(response, what);
     }
     try {
       return JSON.parse((await readBody(response.body, MAX_ANSWER_BYTES)).toString('utf8')) as unknown;
@@ -296,11 +372,11 @@ export class GithubRepositories {
     }
   }
 
-  private async send(url: string): Promise<Awaited<ReturnType<typeof sendRequest>>> {
+  private async send(url: string, headers: Record<string, string> = {}): Promise<OutboundResponse> {
     const authorization = this.authorization();
     try {
       return await sendRequest(url, {
-        headers: { accept: 'application/vnd.github+json', 'x-github-api-version': '2022-11-28' },
+        headers: { accept: 'application/vnd.github+json', 'x-github-api-version': '2022-11-28', ...headers },
         originOnlyHeaders: authorization ? { authorization } : undefined,
         timeoutMs: this.config.registry.downloadTimeoutMs,
         allowPrivate: true,
@@ -310,9 +386,18 @@ export class GithubRepositories {
     }
   }
 
-  private failure(status: number, what: string): DomainError {
+  /** A rate limit, a 5xx and a refused token may pass (UpstreamUnavailable); other answers are about what was asked. */
+  private failure(response: OutboundResponse, what: string): DomainError {
+    const { status } = response;
     if (status === 401) {
-      return upstream('GitHub refused GITHUB_TOKEN (401 Unauthorized)');
+      return new UpstreamUnavailable('GitHub refused GITHUB_TOKEN (401 Unauthorized)');
+    }
+    const limitedUntil = parseRateLimit(status, response.headers, new Date());
+    if (limitedUntil) {
+      return new UpstreamUnavailable(
+        `GitHub limited the rate of requests (${status}) until ${limitedUntil.toISOString()}`,
+        limitedUntil,
+      );
     }
     if (status === 403 || status === 429) {
       return upstream(
@@ -320,13 +405,18 @@ export class GithubRepositories {
       );
     }
     const phrase = STATUS_CODES[status];
-    return upstream(`GitHub answered ${status}${phrase ? ` ${phrase}` : ''} for ${what}`);
+    const detail = `GitHub answered ${status}${phrase ? ` ${phrase}` : ''} for ${what}`;
+    return status >= 500 ? new UpstreamUnavailable(detail) : upstream(detail);
   }
 
   private outbound(error: OutboundError): DomainError {
     const seconds = Math.round(this.config.registry.downloadTimeoutMs / 1000);
-    return error.reason === 'timeout'
-      ? upstream(`GitHub's API did not answer within ${seconds} s`)
+    if (error.reason === 'timeout') {
+      return new UpstreamUnavailable(`GitHub's API did not answer within ${seconds} s`);
+    }
+    // A refused address or redirect is the setting's fault and stays so; a network failure may pass.
+    return error.reason === 'unreachable'
+      ? new UpstreamUnavailable(`GitHub's API is unreachable (${error.message})`)
       : upstream(`GitHub's API is unreachable (${error.message})`);
   }
 
