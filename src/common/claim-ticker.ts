@@ -75,6 +75,15 @@ export abstract class ClaimTicker
     this.tick().catch((error: unknown) => this.logger.error({ err: error }, 'tick failed'));
   }
 
+  /** Resolves once no tick runs and none is asked for (a tick run by hand then does its work). */
+  async settled(): Promise<void> {
+    while (this.current) {
+      await this.current.catch(() => undefined);
+      // The tick that ended may have started the one a kick asked for.
+      await new Promise((resolve) => setImmediate(resolve));
+    }
+  }
+
   protected get isStopping(): boolean {
     return this.stopping;
   }

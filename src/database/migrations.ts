@@ -20,6 +20,7 @@ import { InstancesThroughTheApi1764560000000 } from '../../migrations/1764560000
 import { VersionIssues1795730871956 } from '../../migrations/1795730871956-version-issues.js';
 import { DeliveriesOutliveNotifications1795732023364 } from '../../migrations/1795732023364-deliveries-outlive-notifications.js';
 import { CheckTimesAndTriggers1795734038184 } from '../../migrations/1795734038184-check-times-and-triggers.js';
+import { FollowedRepositories1795735901419 } from '../../migrations/1795735901419-followed-repositories.js';
 
 /**
  * Every migration, oldest first. Listed here rather than found by a file glob, so the
@@ -47,4 +48,5 @@ export const MIGRATIONS: (new () => MigrationInterface)[] = [
   VersionIssues1795730871956,
   DeliveriesOutliveNotifications1795732023364,
   CheckTimesAndTriggers1795734038184,
+  FollowedRepositories1795735901419,
 ];

@@ -6,7 +6,7 @@
 import { DomainError } from '../common/errors/domain-error.js';
 import { privateAddressOf } from '../common/net/address-guard.js';
 import type { ChannelType } from './entities/channel.entity.js';
-import { isEventName, normalizeEvents, type EventName } from './events.js';
+import { EVENT_NAMES, isEventName, normalizeEvents, type EventName } from './events.js';
 
 export interface ChannelRequest {
   type: ChannelType;
@@ -63,7 +63,7 @@ export async function checkChannel(
   return { target: url.toString(), events, secret: request.secret ?? null };
 }
 
-/** A non-empty JSON array of event names (ALL, BUILD_FAILED, BUILD_RECOVERED, TESTS_STOPPED). */
+/** A non-empty JSON array of event names (EVENT_NAMES). */
 export function parseEvents(value: unknown, field: string): EventName[] {
   if (!Array.isArray(value) || value.length === 0) {
     throw invalid(field, `${field} must be a non-empty JSON array of event names`);
@@ -72,7 +72,7 @@ export function parseEvents(value: unknown, field: string): EventName[] {
   if (unknown !== undefined) {
     throw invalid(
       field,
-      `unknown event ${(JSON.stringify(unknown) ?? 'null').slice(0, 80)}: the events are ALL, BUILD_FAILED, BUILD_RECOVERED, TESTS_STOPPED`,
+      `unknown event ${(JSON.stringify(unknown) ?? 'null').slice(0, 80)}: the events are ${EVENT_NAMES.join(', ')}`,
     );
   }
   return normalizeEvents(value as EventName[]);

@@ -3,9 +3,9 @@ import type { EntityManager } from 'typeorm';
 import { AppConfig } from '../config/app-config.js';
 import { MetricsService } from '../metrics/metrics.service.js';
 import { CheckResults, type RecordedCheck } from '../test-monitoring/index.js';
-import { RegisteredInstances } from '../workflows/index.js';
+import { RegisteredInstances, RegistryEvents, type FollowFailure } from '../workflows/index.js';
 import { dueEvents } from './events.js';
-import { notificationData } from './notification-data.js';
+import { followFailureData, notificationData } from './notification-data.js';
 import { NotificationsRepository, type EventToRaise } from './notifications.repository.js';
 
 const DAY_MS = 24 * 3600 * 1000;
@@ -13,12 +13,14 @@ const DAY_MS = 24 * 3600 * 1000;
 /**
  * Raises events where check results are recorded: in the recording's transaction, so an event,
  * its notifications and their outbox rows commit with the builds that caused them, or not at all.
+ * FOLLOW_FAILED likewise, in the transaction that records a followed repository's failure.
  */
 @Injectable()
 export class EventRaiser implements OnModuleInit {
   constructor(
     private readonly results: CheckResults,
     private readonly instances: RegisteredInstances,
+    private readonly registry: RegistryEvents,
     private readonly repo: NotificationsRepository,
     private readonly metrics: MetricsService,
     private readonly config: AppConfig,
@@ -26,6 +28,18 @@ export class EventRaiser implements OnModuleInit {
 
   onModuleInit(): void {
     this.results.onRecorded((tx, checks) => this.raise(tx, checks));
+    this.registry.onFollowFailed((tx, failure, at) => this.followFailed(tx, failure, at));
+  }
+
+  /** FOLLOW_FAILED, to the workflow's owner (API.md 12): the registry tells of each failure once. */
+  async followFailed(tx: EntityManager, failure: FollowFailure, at: Date): Promise<void> {
+    await this.repo.notifyUser(
+      tx,
+      failure.ownerId,
+      { event: 'FOLLOW_FAILED', data: followFailureData(failure) },
+      at,
+    );
+    this.metrics.notificationsRaised.inc(1);
   }
 
   async raise(tx: EntityManager, checks: readonly RecordedCheck[]): Promise<void> {

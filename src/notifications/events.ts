@@ -4,7 +4,17 @@
  */
 import type { RecordedCheck, RecordedBuild } from '../test-monitoring/index.js';
 
-export const EVENT_NAMES = ['ALL', 'BUILD_FAILED', 'BUILD_RECOVERED', 'TESTS_STOPPED'] as const;
+/**
+ * The events of API.md 6.2, and FOLLOW_FAILED (API.md 12): a version of a followed repository
+ * could not be registered, or the repository is gone; told to the workflow's owner only.
+ */
+export const EVENT_NAMES = [
+  'ALL',
+  'BUILD_FAILED',
+  'BUILD_RECOVERED',
+  'TESTS_STOPPED',
+  'FOLLOW_FAILED',
+] as const;
 export type EventName = (typeof EVENT_NAMES)[number];
 /** What can actually happen; `ALL` is a subscription to every one of them. */
 export type RaisedEvent = Exclude<EventName, 'ALL'>;

@@ -32,17 +32,21 @@ export class GithubWebhooksController {
   @ApiSecurity(GITHUB_SIGNATURE_SCHEME)
   @ApiOperation({
     operationId: 'integrations-github-webhooks-post',
-    summary: 'Receive a GitHub webhook delivery (`workflow_run`, `ping`)',
+    summary: 'Receive a GitHub webhook delivery (`workflow_run`, `push`, `create`, `release`, `ping`)',
     description:
       'No token: `X-Hub-Signature-256` (HMAC-SHA256 of the raw body with `GITHUB_WEBHOOK_SECRET`) is checked instead, ' +
       'and 401 answers a missing or wrong signature, or a service without the setting. A `workflow_run` re-checks at ' +
-      'once every test instance whose GitHub resource names that repository and workflow (by file name or id); ' +
-      '`ping` and every other event answer 204 and change nothing. Bodies over 1 MiB: 413.',
+      'once every test instance whose GitHub resource names that repository and workflow (by file name or id). ' +
+      'For a followed repository (API.md 12), a `create` of a tag, a `release` `published` or a `push` creating a tag ' +
+      'registers a version named by the tag when it matches `follow.tags`, and a `push` to a branch matching ' +
+      '`follow.branches` registers (or replaces) the version named by the branch at the pushed commit, in the ' +
+      'background; an event about a tag already seen changes nothing. `ping`, repositories nobody follows and every ' +
+      'other event answer 204 and change nothing. Bodies over 1 MiB: 413.',
   })
   @ApiHeader({
     name: 'X-GitHub-Event',
     required: true,
-    description: 'The event: `workflow_run`, `ping`, …',
+    description: 'The event: `workflow_run`, `push`, `create`, `release`, `ping`, …',
     example: 'workflow_run',
   })
   @ApiBody({
@@ -61,7 +65,7 @@ export class GithubWebhooksController {
       },
     },
   })
-  @ApiNoContentResponse({ description: 'Accepted (re-checks started, or nothing to do)' })
+  @ApiNoContentResponse({ description: 'Accepted (re-checks started, versions queued, or nothing to do)' })
   @ApiBadRequestResponse({
     type: ProblemDto,
     description: 'A workflow_run payload without its repository or workflow',

@@ -7,16 +7,21 @@ import { isRecord } from '../common/is-record.js';
 import { AppConfig } from '../config/app-config.js';
 import { Rechecks } from '../test-monitoring/index.js';
 import { insertMissing } from '../database/dialect.js';
-import { RegistryEvents } from '../workflows/index.js';
+import { FollowedRepositoriesService, RegistryEvents, type RepositoryRefEvent } from '../workflows/index.js';
 import { GithubWorkflowInstanceEntity, workflowKeyOf } from './entities/github-workflow-instance.entity.js';
 
 /** What a delivery of GitHub's did here. */
-export type WebhookOutcome = 'pong' | 'rechecked' | 'ignored';
+export type WebhookOutcome = 'pong' | 'rechecked' | 'queued' | 'ignored';
+
+/** The events that tell of a followed repository's new tag or push (API.md 12). */
+const REF_EVENTS = new Set(['create', 'release', 'push']);
 
 /**
  * GitHub webhooks in (API.md 6.5): the signature is checked over the raw body with
  * GITHUB_WEBHOOK_SECRET in constant time; a `workflow_run` makes every instance whose GitHub
- * resource names that repository and workflow due at once. Polling stays the fallback.
+ * resource names that repository and workflow due at once; a `create` (tag), `release`
+ * (`published`) or `push` is handed to the registry's followed repositories (API.md 12), which
+ * queue the versions to register. Polling stays the fallback of both.
  */
 @Injectable()
 export class GithubWebhooksService implements OnModuleInit {
@@ -28,6 +33,7 @@ export class GithubWebhooksService implements OnModuleInit {
     private readonly watched: Repository<GithubWorkflowInstanceEntity>,
     private readonly registry: RegistryEvents,
     private readonly rechecks: Rechecks,
+    private readonly repositories: FollowedRepositoriesService,
   ) {}
 
   /** The instances that watch one of the `owner/repo/workflow` keys. */
@@ -83,6 +89,10 @@ export class GithubWebhooksService implements OnModuleInit {
     }
     if (event === 'ping') {
       return 'pong';
+    }
+    if (event !== undefined && REF_EVENTS.has(event)) {
+      const ref = repositoryRefOf(event, payloadOf(body));
+      return ref ? this.repositories.receive(ref) : 'ignored';
     }
     if (event !== 'workflow_run') {
       return 'ignored';
@@ -143,4 +153,42 @@ function workflowKeysOf(payload: unknown): string[] {
     );
   }
   return names.map((name) => base + name.toLowerCase());
+}
+
+/**
+ * The ref a `create`, `release` or `push` payload tells of (GitHub's documented payloads): a tag
+ * created (`create` of `ref_type` tag, `release` `published`, a `push` creating `refs/tags/…`),
+ * or a branch pushed to a commit (`push` to `refs/heads/…`, not a deletion); undefined for
+ * anything else (a branch created, a release edited, a tag moved or deleted, no repository).
+ */
+function repositoryRefOf(event: string, payload: unknown): RepositoryRefEvent | undefined {
+  const repository = isRecord(payload) && isRecord(payload.repository) ? payload.repository : undefined;
+  const fullName = typeof repository?.full_name === 'string' ? repository.full_name : undefined;
+  if (!isRecord(payload) || !fullName || !/^[^/]+\/[^/]+$/.test(fullName)) {
+    return undefined;
+  }
+  const tag = (name: unknown): RepositoryRefEvent | undefined =>
+    typeof name === 'string' && name !== '' ? { repository: fullName, kind: 'tag', name } : undefined;
+  switch (event) {
+    case 'create':
+      return payload.ref_type === 'tag' ? tag(payload.ref) : undefined;
+    case 'release':
+      return payload.action === 'published' && isRecord(payload.release)
+        ? tag(payload.release.tag_name)
+        : undefined;
+    default: {
+      const ref = typeof payload.ref === 'string' ? payload.ref : '';
+      if (payload.deleted === true) {
+        return undefined;
+      }
+      if (ref.startsWith('refs/tags/')) {
+        return payload.created === true ? tag(ref.slice('refs/tags/'.length)) : undefined;
+      }
+      const commit = payload.after;
+      if (ref.startsWith('refs/heads/') && typeof commit === 'string' && /^[0-9a-f]{40}$/.test(commit)) {
+        return { repository: fullName, kind: 'branch', name: ref.slice('refs/heads/'.length), commit };
+      }
+      return undefined;
+    }
+  }
 }

@@ -1,18 +1,25 @@
 import type { RecordedBuild } from '../test-monitoring/index.js';
-import type { InstanceFacts } from '../workflows/index.js';
+import type { FollowFailure, InstanceFacts } from '../workflows/index.js';
 import type { NotificationEntity } from './entities/notification.entity.js';
 import { isEventName, type RaisedEvent } from './events.js';
 
-/** The `data` of a notification (API.md 6.3), stored as JSON with it. */
+/**
+ * The `data` of a notification (API.md 6.3), stored as JSON with it. FOLLOW_FAILED has no
+ * instance or build (null) but the repository, the ref that could not be registered (null when
+ * the repository is gone) and why.
+ */
 export interface NotificationData {
   workflow: { uuid: string; name: string; version: string };
-  instance: { uuid: string; name: string | null };
+  instance: { uuid: string; name: string | null } | null;
   build: {
     build_id: string;
     status: string;
     timestamp: string;
     links: { origin: string };
   } | null;
+  repository?: { full_name: string; url: string };
+  ref?: { type: 'tag' | 'branch'; name: string; commit: string | null } | null;
+  error?: string;
 }
 
 /** A notification as replies, webhooks and e-mails show it. */
@@ -37,6 +44,18 @@ export function notificationData(facts: InstanceFacts, build: RecordedBuild | un
           links: { origin: build.url },
         }
       : null,
+  };
+}
+
+/** FOLLOW_FAILED's data (API.md 12). */
+export function followFailureData(failure: FollowFailure): NotificationData {
+  return {
+    workflow: { uuid: failure.workflowUuid, name: failure.name, version: failure.version },
+    instance: null,
+    build: null,
+    repository: { full_name: failure.repository, url: `https://github.com/${failure.repository}` },
+    ref: failure.ref && { type: failure.ref.kind, name: failure.ref.name, commit: failure.ref.commit },
+    error: failure.error,
   };
 }
 

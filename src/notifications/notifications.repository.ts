@@ -118,40 +118,69 @@ export class NotificationsRepository {
           subscription.workflowId === event.workflowId && wants(subscription.events, event.event),
       );
       for (const recipient of recipients) {
-        const notification = tx.create(NotificationEntity, {
-          uuid: randomUUID(),
-          userId: recipient.userId,
-          eventId,
-          event: event.event,
-          data: JSON.stringify(event.data),
-          createdAt: at,
-          readAt: null,
-          emailedAt: null,
-        });
-        const inserted = await tx.insert(NotificationEntity, notification);
-        const notificationId = Number(inserted.identifiers[0]?.id);
+        const userChannels = channels.filter((channel) => channel.userId === recipient.userId);
+        raised.deliveries += await this.notify(tx, recipient.userId, eventId, event, userChannels, at);
         raised.notifications++;
-        // What every attempt of its deliveries sends: the notification as it is now.
-        const payload = JSON.stringify(toNotificationView(notification));
-        const outbox = channels
-          .filter((channel) => channel.userId === recipient.userId && wants(channel.events, event.event))
-          .map((channel) => ({
-            uuid: randomUUID(),
-            channelId: channel.id,
-            notificationId,
-            payload,
-            state: 'pending' as const,
-            attempts: 0,
-            nextAttemptAt: at,
-            createdAt: at,
-          }));
-        if (outbox.length > 0) {
-          await tx.insert(DeliveryEntity, outbox);
-          raised.deliveries += outbox.length;
-        }
       }
     }
     return raised;
+  }
+
+  /**
+   * Tells one user of an event that concerns them whatever their subscriptions (FOLLOW_FAILED
+   * goes to the workflow's owner), in `tx`: one notification, and a delivery per channel of theirs
+   * that wants the event. The caller raises each event once (its own unique key decides).
+   */
+  async notifyUser(
+    tx: EntityManager,
+    userId: number,
+    event: Pick<EventToRaise, 'event' | 'data'>,
+    at: Date,
+  ): Promise<Raised> {
+    const channels = await tx.find(ChannelEntity, { where: { userId }, order: { id: 'ASC' } });
+    const deliveries = await this.notify(tx, userId, null, event, channels, at);
+    return { events: 1, notifications: 1, deliveries };
+  }
+
+  /** One notification and its outbox rows (the user's channels that want the event); how many deliveries. */
+  private async notify(
+    tx: EntityManager,
+    userId: number,
+    eventId: number | null,
+    event: Pick<EventToRaise, 'event' | 'data'>,
+    channels: readonly ChannelEntity[],
+    at: Date,
+  ): Promise<number> {
+    const notification = tx.create(NotificationEntity, {
+      uuid: randomUUID(),
+      userId,
+      eventId,
+      event: event.event,
+      data: JSON.stringify(event.data),
+      createdAt: at,
+      readAt: null,
+      emailedAt: null,
+    });
+    const inserted = await tx.insert(NotificationEntity, notification);
+    const notificationId = Number(inserted.identifiers[0]?.id);
+    // What every attempt of its deliveries sends: the notification as it is now.
+    const payload = JSON.stringify(toNotificationView(notification));
+    const outbox = channels
+      .filter((channel) => wants(channel.events, event.event))
+      .map((channel) => ({
+        uuid: randomUUID(),
+        channelId: channel.id,
+        notificationId,
+        payload,
+        state: 'pending' as const,
+        attempts: 0,
+        nextAttemptAt: at,
+        createdAt: at,
+      }));
+    if (outbox.length > 0) {
+      await tx.insert(DeliveryEntity, outbox);
+    }
+    return outbox.length;
   }
 
   /** The user's notifications, newest first. */

@@ -273,6 +273,7 @@ export class StatusPagesService {
     const now = new Date(this.clock.nowMs());
     const status = await this.status.workflowStatus(uuid, version, viewer, now);
     const { suites, lastChecks } = await this.workflows.suites(uuid, status.version.version, viewer);
+    const follow = await this.workflows.follow(uuid, viewer);
     const days =
       (await this.status.overviews([status.version.id], HISTORY_DAYS, now)).get(status.version.id)?.days ??
       [];
@@ -345,6 +346,27 @@ export class StatusPagesService {
         current: other.id === status.version.id,
         registered: shown(other.registeredAt),
       })),
+      follow: follow && {
+        repository: `${follow.owner}/${follow.repo}`,
+        url: `https://github.com/${encodeURIComponent(follow.owner)}/${encodeURIComponent(follow.repo)}`,
+        tags: follow.globs.tags,
+        branches: follow.globs.branches,
+        source:
+          follow.source === 'api'
+            ? 'set through the API'
+            : follow.source === 'file'
+              ? 'from .lifemonitor.yaml'
+              : '',
+        lastPoll: follow.polledAt ? { at: shown(follow.polledAt), error: follow.pollError } : null,
+        refs: follow.refs.map((ref) => ({
+          kind: ref.kind,
+          name: ref.name,
+          state: ref.state,
+          version: ref.version,
+          reason: ref.reason,
+          at: shown(ref.updatedAt),
+        })),
+      },
     });
   }
 }

@@ -190,6 +190,28 @@ const WORKFLOW = `<% layout('@layout', { title: it.title, viewer: it.viewer, her
 <li><% if (version.current) { %><strong><bdi><%= version.version %></bdi></strong> (shown)<% } else { %><a href="/status/<%= it.uuid %>?version=<%= encodeURIComponent(version.version) %>"><bdi><%= version.version %></bdi></a><% } %> — registered <time datetime="<%= version.registered.iso %>"><%= version.registered.text %></time></li>
 <% }) %>
 </ul>
+<% if (it.follow) { %>
+
+<h2>Following <a href="<%= it.follow.url %>"><%= it.follow.repository %></a></h2>
+<% if (it.follow.tags.length === 0 && it.follow.branches.length === 0) { %><p class="muted">New tags and pushes register no versions: the workflow follows no tag or branch.</p><% } else { %>
+<p>New versions from <% if (it.follow.tags.length > 0) { %>tags <% it.follow.tags.forEach(function (glob, i) { %><%= i > 0 ? ', ' : '' %><code><%= glob %></code><% }) %><% } %><% if (it.follow.tags.length > 0 && it.follow.branches.length > 0) { %> and <% } %><% if (it.follow.branches.length > 0) { %>pushes to branches <% it.follow.branches.forEach(function (glob, i) { %><%= i > 0 ? ', ' : '' %><code><%= glob %></code><% }) %><% } %><% if (it.follow.source) { %> (<%= it.follow.source %>)<% } %>.</p>
+<% } %>
+<% if (it.follow.lastPoll && it.follow.lastPoll.error) { %><p class="problem">The last look at the repository, <time datetime="<%= it.follow.lastPoll.at.iso %>"><%= it.follow.lastPoll.at.text %></time>, failed: <%= it.follow.lastPoll.error %></p><% } %>
+<% if (it.follow.refs.length > 0) { %>
+<table>
+<thead><tr><th scope="col">Tag or branch</th><th scope="col">Outcome</th><th scope="col">When</th></tr></thead>
+<tbody>
+<% it.follow.refs.forEach(function (ref) { %>
+<tr>
+<th scope="row"><%= ref.kind %> <%= ref.name %></th>
+<td><% if (ref.state === 'registered') { %>version <%= ref.version %> registered<% } else if (ref.state === 'failed') { %><span class="problem">not registered:</span> <%= ref.reason %><% } else if (ref.state === 'ignored') { %>ignored: <%= ref.reason %><% } else { %>to be registered<% if (ref.reason) { %> (last attempt: <%= ref.reason %>)<% } %><% } %></td>
+<td><time datetime="<%= ref.at.iso %>"><%= ref.at.text %></time></td>
+</tr>
+<% }) %>
+</tbody>
+</table>
+<% } %>
+<% } %>
 `;
 
 const WALL = `<% layout('@layout', { title: 'Wall', viewer: it.viewer, here: it.here, refresh: it.refresh, wall: true }) %>

@@ -20,6 +20,8 @@ export {
   RegistryEvents,
   type AddedInstance,
   type AddedVersion,
+  type FollowFailedListener,
+  type FollowFailure,
   type InstanceRetargetedListener,
   type RetargetedInstance,
   type InstancesAddedListener,
@@ -68,4 +70,9 @@ export type { TestSuiteEntity } from './entities/test-suite.entity.js';
 export type { WorkflowVersionEntity } from './entities/workflow-version.entity.js';
 export type { WorkflowEntity } from './entities/workflow.entity.js';
 export { WorkflowsService } from './workflows.service.js';
+export {
+  FollowedRepositoriesService,
+  type RefEventOutcome,
+  type RepositoryRefEvent,
+} from './follow/followed-repositories.service.js';
 export type { WorkflowSummaryView } from './dto/workflow-response.dto.js';

@@ -52,16 +52,52 @@ export interface RetargetedInstance {
 }
 
 /**
+ * Following a repository failed (API.md 12): a version of a new tag or push could not be
+ * registered (`ref` says which), or the repository is gone (`ref` null). Told once per failure,
+ * whatever the number of copies.
+ */
+export interface FollowFailure {
+  workflowId: number;
+  workflowUuid: string;
+  /** Whom to tell: the workflow's owner. */
+  ownerId: number;
+  /** The workflow's name and latest version, as notifications name a workflow. */
+  name: string;
+  version: string;
+  /** `owner/repo`, as GitHub spells it. */
+  repository: string;
+  ref: { kind: 'tag' | 'branch'; name: string; commit: string | null } | null;
+  /** Why, as the registration's refusal or GitHub's answer said it. */
+  error: string;
+}
+
+/** Told inside the transaction that records the failure: what it writes commits with it, or not at all. */
+export type FollowFailedListener = (tx: EntityManager, failure: FollowFailure, at: Date) => Promise<void>;
+
+/**
  * What happens in the registry that other features keep state about, without the registry
  * knowing them: test monitoring listens here to make new instances due for a first check, and
  * to start over with an instance whose resource changed (a deleted instance takes monitoring's
- * rows with it by cascade); notifications to subscribe the submitter to a new workflow.
+ * rows with it by cascade); notifications to subscribe the submitter to a new workflow, and to
+ * tell an owner that following their repository failed.
  */
 @Injectable()
 export class RegistryEvents {
   private readonly instancesAddedListeners: InstancesAddedListener[] = [];
   private readonly versionAddedListeners: VersionAddedListener[] = [];
   private readonly instanceRetargetedListeners: InstanceRetargetedListener[] = [];
+  private readonly followFailedListeners: FollowFailedListener[] = [];
+
+  onFollowFailed(listener: FollowFailedListener): void {
+    this.followFailedListeners.push(listener);
+  }
+
+  /** Called by the registry's repository in the transaction that records the failure. */
+  async followFailed(tx: EntityManager, failure: FollowFailure, at: Date): Promise<void> {
+    for (const listener of this.followFailedListeners) {
+      await listener(tx, failure, at);
+    }
+  }
 
   onVersionAdded(listener: VersionAddedListener): void {
     this.versionAddedListeners.push(listener);

@@ -57,6 +57,8 @@ import {
 import { RegistryReads } from './registry-reads.decorator.js';
 import { itemsReply } from './json-items-stream.js';
 import { WorkflowsService } from './workflows.service.js';
+import type { FollowRequestDto } from './follow/dto/follow.dto.js';
+import type { FollowGlobs } from './follow/follow-rules.js';
 import { TAGS } from '../common/api-tags.js';
 import { invalidMemberExample, problemExample } from '../common/dto/error-bodies.dto.js';
 import { EXAMPLE } from '../common/openapi-examples.js';
@@ -175,9 +177,12 @@ export class WorkflowsController {
   @Put(':wf_uuid')
   @ApiOperation({
     operationId: 'workflows-put',
-    summary: "Rename a workflow (its latest version's name) and/or make it public or private",
+    summary:
+      "Rename a workflow (its latest version's name), make it public or private, follow its repository",
     description:
-      'Owner or admin. Absent members stay as they are. Answers the workflow at its latest version, as ' +
+      'Owner or admin. Absent members stay as they are. `follow` (API.md 12): the tags and branches of the ' +
+      'GitHub repository the workflow was registered from whose new versions it registers (400 for a workflow ' +
+      'registered from another kind of link). Answers the workflow at its latest version, as ' +
       '`workflows-get-latest-version-by-id` does.',
   })
   @ApiBody({
@@ -192,7 +197,15 @@ export class WorkflowsController {
     @CurrentUser() user: AuthUser,
     @Req() request: Request,
   ): Promise<WorkflowDto> {
-    const view = await this.workflows.update(wf_uuid, { name: body.name, public: body.public }, user);
+    const view = await this.workflows.update(
+      wf_uuid,
+      {
+        name: body.name,
+        public: body.public,
+        follow: body.follow === undefined ? undefined : body.follow && followGlobs(body.follow),
+      },
+      user,
+    );
     return toWorkflowResponse(view, this.baseUrl(request));
   }
 
@@ -391,4 +404,9 @@ export class WorkflowsController {
   private baseUrl(request: Request): string {
     return this.config.publicBaseUrl ?? `${request.protocol}://${request.host}`;
   }
+}
+
+/** An absent list follows nothing. */
+function followGlobs(follow: FollowRequestDto): FollowGlobs {
+  return { tags: follow.tags ?? [], branches: follow.branches ?? [] };
 }

@@ -43,6 +43,13 @@ import { WorkflowsRepository } from './workflows.repository.js';
 import { WorkflowsService } from './workflows.service.js';
 import { Clock } from '../common/clock.js';
 import { GithubConfigController } from './follow/github-config.controller.js';
+import { FollowedRefEntity } from './follow/entities/followed-ref.entity.js';
+import { FollowedRepositoryEntity } from './follow/entities/followed-repository.entity.js';
+import { GithubApiPauseEntity } from './follow/entities/github-api-pause.entity.js';
+import { FollowQueue } from './follow/follow-queue.js';
+import { FollowScheduler } from './follow/follow.scheduler.js';
+import { FollowedRepositoriesService } from './follow/followed-repositories.service.js';
+import { FollowsRepository } from './follow/follows.repository.js';
 
 const ENTITIES = [
   WorkflowEntity,
@@ -51,6 +58,9 @@ const ENTITIES = [
   TestServiceEntity,
   TestInstanceEntity,
   VersionIssueEntity,
+  FollowedRepositoryEntity,
+  FollowedRefEntity,
+  GithubApiPauseEntity,
 ];
 
 /**
@@ -72,7 +82,8 @@ const ISSUE_CHECK_CLASSES = [
 /**
  * Area B's registry. Test monitoring uses what it exports (see index.ts): `WorkflowAccess`
  * (lookups by uuid with the visibility rule), the read port `RegisteredInstances`, and
- * `RegistryEvents`; its tables stay its own.
+ * `RegistryEvents`; notifications hands GitHub's ref events to `FollowedRepositoriesService`
+ * (API.md 12). Its tables stay its own.
  */
 @Module({
   imports: [DiscoveryModule, TypeOrmModule.forFeature(ENTITIES)],
@@ -104,7 +115,17 @@ const ISSUE_CHECK_CLASSES = [
     ...ISSUE_CHECK_CLASSES,
     ISSUE_CHECKS_PROVIDER,
     RepositoryChecks,
+    FollowsRepository,
+    FollowQueue,
+    FollowedRepositoriesService,
+    FollowScheduler,
   ],
-  exports: [WorkflowAccess, RegisteredInstances, RegistryEvents, WorkflowsService],
+  exports: [
+    WorkflowAccess,
+    RegisteredInstances,
+    RegistryEvents,
+    WorkflowsService,
+    FollowedRepositoriesService,
+  ],
 })
 export class WorkflowsModule {}

@@ -20,6 +20,9 @@ import { lockRows } from '../database/dialect.js';
 import { findOneJoined } from '../database/find-one-joined.js';
 import { retryOnDeadlock } from '../database/retry-on-deadlock.js';
 import { inList, PlainEntities } from '../database/plain-entities.js';
+import type { RepositoryLink } from './crate/github-repository.js';
+import type { FollowGlobs } from './follow/follow-rules.js';
+import { FollowsRepository } from './follow/follows.repository.js';
 
 /** Everything one registration writes. */
 export interface NewVersion {
@@ -38,6 +41,19 @@ export interface NewVersion {
   now: Date;
   /** Sets the workflow's visibility when given (a new workflow is private otherwise). */
   public?: boolean;
+  /** Replaces the workflow's version of this name, when it has one (a followed branch's push). */
+  replace?: boolean;
+  /** The GitHub repository of a repository link, and the globs its `.lifemonitor.yaml` follows. */
+  repository?: RepositoryLink & { fileFollow: FollowGlobs | null };
+}
+
+/** What a registration saved. */
+export interface SavedVersion {
+  version: WorkflowVersionEntity;
+  /** The archive of the version replaced, for the caller to remove when no version uses it any more. */
+  replacedArchive?: string;
+  /** The repository is to be polled now: following it began or changed (API.md 12). */
+  pollDue: boolean;
 }
 
 /** What `PUT /workflows/{uuid}` changes; absent members stay. */
@@ -109,6 +125,7 @@ export class WorkflowsRepository {
     @InjectRepository(TestSuiteEntity) private readonly suites: Repository<TestSuiteEntity>,
     @InjectRepository(TestInstanceEntity) private readonly instances: Repository<TestInstanceEntity>,
     private readonly events: RegistryEvents,
+    private readonly follows: FollowsRepository,
   ) {
     this.plain = {
       workflows: new PlainEntities(dataSource, WorkflowEntity, 'w'),
@@ -417,15 +434,29 @@ export class WorkflowsRepository {
   /**
    * Saves a version in one transaction: the workflow (created on its first version), the
    * version, its suites and instances (RegistryEvents' listeners are told of them in the same
-   * transaction), and the test services they run on (shared by (type, url), created when new). Throws DomainError('conflict')
-   * when the workflow belongs to another user or already has this version.
+   * transaction), and the test services they run on (shared by (type, url), created when new),
+   * with the version it replaces deleted and the repository it came from recorded. Throws
+   * DomainError('conflict') when the workflow belongs to another user or already has this version.
    */
-  async saveVersion(input: NewVersion): Promise<WorkflowVersionEntity> {
+  async saveVersion(input: NewVersion): Promise<SavedVersion> {
     return retryOnDeadlock(() => this.dataSource.transaction((tx) => this.insertVersion(tx, input)));
   }
 
-  private async insertVersion(tx: EntityManager, input: NewVersion): Promise<WorkflowVersionEntity> {
+  private async insertVersion(tx: EntityManager, input: NewVersion): Promise<SavedVersion> {
     const { id: workflowId, created: newWorkflow } = await this.workflowFor(tx, input);
+    // Its suites, instances and builds go with it by cascade; the workflow's row is locked above.
+    const replaced = input.replace
+      ? await tx.findOne(WorkflowVersionEntity, {
+          select: { id: true, archiveSha256: true },
+          where: { workflowId, version: input.version },
+        })
+      : null;
+    if (replaced) {
+      await tx.delete(WorkflowVersionEntity, { id: replaced.id });
+    }
+    const pollDue = input.repository
+      ? await this.follows.recordSource(tx, workflowId, input.repository, input.now)
+      : false;
     const version = tx.create(WorkflowVersionEntity, {
       uuid: randomUUID(),
       workflowId,
@@ -524,7 +555,7 @@ export class WorkflowsRepository {
       },
       input.now,
     );
-    return version;
+    return { version, replacedArchive: replaced?.archiveSha256, pollDue };
   }
 
   /** The id of the version's workflow, created when this is its first version. */

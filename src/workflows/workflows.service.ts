@@ -9,6 +9,11 @@ import { MetricsService } from '../metrics/metrics.service.js';
 import { removeQuietly } from './crate/crate-downloader.js';
 import { CrateFetcher } from './crate/crate-fetcher.js';
 import { CrateReader, METADATA_FILE, MissingMetadataError } from './crate/crate-reader.js';
+import {
+  parseRepositoryLink,
+  type RepositoryLink,
+  type RepositorySource,
+} from './crate/github-repository.js';
 import { ArchiveLock } from './crate/archive-lock.js';
 import { CrateStore, isNotFound } from './crate/crate-store.js';
 import { parseCrateGraph, readCrateGraph } from './crate/ro-crate-parser.js';
@@ -43,6 +48,14 @@ import {
 } from './workflows.repository.js';
 import { Clock } from '../common/clock.js';
 import { CoalescedReads } from '../common/coalesced-reads.js';
+import { FollowQueue } from './follow/follow-queue.js';
+import { MAX_GLOBS } from './follow/follow-limits.js';
+import { globProblem, type FollowGlobs } from './follow/follow-rules.js';
+import { FollowsRepository, type FollowView } from './follow/follows.repository.js';
+import { CONFIG_COMPANIONS, configSettings, readRepositoryConfig } from './follow/repository-config.js';
+
+/** Who registers: a user, or the owner of a followed repository's workflow (API.md 12). */
+export type Submitter = Pick<AuthUser, 'id'>;
 
 export interface Registration {
   rocLink: string;
@@ -52,10 +65,23 @@ export interface Registration {
   name?: string;
   public?: boolean;
   /**
-   * Which repository checks' issues to record (a `.lifemonitor.yaml`'s `issues` section,
-   * API.md 12); all when absent.
+   * Which repository checks' issues to record; else a `.lifemonitor.yaml`'s `issues` section
+   * (API.md 12); all when neither says.
    */
   issues?: IssueSelection;
+  /**
+   * A followed repository's new tag or push (API.md 12): the archive of this commit, registered
+   * as from this ref, instead of resolving `rocLink`.
+   */
+  repository?: { link: RepositoryLink; source: RepositorySource };
+  /** Replaces the workflow's version of this name, when it has one (a followed branch's new commit). */
+  replace?: boolean;
+}
+
+/** `PUT /workflows/{uuid}`: the workflow's own changes, and what its repository follows. */
+export interface WorkflowUpdate extends WorkflowChanges {
+  /** The API's globs (API.md 12); null clears them, so that the `.lifemonitor.yaml` applies again. */
+  follow?: FollowGlobs | null;
 }
 
 export interface Registered {
@@ -123,6 +149,8 @@ export class WorkflowsService {
     private readonly clock: Clock,
     private readonly badgeTokens: BadgeTokens,
     private readonly checks: RepositoryChecks,
+    private readonly follows: FollowsRepository,
+    private readonly followQueue: FollowQueue,
     @Optional()
     @Inject(TESTING_SERVICE_CATALOG)
     private readonly serviceCatalog: TestingServiceCatalog | null = null,
@@ -147,7 +175,7 @@ export class WorkflowsService {
    * and no file are left behind. Throws DomainError invalid_input (the link, the archive or
    * the crate is unusable) or conflict (the uuid has this version or belongs to another user).
    */
-  async register(user: AuthUser, input: Registration): Promise<Registered> {
+  async register(user: Submitter, input: Registration): Promise<Registered> {
     const progress: { stage: RegistrationStage; size?: number } = { stage: 'download' };
     const started = performance.now();
     const took = () => `${Math.round(performance.now() - started)} ms`;
@@ -175,27 +203,29 @@ export class WorkflowsService {
   }
 
   private async registerCrate(
-    user: AuthUser,
+    user: Submitter,
     input: Registration,
     progress: { stage: RegistrationStage; size?: number },
   ): Promise<Registered> {
     const uuid = input.uuid ?? randomUUID();
-    if (input.uuid !== undefined) {
-      // Answered before downloading anything; the transaction checks again, race-free. A uuid of
-      // our own is new: there is nothing to look up.
-      await this.refuseKnownConflicts(uuid, input.version, user);
-    }
-    const { crate, source, repository } = await this.fetcher.fetch(
-      input.rocLink,
-      input.version,
-      input.authorization,
-    );
+    // Answered before downloading anything; the transaction checks again, race-free. A uuid of
+    // our own is new: there is nothing to look up.
+    const exists =
+      input.uuid !== undefined && (await this.refuseKnownConflicts(uuid, input.version, user, input.replace));
+    const { crate, source, repository } = input.repository
+      ? await this.fetcher.fetchAt(input.repository.link, input.repository.source)
+      : await this.fetcher.fetch(input.rocLink, input.version, input.authorization);
     progress.size = crate.size;
     let stored = false;
     try {
       progress.stage = 'archive';
-      const { metadata, files } = await this.reader
-        .read(crate.bytes ?? crate.path, this.config.registry.maxUncompressedBytes)
+      const { metadata, files, companion } = await this.reader
+        .read(
+          crate.bytes ?? crate.path,
+          this.config.registry.maxUncompressedBytes,
+          undefined,
+          repository ? CONFIG_COMPANIONS : undefined,
+        )
         .catch((error: unknown) => {
           if (repository && source && error instanceof MissingMetadataError) {
             throw new DomainError(
@@ -210,7 +240,10 @@ export class WorkflowsService {
       const services = this.serviceCatalog?.serviceTypes() ?? [];
       const graph = readCrateGraph(metadata, { services });
       const read = parseCrateGraph(graph, { services });
-      const name = registrationName(input.name, read);
+      // A repository's .lifemonitor.yaml says what the body does not (API.md 12).
+      const repositoryConfig = repository ? readRepositoryConfig(companion) : undefined;
+      const settings = configSettings(repositoryConfig ?? {});
+      const name = registrationName(input.name ?? settings.name, read);
       checkStorable(read.suites);
       const parsed = { ...read, suites: markUncheckable(read.suites, services) };
       if (!this.config.registry.allowPrivateNetworkLinks) {
@@ -224,14 +257,14 @@ export class WorkflowsService {
           files: new Set(files),
           repository: repository && source ? { ...repository, ...source } : undefined,
         },
-        input.issues,
+        input.issues ?? settings.issues,
       );
       progress.stage = 'store';
-      await this.archiveLock.exclusive(crate.sha256, async () => {
+      const saved = await this.archiveLock.exclusive(crate.sha256, async () => {
         await this.store.put(crate.path, crate.sha256);
         stored = true;
         try {
-          await this.repo.saveVersion({
+          return await this.repo.saveVersion({
             workflowUuid: uuid,
             ownerId: user.id,
             version: input.version,
@@ -243,13 +276,24 @@ export class WorkflowsService {
             suites: parsed.suites,
             issues,
             now: new Date(this.clock.nowMs()),
-            public: input.public,
+            // The file's visibility is that of a new workflow: a later version does not change it.
+            public: input.public ?? (exists ? undefined : settings.public),
+            replace: input.replace,
+            repository: repository ? { ...repository, fileFollow: settings.follow } : undefined,
           });
         } catch (error) {
           await this.forgetArchiveIfUnused(crate.sha256);
           throw error;
         }
       });
+      const replaced = saved.replacedArchive;
+      if (replaced !== undefined && replaced !== crate.sha256) {
+        // Under its own lock, once the new archive's is given back: two locks are never held at once.
+        await this.archiveLock.exclusive(replaced, () => this.forgetArchiveIfUnused(replaced));
+      }
+      if (saved.pollDue) {
+        this.followQueue.wake();
+      }
       return { uuid, name, version: input.version };
     } finally {
       // For every failure before the store took the file (a move: the path is gone then).
@@ -259,17 +303,24 @@ export class WorkflowsService {
     }
   }
 
-  private async refuseKnownConflicts(uuid: string, version: string, user: AuthUser): Promise<void> {
+  /** True when the workflow exists already. */
+  private async refuseKnownConflicts(
+    uuid: string,
+    version: string,
+    user: Submitter,
+    replace = false,
+  ): Promise<boolean> {
     const workflow = await this.repo.findWorkflow(uuid);
     if (!workflow) {
-      return;
+      return false;
     }
     if (workflow.ownerId !== user.id) {
       throw ownedByAnother(uuid);
     }
-    if (versionsOf(workflow).some((existing) => existing.version === version)) {
+    if (!replace && versionsOf(workflow).some((existing) => existing.version === version)) {
       throw versionExists(uuid, version);
     }
+    return true;
   }
 
   /** Called under the archive's lock, after the version that would have used it was not saved or was deleted. */
@@ -383,6 +434,7 @@ export class WorkflowsService {
       view.previous = versionsOf(visible.workflow).filter((other) => other.id < visible.version.id);
     }
     await this.withIssues([visible.version, ...(view.previous ?? [])]);
+    view.follow = await this.followOf(visible.workflow);
     if (options.roCrate) {
       view.metadata = await this.metadataOf(uuid, visible.version);
     }
@@ -418,6 +470,19 @@ export class WorkflowsService {
     return this.access.visibleWorkflow(uuid, user);
   }
 
+  /** What the workflow's repository follows (API.md 12); null when it was not registered from one. */
+  async follow(uuid: string, user: Viewer): Promise<FollowView | null> {
+    return this.followOf(await this.access.visibleWorkflow(uuid, user));
+  }
+
+  /** Read only for a workflow with a version from a repository link: the others have no row to read. */
+  private async followOf(workflow: WorkflowEntity): Promise<FollowView | null> {
+    if (!versionsOf(workflow).some((version) => version.sourceRef !== null)) {
+      return null;
+    }
+    return (await this.follows.followOf(workflow.id)) ?? null;
+  }
+
   /** The workflow with every version's issues loaded (`GET /workflows/{uuid}/versions`). */
   async versions(uuid: string, user: Viewer): Promise<WorkflowEntity> {
     const workflow = await this.access.visibleWorkflow(uuid, user);
@@ -447,11 +512,19 @@ export class WorkflowsService {
    * `PUT /workflows/{uuid}`: renames (the latest version's name) and/or sets `public`; the
    * workflow at its latest version afterwards. Owner or admin (see WorkflowAccess.editableWorkflow).
    */
-  async update(uuid: string, changes: WorkflowChanges, user: AuthUser): Promise<WorkflowView> {
+  async update(uuid: string, update: WorkflowUpdate, user: AuthUser): Promise<WorkflowView> {
+    const { follow, ...changes } = update;
     const workflow = await this.access.editableWorkflow(uuid, user);
+    // Refused before anything is written.
+    const repository = follow === undefined ? undefined : followableRepository(workflow, follow);
     if (!(await this.repo.updateWorkflow(workflow.id, latestVersionOf(workflow).id, changes))) {
       // Deleted, or its latest version replaced, by a concurrent request.
       throw new DomainError('not_found', `No workflow ${uuid}`);
+    }
+    if (repository && follow !== undefined) {
+      if (await this.follows.setApiFollow(workflow.id, repository, follow, new Date(this.clock.nowMs()))) {
+        this.followQueue.wake();
+      }
     }
     return this.get(uuid, undefined, user, {});
   }
@@ -592,4 +665,46 @@ function visibleList(viewer: Viewer): WorkflowFilter {
     return {};
   }
   return viewer ? { ownerId: viewer.id, public: true } : { public: true };
+}
+
+/**
+ * The repository a workflow follows (API.md 12): that of its latest version registered from a
+ * GitHub repository link. Throws DomainError('invalid_input') for a workflow registered from
+ * other links only, and for globs that are not.
+ */
+function followableRepository(workflow: WorkflowEntity, follow: FollowGlobs | null): RepositoryLink {
+  for (const [field, globs] of [
+    ['follow.tags', follow?.tags ?? []],
+    ['follow.branches', follow?.branches ?? []],
+  ] as const) {
+    if (globs.length > MAX_GLOBS) {
+      throw new DomainError('invalid_input', `${field} has more than ${MAX_GLOBS} globs`, [
+        { field, message: `at most ${MAX_GLOBS} globs` },
+      ]);
+    }
+    for (const glob of globs) {
+      const problem = globProblem(glob);
+      if (problem !== undefined) {
+        const message = `${field}: ${JSON.stringify(glob).slice(0, 80)} ${problem}`;
+        throw new DomainError('invalid_input', message, [{ field, message }]);
+      }
+    }
+  }
+  const fromRepository = versionsOf(workflow)
+    .filter((version) => version.sourceRef !== null)
+    .map((version) => parseRepositoryLink(version.rocLink))
+    .at(-1);
+  if (!fromRepository) {
+    throw new DomainError(
+      'invalid_input',
+      `the workflow ${workflow.uuid} was not registered from a GitHub repository link: only such a workflow follows its repository`,
+      [
+        {
+          field: 'follow',
+          message: 'only a workflow registered from a GitHub repository link can follow it',
+        },
+      ],
+    );
+  }
+  return { owner: fromRepository.owner, repo: fromRepository.repo };
 }

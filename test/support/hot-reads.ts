@@ -5,6 +5,7 @@ import { NotificationsRepository } from '../../src/notifications/notifications.r
 import { BuildsRepository } from '../../src/test-monitoring/builds.repository.js';
 import { CheckStateRepository } from '../../src/test-monitoring/check-state.repository.js';
 import { RegisteredInstances } from '../../src/workflows/registered-instances.js';
+import { FollowsRepository } from '../../src/workflows/follow/follows.repository.js';
 import type { TestApp } from './create-test-app.js';
 import { SEEDED_VERSION, seededUuid } from './registry-seed.mjs';
 
@@ -129,6 +130,18 @@ export const HOT_READS: HotRead[] = [
   {
     name: 'instances of a GitHub workflow (webhooks in)',
     run: (t) => t.app.get(GithubWebhooksService, { strict: false }).instancesWatching(['octo/repo/ci.yml']),
+  },
+  {
+    name: 'followed repositories: a webhook’s lookup, a reply’s view, poll and registration claims, the pause',
+    run: async (t) => {
+      const follows = t.app.get(FollowsRepository, { strict: false });
+      const later = new Date(Date.now() + 2 * 24 * 3600_000);
+      await follows.following('octo/repo');
+      await follows.followOf(1);
+      await follows.claimDuePolls(later, 'plan-test', 10, 60_000);
+      await follows.claimDueRefs(later, 'plan-test', 10, 60_000);
+      await follows.pausedUntil('https://api.github.com', later);
+    },
   },
   {
     name: 'monitoring claims of due instances',

@@ -15,6 +15,9 @@ import { TestSuiteEntity } from '../../src/workflows/entities/test-suite.entity.
 import { VersionIssueEntity } from '../../src/workflows/entities/version-issue.entity.js';
 import { WorkflowVersionEntity } from '../../src/workflows/entities/workflow-version.entity.js';
 import { WorkflowEntity } from '../../src/workflows/entities/workflow.entity.js';
+import { FollowedRefEntity } from '../../src/workflows/follow/entities/followed-ref.entity.js';
+import { FollowedRepositoryEntity } from '../../src/workflows/follow/entities/followed-repository.entity.js';
+import { GithubApiPauseEntity } from '../../src/workflows/follow/entities/github-api-pause.entity.js';
 
 /**
  * An in-memory SQLite database with every migration applied and the registry, monitoring and
@@ -36,6 +39,9 @@ export function openMemoryDatabase(): Promise<DataSource> {
       TestServiceEntity,
       TestInstanceEntity,
       VersionIssueEntity,
+      FollowedRepositoryEntity,
+      FollowedRefEntity,
+      GithubApiPauseEntity,
       BuildEntity,
       VmLeaseEntity,
       CheckStateEntity,

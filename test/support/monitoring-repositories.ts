@@ -12,6 +12,10 @@ import { WorkflowEntity } from '../../src/workflows/entities/workflow.entity.js'
 import { RegisteredInstances } from '../../src/workflows/registered-instances.js';
 import { RegistryEvents } from '../../src/workflows/registry-events.js';
 import { WorkflowsRepository } from '../../src/workflows/workflows.repository.js';
+import { FollowedRefEntity } from '../../src/workflows/follow/entities/followed-ref.entity.js';
+import { FollowedRepositoryEntity } from '../../src/workflows/follow/entities/followed-repository.entity.js';
+import { GithubApiPauseEntity } from '../../src/workflows/follow/entities/github-api-pause.entity.js';
+import { FollowsRepository } from '../../src/workflows/follow/follows.repository.js';
 
 export interface MonitoringRepositories {
   builds: BuildsRepository;
@@ -30,6 +34,13 @@ export function monitoringRepositories(dataSource: DataSource): MonitoringReposi
     dataSource.getRepository(TestSuiteEntity),
     dataSource.getRepository(TestInstanceEntity),
     events,
+    new FollowsRepository(
+      dataSource,
+      dataSource.getRepository(FollowedRepositoryEntity),
+      dataSource.getRepository(FollowedRefEntity),
+      dataSource.getRepository(GithubApiPauseEntity),
+      events,
+    ),
   );
   const registered = new RegisteredInstances(workflows);
   const builds = new BuildsRepository(dataSource.getRepository(BuildEntity));

@@ -21,6 +21,8 @@ export const GROWING_TABLES = [
   'deliveries',
   'delivery_attempts',
   'github_workflow_instances',
+  'followed_repositories',
+  'followed_refs',
 ] as const;
 
 export interface CapturedQuery {

@@ -1,5 +1,5 @@
 import type { SchemaObject } from '@nestjs/swagger';
-import { ApiProperty } from '@nestjs/swagger';
+import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
 import { ArrayMaxSize, IsArray, IsBoolean, ValidateNested } from 'class-validator';
 import { IsAnyUuid } from '../../common/validation.js';
@@ -48,19 +48,59 @@ export class NotificationBuildDto {
   links!: NotificationBuildLinksDto;
 }
 
+export class NotificationRepositoryDto {
+  @ApiProperty({ example: 'nf-core/demo' })
+  full_name!: string;
+
+  @ApiProperty({ format: 'uri', example: 'https://github.com/nf-core/demo' })
+  url!: string;
+}
+
+export class NotificationRefDto {
+  @ApiProperty({ enum: ['tag', 'branch'], example: 'tag' })
+  type!: 'tag' | 'branch';
+
+  @ApiProperty({ example: 'v2.0.0' })
+  name!: string;
+
+  @ApiProperty({ type: String, nullable: true, example: '4f1c2b0e9d8a7c6b5a4f3e2d1c0b9a8f7e6d5c4b' })
+  commit!: string | null;
+}
+
 export class NotificationDataDto {
   @ApiProperty({ type: NotificationWorkflowDto })
   workflow!: NotificationWorkflowDto;
 
-  @ApiProperty({ type: NotificationInstanceDto })
-  instance!: NotificationInstanceDto;
+  @ApiProperty({ type: NotificationInstanceDto, nullable: true, description: 'null for FOLLOW_FAILED' })
+  instance!: NotificationInstanceDto | null;
 
   @ApiProperty({
     type: NotificationBuildDto,
     nullable: true,
-    description: 'null for TESTS_STOPPED of an instance that has no finished build',
+    description: 'null for TESTS_STOPPED of an instance that has no finished build, and for FOLLOW_FAILED',
   })
   build!: NotificationBuildDto | null;
+
+  @ApiPropertyOptional({
+    type: NotificationRepositoryDto,
+    description: 'FOLLOW_FAILED: the followed GitHub repository',
+  })
+  repository?: NotificationRepositoryDto;
+
+  @ApiPropertyOptional({
+    type: NotificationRefDto,
+    nullable: true,
+    description:
+      'FOLLOW_FAILED: the tag or branch whose version could not be registered; null when the repository is gone',
+  })
+  ref?: NotificationRefDto | null;
+
+  @ApiPropertyOptional({
+    description: 'FOLLOW_FAILED: why, as the registration was refused or GitHub answered',
+    example:
+      'the GitHub repository nf-core/demo has no ro-crate-metadata.json at its root (ref v2.0.0, commit 4f1c2b0)',
+  })
+  error?: string;
 }
 
 export class NotificationDto {

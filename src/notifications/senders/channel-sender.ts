@@ -42,6 +42,12 @@ export function sendTimeoutMs(config: AppConfig): number {
 /** The facts of a notification in one line of text (Slack); names without bidi controls. */
 export function summaryOf(payload: DeliveryPayload): string {
   const { data } = payload.notification;
+  if (!data.instance) {
+    return (
+      `${payload.event}: workflow "${plainName(data.workflow.name)}": ${followFailureText(data)}. ` +
+      `Status: ${payload.statusUrl}`
+    );
+  }
   const instance = plainName(data.instance.name ?? data.instance.uuid);
   const build = data.build
     ? `build ${data.build.build_id} ${data.build.status}${data.build.links.origin ? ` (${data.build.links.origin})` : ''}`
@@ -56,7 +62,17 @@ const EVENT_LINES: Record<DeliveryPayload['event'], string> = {
   BUILD_FAILED: 'A test build failed after one had passed.',
   BUILD_RECOVERED: 'A test build passed again after failing.',
   TESTS_STOPPED: 'No test build has finished for a long time, or the CI workflow was disabled.',
+  FOLLOW_FAILED: 'A new version of the GitHub repository the workflow follows could not be registered.',
 };
+
+/** What failed in following a repository, in a sentence without its final stop. */
+function followFailureText(data: DeliveryPayload['notification']['data']): string {
+  const repository = plainName(data.repository?.full_name ?? 'its repository');
+  const what = data.ref
+    ? `the ${data.ref.type} ${plainName(data.ref.name)} of ${repository} could not be registered`
+    : `the repository ${repository} could not be read`;
+  return `${what}: ${plainName(data.error ?? 'no reason given').replace(/\.$/, '')}`;
+}
 
 /** A time as mails show it: `2026-11-26 10:00 UTC`. */
 function utc(epochSeconds: string): string {
@@ -69,6 +85,9 @@ function utc(epochSeconds: string): string {
  */
 export function mailTextOf(payload: DeliveryPayload, channelId: number): string {
   const { data } = payload.notification;
+  if (!data.instance) {
+    return followFailureMail(payload, channelId);
+  }
   const build = data.build;
   const facts: [string, string][] = [
     ['Workflow', plainName(data.workflow.name)],
@@ -90,6 +109,37 @@ export function mailTextOf(payload: DeliveryPayload, channelId: number): string 
     'as a notification channel. To stop these mails, unsubscribe:',
     `  POST ${payload.baseUrl}/workflows/${workflow}/unsubscribe`,
     'or remove the channel:',
+    `  DELETE ${payload.baseUrl}/users/current/channels/${channelId}`,
+    '',
+    `Delivery ${payload.deliveryUuid}`,
+    '',
+  ].join('\n');
+}
+
+/** FOLLOW_FAILED as a mail: told to the workflow's owner, whatever their subscriptions. */
+function followFailureMail(payload: DeliveryPayload, channelId: number): string {
+  const { data } = payload.notification;
+  const facts: [string, string][] = [
+    ['Workflow', plainName(data.workflow.name)],
+    ['Repository', data.repository?.url ?? '(unknown)'],
+    [
+      'Ref',
+      data.ref
+        ? `${data.ref.type} ${plainName(data.ref.name)}${data.ref.commit ? ` (${data.ref.commit})` : ''}`
+        : '(none)',
+    ],
+    ['Why', plainName(data.error ?? '(no reason given)')],
+    ['When', utc(payload.notification.created)],
+    ['Status page', payload.statusUrl],
+  ];
+  const width = Math.max(...facts.map(([label]) => label.length)) + 2;
+  return [
+    `${payload.event}: ${EVENT_LINES[payload.event]}`,
+    '',
+    ...facts.map(([label, value]) => `${`${label}:`.padEnd(width)}${value}`),
+    '',
+    'You get this mail as the owner of the workflow, with this address as a',
+    'notification channel. To stop these mails, remove the channel:',
     `  DELETE ${payload.baseUrl}/users/current/channels/${channelId}`,
     '',
     `Delivery ${payload.deliveryUuid}`,

@@ -1,6 +1,8 @@
 import { applyDecorators } from '@nestjs/common';
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { IsBoolean, IsDefined, IsOptional, MaxLength, ValidateBy } from 'class-validator';
+import { Type } from 'class-transformer';
+import { IsBoolean, IsDefined, IsOptional, MaxLength, ValidateBy, ValidateNested } from 'class-validator';
+import { FollowRequestDto } from '../follow/dto/follow.dto.js';
 import { IsAnyUuid, IsHttpUrl, OptionalText } from '../../common/validation.js';
 import { COLUMN_LENGTHS } from '../columns.js';
 import { EXAMPLE } from '../../common/openapi-examples.js';
@@ -120,6 +122,19 @@ export class UpdateWorkflowDto {
 
   @IsPublicFlag()
   public?: boolean;
+
+  @IsOptional()
+  @ValidateNested()
+  @Type(() => FollowRequestDto)
+  @ApiPropertyOptional({
+    type: FollowRequestDto,
+    nullable: true,
+    description:
+      'For a workflow registered from a GitHub repository link (else 400): the tags and branches to follow ' +
+      '(API.md 12). `{"tags": [], "branches": []}` follows nothing; null gives the choice back to the ' +
+      "repository's `.lifemonitor.yaml`. Following begins now: tags there already are not registered.",
+  })
+  follow?: FollowRequestDto | null;
 }
 
 export class RegisteredWorkflowDto {

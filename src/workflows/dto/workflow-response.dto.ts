@@ -6,6 +6,8 @@ import type { VersionIssueEntity } from '../entities/version-issue.entity.js';
 import type { WorkflowVersionEntity } from '../entities/workflow-version.entity.js';
 import type { WorkflowEntity } from '../entities/workflow.entity.js';
 import { loaded } from './loaded.js';
+import { FollowDto, toFollowResponse } from '../follow/dto/follow.dto.js';
+import type { FollowView } from '../follow/follows.repository.js';
 import { BuildDto, toBuildResponse, type BuildFields } from './suite-response.dto.js';
 import { latestVersionOf, versionsOf } from '../workflow-versions.js';
 
@@ -155,6 +157,15 @@ export class WorkflowDto {
     description: 'The versions registered before this one, older first (with previous_versions=true)',
   })
   previous_versions?: VersionDto[];
+
+  @ApiProperty({
+    type: FollowDto,
+    nullable: true,
+    description:
+      'For a workflow registered from a GitHub repository link: the tags and branches whose new versions it ' +
+      'registers (API.md 12), and what following did lately; null for other workflows',
+  })
+  follow!: FollowDto | null;
 }
 
 export class WorkflowRefDto {
@@ -222,6 +233,8 @@ export interface WorkflowView {
   previous?: WorkflowVersionEntity[];
   /** The crate's JSON-LD; only when asked for. */
   metadata?: object;
+  /** Its repository's following (API.md 12); null when it was not registered from one. */
+  follow?: FollowView | null;
 }
 
 export function toVersionResponse(
@@ -271,6 +284,7 @@ export function toWorkflowResponse(view: WorkflowView, baseUrl: string): Workflo
       modified: latest.registeredAt.toISOString(),
     },
     version: shown,
+    follow: view.follow ? toFollowResponse(view.follow) : null,
   };
   if (view.previous !== undefined) {
     reply.previous_versions = view.previous.map((previous) => toVersionResponse(workflow, previous, baseUrl));

@@ -1,0 +1,318 @@
+import { Injectable, Logger } from '@nestjs/common';
+import { Clock } from '../../common/clock.js';
+import { DomainError } from '../../common/errors/domain-error.js';
+import { AppConfig } from '../../config/app-config.js';
+import {
+  GithubRepositories,
+  RepositoryGone,
+  type RefKind,
+  type RepositoryLink,
+  type RepositoryRef,
+} from '../crate/github-repository.js';
+import { UpstreamUnavailable } from '../crate/upstream-unavailable.js';
+import type { FollowFailure } from '../registry-events.js';
+import { WorkflowsService } from '../workflows.service.js';
+import type { FollowedRefEntity, FollowedRefKind } from './entities/followed-ref.entity.js';
+import { FollowQueue } from './follow-queue.js';
+import { refDecision, type ShownRef } from './follow-rules.js';
+import { FollowsRepository, type Claimed, type FollowSubject } from './follows.repository.js';
+
+/** A ref a webhook tells of (API.md 12): a tag created, or a branch pushed to a commit. */
+export type RepositoryRefEvent =
+  | { repository: string; kind: 'tag'; name: string }
+  | { repository: string; kind: 'branch'; name: string; commit: string };
+
+/** What a webhook's event did: registrations queued, or nothing (no workflow follows that ref). */
+export type RefEventOutcome = 'queued' | 'ignored';
+
+/** Pages of refs read per poll at most: 5,000 branches or tags. */
+const MAX_PAGES = 50;
+/**
+ * The poll interval of a tick run while the timer is off (REFRESH_INTERVAL_SECONDS=0: only
+ * wake-ups and ticks run by hand), as the refresh scheduler does: the setting's default.
+ */
+const INTERVAL_WHEN_OFF_MS = 300_000;
+
+/**
+ * Following GitHub repositories (API.md 12): refs told by webhooks or read by polls become
+ * pending registrations, and each is registered (WorkflowsService.register, the repository as
+ * the crate's source) by the copy that claims it. GitHub down or rate-limited: tried again at
+ * the next poll, never before the rate limit's end; a refusal is recorded and told to the owner.
+ */
+@Injectable()
+export class FollowedRepositoriesService {
+  private readonly logger = new Logger(FollowedRepositoriesService.name);
+
+  constructor(
+    private readonly follows: FollowsRepository,
+    private readonly github: GithubRepositories,
+    private readonly workflows: WorkflowsService,
+    private readonly queue: FollowQueue,
+    private readonly config: AppConfig,
+    private readonly clock: Clock,
+  ) {}
+
+  /**
+   * A webhook's ref: recorded for every workflow following that repository, a registration queued
+   * where it matches their globs. Nothing is read from GitHub here; a repository nobody follows
+   * costs one indexed read.
+   */
+  async receive(event: RepositoryRefEvent): Promise<RefEventOutcome> {
+    const subjects = await this.follows.following(event.repository);
+    if (subjects.length === 0) {
+      return 'ignored';
+    }
+    const now = new Date(this.clock.nowMs());
+    const ref: ShownRef =
+      event.kind === 'tag'
+        ? { kind: 'tag', name: event.name, commit: null }
+        : { kind: 'branch', name: event.name, commit: event.commit };
+    let due = 0;
+    for (const subject of subjects) {
+      due += await this.follows.recordRefs(subject, [ref], now);
+    }
+    if (due === 0) {
+      return 'ignored';
+    }
+    this.queue.wake();
+    return 'queued';
+  }
+
+  /** The end of GitHub's rate-limit pause, while it lasts: no poll or registration before it. */
+  pausedUntil(now: Date): Promise<Date | undefined> {
+    return this.follows.pausedUntil(this.config.registry.github.apiUrl, now);
+  }
+
+  /**
+   * Reads a claimed repository's refs (only the pages changed since their ETags) and records
+   * what they change; a failure is recorded and the poll tried again at the next interval.
+   */
+  async poll(claimed: Claimed<FollowSubject>, now: Date): Promise<void> {
+    const subject = claimed.row;
+    const { repository } = subject;
+    const link = { owner: repository.owner, repo: repository.repo };
+    const baseline = repository.refsReadAt === null;
+    const previous = baseline ? {} : parseEtags(repository.refsEtags);
+    const etags: Partial<Record<RefKind, string[]>> = {};
+    const shown: ShownRef[] = [];
+    try {
+      for (const [kind, globs] of [
+        ['tags', subject.globs.tags],
+        ['heads', subject.globs.branches],
+      ] as const) {
+        if (globs.length === 0) {
+          continue;
+        }
+        const read = await this.readRefs(link, kind, previous[kind] ?? []);
+        etags[kind] = read.etags;
+        shown.push(
+          ...read.refs.map((ref) => ({
+            ...ref,
+            kind: kind === 'tags' ? ('tag' as const) : ('branch' as const),
+          })),
+        );
+      }
+    } catch (error) {
+      await this.pollFailed(claimed, error, now);
+      return;
+    }
+    await this.follows.recordRefs(subject, shown, now, {
+      claim: claimed.token,
+      baseline,
+      etags: JSON.stringify(etags),
+      nextPollAt: this.nextPoll(now),
+    });
+  }
+
+  /**
+   * Registers a claimed pending ref as a version of its workflow, named by the ref, at its commit
+   * (a branch's replaces the version of its name), and records how it ended.
+   */
+  async attempt(claimed: Claimed<FollowedRefEntity>, now: Date): Promise<void> {
+    const ref = claimed.row;
+    const subject = await this.follows.subjectOf(ref.repositoryId);
+    if (!subject) {
+      return; // the workflow went, and its refs with it
+    }
+    const { repository } = subject;
+    const link = { owner: repository.owner, repo: repository.repo };
+    const decision = refDecision(ref.kind, ref.name, subject.globs);
+    if (decision.state !== 'pending') {
+      // The globs changed since it was queued.
+      await this.follows.finishRef(
+        claimed,
+        { state: decision.state, commit: ref.commit, reason: decision.reason },
+        now,
+      );
+      return;
+    }
+    let commit: string | null = ref.commit;
+    try {
+      commit ??= (await this.github.tagCommit(link, ref.name)) ?? null;
+      if (commit === null) {
+        await this.follows.finishRef(
+          claimed,
+          {
+            state: 'ignored',
+            commit: null,
+            reason: `the tag '${ref.name}' is no longer in ${link.owner}/${link.repo}`,
+          },
+          now,
+        );
+        return;
+      }
+      const registered = await this.workflows.register(
+        { id: subject.ownerId },
+        {
+          rocLink: `https://github.com/${link.owner}/${link.repo}/tree/${encodeURIComponent(ref.name)}`,
+          version: ref.name,
+          uuid: subject.workflowUuid,
+          repository: { link, source: { ref: ref.name, commit } },
+          replace: ref.kind === 'branch',
+        },
+      );
+      await this.follows.finishRef(
+        claimed,
+        { state: 'registered', commit, version: registered.version },
+        now,
+      );
+    } catch (error) {
+      await this.attemptFailed(claimed, subject, commit, error, now);
+    }
+  }
+
+  private async attemptFailed(
+    claimed: Claimed<FollowedRefEntity>,
+    subject: FollowSubject,
+    commit: string | null,
+    error: unknown,
+    now: Date,
+  ): Promise<void> {
+    const ref = claimed.row;
+    const where = `${ref.kind} '${ref.name}' of ${subject.repository.owner}/${subject.repository.repo}`;
+    if (error instanceof UpstreamUnavailable || !(error instanceof DomainError)) {
+      if (!(error instanceof DomainError)) {
+        this.logger.error({ err: error }, `registering the ${where} failed unexpectedly; trying again later`);
+      }
+      const message = error instanceof Error ? error.message : String(error);
+      await this.retryLater(
+        claimed,
+        commit,
+        message,
+        error instanceof UpstreamUnavailable ? error.retryAt : undefined,
+        now,
+      );
+      return;
+    }
+    if (error.kind === 'conflict') {
+      // The version exists: registered by hand, or by an earlier attempt whose ending was lost.
+      await this.follows.finishRef(claimed, { state: 'ignored', commit, reason: error.message }, now);
+      return;
+    }
+    this.logger.log(`the ${where} could not be registered: ${error.message}`);
+    await this.follows.finishRef(
+      claimed,
+      { state: 'failed', commit, reason: error.message },
+      now,
+      this.failure(subject, { kind: ref.kind, name: ref.name, commit }, error.message),
+    );
+  }
+
+  private async retryLater(
+    claimed: Claimed<FollowedRefEntity>,
+    commit: string | null,
+    reason: string,
+    retryAt: Date | undefined,
+    now: Date,
+  ): Promise<void> {
+    if (retryAt) {
+      await this.follows.pause(this.config.registry.github.apiUrl, retryAt);
+    }
+    const next = this.nextPoll(now).getTime();
+    await this.follows.retryRefLater(
+      claimed,
+      new Date(Math.max(next, retryAt?.getTime() ?? 0)),
+      reason,
+      commit,
+    );
+  }
+
+  private async pollFailed(claimed: Claimed<FollowSubject>, error: unknown, now: Date): Promise<void> {
+    const { repository } = claimed.row;
+    const message = error instanceof Error ? error.message : String(error);
+    if (!(error instanceof DomainError)) {
+      this.logger.error({ err: error }, `polling ${repository.owner}/${repository.repo} failed unexpectedly`);
+    }
+    const retryAt = error instanceof UpstreamUnavailable ? error.retryAt : undefined;
+    if (retryAt) {
+      await this.follows.pause(this.config.registry.github.apiUrl, retryAt);
+    }
+    const next = this.nextPoll(now);
+    await this.follows.recordPollFailure(
+      claimed,
+      message,
+      retryAt && retryAt > next ? retryAt : next,
+      now,
+      error instanceof RepositoryGone ? this.failure(claimed.row, null, message) : undefined,
+    );
+  }
+
+  /** Every page of the refs, each asked with its last ETag; pages answered 304 add nothing. */
+  private async readRefs(
+    link: RepositoryLink,
+    kind: RefKind,
+    previous: readonly string[],
+  ): Promise<{ refs: RepositoryRef[]; etags: string[] }> {
+    const refs: RepositoryRef[] = [];
+    const etags: string[] = [];
+    for (let page = 1; page <= MAX_PAGES; page++) {
+      const known = previous[page - 1];
+      const answer = await this.github.refsPage(link, kind, page, known || undefined);
+      if (answer.kind === 'unchanged') {
+        etags.push(known ?? '');
+        // An unchanged page says nothing of whether one follows it: the last reading did.
+        if (page >= previous.length) {
+          break;
+        }
+        continue;
+      }
+      refs.push(...answer.refs);
+      etags.push(answer.etag ?? '');
+      if (answer.last) {
+        break;
+      }
+    }
+    return { refs, etags };
+  }
+
+  private nextPoll(now: Date): Date {
+    const seconds = this.config.monitoring.refreshIntervalSeconds;
+    return new Date(now.getTime() + (seconds > 0 ? seconds * 1000 : INTERVAL_WHEN_OFF_MS));
+  }
+
+  private failure(
+    subject: FollowSubject,
+    ref: { kind: FollowedRefKind; name: string; commit: string | null } | null,
+    error: string,
+  ): Omit<FollowFailure, 'name' | 'version'> {
+    return {
+      workflowId: subject.repository.workflowId,
+      workflowUuid: subject.workflowUuid,
+      ownerId: subject.ownerId,
+      repository: `${subject.repository.owner}/${subject.repository.repo}`,
+      ref,
+      error,
+    };
+  }
+}
+
+function parseEtags(stored: string | null): Partial<Record<RefKind, string[]>> {
+  if (stored === null) {
+    return {};
+  }
+  try {
+    return JSON.parse(stored) as Partial<Record<RefKind, string[]>>;
+  } catch {
+    return {};
+  }
+}
