@@ -43,6 +43,7 @@ import { WorkflowsRepository } from './workflows.repository.js';
 import { WorkflowsService } from './workflows.service.js';
 import { Clock } from '../common/clock.js';
 import { GithubConfigController } from './follow/github-config.controller.js';
+import { InvalidConfigFileCheck, MissingFollowedBranchCheck } from './checks/following.checks.js';
 import { FollowedRefEntity } from './follow/entities/followed-ref.entity.js';
 import { FollowedRepositoryEntity } from './follow/entities/followed-repository.entity.js';
 import { GithubApiPauseEntity } from './follow/entities/github-api-pause.entity.js';
@@ -77,6 +78,8 @@ const ISSUE_CHECK_CLASSES = [
   MissingWorkflowFileCheck,
   MissingLicenseCheck,
   MissingReadmeCheck,
+  InvalidConfigFileCheck,
+  MissingFollowedBranchCheck,
 ];
 
 /**

@@ -50,7 +50,7 @@ import { Clock } from '../common/clock.js';
 import { CoalescedReads } from '../common/coalesced-reads.js';
 import { FollowQueue } from './follow/follow-queue.js';
 import { MAX_GLOBS } from './follow/follow-limits.js';
-import { globProblem, type FollowGlobs } from './follow/follow-rules.js';
+import { followInForce, globProblem, type FollowGlobs } from './follow/follow-rules.js';
 import { FollowsRepository, type FollowView } from './follow/follows.repository.js';
 import { CONFIG_COMPANIONS, configSettings, readRepositoryConfig } from './follow/repository-config.js';
 
@@ -256,6 +256,13 @@ export class WorkflowsService {
           graph,
           files: new Set(files),
           repository: repository && source ? { ...repository, ...source } : undefined,
+          following: repositoryConfig && {
+            file: repositoryConfig.file,
+            problem: repositoryConfig.problem,
+            // The API's globs win over the file's (API.md 12).
+            branches: followInForce(exists ? await this.follows.apiFollowOf(uuid) : null, settings.follow)
+              .globs.branches,
+          },
         },
         input.issues ?? settings.issues,
       );

@@ -490,6 +490,47 @@ describe(`following GitHub repositories (${testDatabase()})`, () => {
       const read = await get(`/workflows/${uuid}`);
       expect(read.body).toMatchObject({ name: 'misconfigured on main', public: false });
       expect(read.body.follow).toMatchObject({ tags: [], branches: [], source: 'none' });
+      // The repository check of an invalid file (API.md 12) says which and where.
+      expect(read.body.version.issues).toContainEqual({
+        id: 'lm.InvalidConfigFile',
+        name: 'Invalid LifeMonitor configuration file',
+        description: ".lifemonitor.yaml is not valid: 'public' must be boolean.",
+        severity: 'error',
+      });
+    });
+
+    it('records a followed branch that is not in the repository, at every registration', async () => {
+      const config = [
+        'push:',
+        '  branches:',
+        '    - name: main',
+        '    - name: develop',
+        '    - name: "feature/*"',
+        '',
+      ];
+      const uuid = await registerRepository('iwc', 'branchy', { 'lifemonitor.yaml': config.join('\n') });
+      const issues = (await get(`/workflows/${uuid}`)).body.version.issues as Json[];
+      expect(issues.find((issue) => issue.id === 'lm.MissingFollowedBranch')).toEqual({
+        id: 'lm.MissingFollowedBranch',
+        name: 'Followed branch missing',
+        description:
+          "The branch 'develop' is not in iwc/branchy; no branch of iwc/branchy matches 'feature/*'.",
+        severity: 'warning',
+      });
+      expect(issues.map((issue) => issue.id)).not.toContain('lm.InvalidConfigFile');
+      // The API's branches, when it set them, are the ones checked.
+      expect((await follow(uuid, { branches: ['main'] })).status).toBe(200);
+      github.push('iwc', 'branchy', {
+        tag: 'again',
+        files: crateFiles('branchy again', { 'lifemonitor.yaml': config.join('\n') }),
+      });
+      const again = await t.http
+        .post('/users/current/workflows')
+        .set(as(alice))
+        .send({ roc_link: 'https://github.com/iwc/branchy/tree/again', version: 'again', uuid });
+      expect(again.status).toBe(201);
+      const againIssues = (await get(`/workflows/${uuid}/versions/again`)).body.version.issues as Json[];
+      expect(againIssues.map((issue) => issue.id)).not.toContain('lm.MissingFollowedBranch');
     });
   });
 });

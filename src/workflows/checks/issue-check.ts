@@ -38,6 +38,11 @@ export interface CheckedCrate {
   readonly files: ReadonlySet<string>;
   /** For a link naming a GitHub repository (API.md 7.1): which, and the ref and commit registered. */
   readonly repository?: RepositoryLink & RepositorySource;
+  /**
+   * For a repository link: its `.lifemonitor.yaml` as this registration read it (no `file`: there
+   * is none; a `problem`: it is invalid), and the branch globs the workflow follows (API.md 12).
+   */
+  readonly following?: { file?: string; problem?: string; branches: readonly string[] };
 }
 
 /** One problem a check found: of which type, and where. */
