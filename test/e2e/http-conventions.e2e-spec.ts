@@ -149,7 +149,7 @@ describe('conventions of every area', () => {
   });
 
   describe('OpenAPI document', () => {
-    it('serves /docs-json with the bearer, API key, metrics and GitHub signature schemes and an operation id on every operation', async () => {
+    it('serves /docs-json with the bearer, API key (both carriers), metrics and GitHub signature schemes and an operation id on every operation', async () => {
       const response = await t.http.get('/docs-json');
       expect(response.status).toBe(200);
       const document = response.body as {
@@ -159,6 +159,7 @@ describe('conventions of every area', () => {
       expect(document.components.securitySchemes).toEqual({
         bearer: expect.objectContaining({ type: 'http', scheme: 'bearer', bearerFormat: 'JWT' }),
         apiKey: expect.objectContaining({ type: 'apiKey', in: 'header', name: 'Authorization' }),
+        apiKeyHeader: expect.objectContaining({ type: 'apiKey', in: 'header', name: 'X-API-Key' }),
         metrics: expect.objectContaining({ type: 'http', scheme: 'bearer' }),
         'github-signature': expect.objectContaining({
           type: 'apiKey',

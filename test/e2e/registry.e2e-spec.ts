@@ -177,6 +177,8 @@ describe('workflow registry (API.md 2.1–2.5, 2.7)', () => {
         uuid,
         name: fixture.name,
         public: false,
+        // Not registered from a repository (API.md 12): nothing followed.
+        follow: null,
         meta: {
           base_url: base,
           resource: `/workflows/${uuid}`,
