@@ -6,6 +6,8 @@ import { createRequire } from 'node:module';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { DataSource } from 'typeorm';
 import { CheckStateEntity } from '../../src/test-monitoring/entities/check-state.entity.js';
+import { FollowedRefEntity } from '../../src/workflows/follow/entities/followed-ref.entity.js';
+import { FollowedRepositoryEntity } from '../../src/workflows/follow/entities/followed-repository.entity.js';
 import { launchChromium, recordOutsideRequests, SCREENSHOTS } from '../support/browser.js';
 import { createTestApp, type TestApp } from '../support/create-test-app.js';
 import { LinkServer } from '../fakes/link-server.js';
@@ -234,6 +236,86 @@ describe('status pages in a real browser', () => {
     expect(await page.locator('tbody tr').count()).toBe(2);
     expect(await axe(page)).toEqual([]);
     await page.screenshot({ path: `${SCREENSHOTS}/status-workflow.png`, fullPage: true });
+    expect(outside).toEqual([]);
+    await anonymous.close();
+  });
+
+  it('shows what a followed repository registered, ignored and failed to register; no violation', async () => {
+    const dataSource = t.app.get(DataSource);
+    const at = (minutes: number) => new Date(Date.now() - minutes * 60_000);
+    const [repository] = await dataSource.getRepository(FollowedRepositoryEntity).save([
+      {
+        workflowId: w.rnaseq.workflowId,
+        fullName: 'nf-core/rnaseq',
+        owner: 'nf-core',
+        repo: 'rnaseq',
+        apiFollow: JSON.stringify({ tags: ['v*.*.*'], branches: ['main'] }),
+        fileFollow: null,
+        refsReadAt: at(1),
+        refsEtags: null,
+        nextPollAt: null,
+        claimOwner: null,
+        claimUntil: null,
+        polledAt: at(1),
+        pollError: 'GitHub answered 502 Bad Gateway for the tags of nf-core/rnaseq',
+        goneAt: null,
+      },
+    ]);
+    const ref = (
+      name: string,
+      state: FollowedRefEntity['state'],
+      minutes: number,
+      reason: string | null = null,
+    ) => ({
+      repositoryId: repository.id,
+      kind: 'tag' as const,
+      name,
+      commit: 'acb5820ced9479c074f688cc328bf03f341a511d',
+      state,
+      version: state === 'registered' ? name : null,
+      reason,
+      attempts: 1,
+      nextAttemptAt: null,
+      claimOwner: null,
+      claimUntil: null,
+      updatedAt: at(minutes),
+    });
+    await dataSource
+      .getRepository(FollowedRefEntity)
+      .save([
+        ref('v3.14.0', 'registered', 30),
+        ref(
+          'v3.15.0',
+          'failed',
+          20,
+          "the GitHub repository nf-core/rnaseq has no ro-crate-metadata.json at its root (ref 'v3.15.0')",
+        ),
+        ref(
+          'v3.15.0/rc',
+          'ignored',
+          10,
+          "the tag name 'v3.15.0/rc' cannot be a version name: it must not contain '/'",
+        ),
+      ]);
+    const anonymous = await context(false);
+    const { page, status, outside } = await open(anonymous, `/status/${w.rnaseq.workflowUuid}`);
+    expect(status).toBe(200);
+    const section = page.locator('h2', { hasText: 'Following' });
+    expect(await section.innerText()).toBe('Following nf-core/rnaseq');
+    expect(await section.locator('a').getAttribute('href')).toBe('https://github.com/nf-core/rnaseq');
+    const text = await page.locator('main').innerText();
+    expect(text).toMatch(
+      /New versions from tags v\*\.\*\.\* and pushes to branches main \(set through the API\)\./,
+    );
+    expect(text).toMatch(/The last look at the repository, .* failed: GitHub answered 502/);
+    const rows = await page.locator('h2:has-text("Following") ~ table tbody tr').allInnerTexts();
+    expect(rows.map((row) => row.split('\t').slice(0, 2).join(' | '))).toEqual([
+      "tag v3.15.0/rc | ignored: the tag name 'v3.15.0/rc' cannot be a version name: it must not contain '/'",
+      "tag v3.15.0 | not registered: the GitHub repository nf-core/rnaseq has no ro-crate-metadata.json at its root (ref 'v3.15.0')",
+      'tag v3.14.0 | version v3.14.0 registered',
+    ]);
+    expect(await axe(page)).toEqual([]);
+    await page.screenshot({ path: `${SCREENSHOTS}/status-workflow-following.png`, fullPage: true });
     expect(outside).toEqual([]);
     await anonymous.close();
   });

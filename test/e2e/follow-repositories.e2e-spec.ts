@@ -420,6 +420,35 @@ describe(`following GitHub repositories (${testDatabase()})`, () => {
     });
   });
 
+  describe('a followed repository that goes away', () => {
+    it('records that it is gone at the next poll and tells the owner once, until it comes back', async () => {
+      const uuid = await registerRepository('octo', 'vanishing');
+      expect((await follow(uuid, { tags: ['v*'] })).status).toBe(200);
+      await poll();
+      const told = async () =>
+        ((await get('/users/current/notifications')).body.items as Json[]).filter(
+          (n) => n.event === 'FOLLOW_FAILED' && (n.data as Json).ref === null,
+        );
+      const before = (await told()).length;
+      github.removeRepository('octo', 'vanishing');
+      await poll();
+      expect((await followOf(uuid)).last_poll?.error).toMatch(
+        /the GitHub repository octo\/vanishing does not exist, or is private/,
+      );
+      await poll();
+      const notifications = await told();
+      expect(notifications).toHaveLength(before + 1);
+      expect(notifications[0]).toMatchObject({
+        data: { workflow: { uuid }, repository: { full_name: 'octo/vanishing' }, ref: null },
+      });
+      // Back again: polls work, and its new tags are registered.
+      github.addRepository('octo', 'vanishing');
+      github.push('octo', 'vanishing', { branch: 'main', files: crateFiles('vanishing again') });
+      await poll();
+      expect((await followOf(uuid)).last_poll?.error).toBeNull();
+    });
+  });
+
   describe('webhooks', () => {
     it('answers a repository nobody follows with 204, doing nothing and asking GitHub nothing', async () => {
       const requests = github.totalRequests;
