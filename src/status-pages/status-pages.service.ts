@@ -273,7 +273,7 @@ export class StatusPagesService {
     const now = new Date(this.clock.nowMs());
     const status = await this.status.workflowStatus(uuid, version, viewer, now);
     const { suites, lastChecks } = await this.workflows.suites(uuid, status.version.version, viewer);
-    const follow = await this.workflows.follow(uuid, viewer);
+    const follow = await this.workflows.followOf(status.workflow);
     const days =
       (await this.status.overviews([status.version.id], HISTORY_DAYS, now)).get(status.version.id)?.days ??
       [];

@@ -477,13 +477,12 @@ export class WorkflowsService {
     return this.access.visibleWorkflow(uuid, user);
   }
 
-  /** What the workflow's repository follows (API.md 12); null when it was not registered from one. */
-  async follow(uuid: string, user: Viewer): Promise<FollowView | null> {
-    return this.followOf(await this.access.visibleWorkflow(uuid, user));
-  }
-
-  /** Read only for a workflow with a version from a repository link: the others have no row to read. */
-  private async followOf(workflow: WorkflowEntity): Promise<FollowView | null> {
+  /**
+   * What the workflow's repository follows (API.md 12); null when it was not registered from one.
+   * The caller has read the workflow, with its versions, under the visibility rule. Read only for
+   * a workflow with a version from a repository link: the others have no row to read.
+   */
+  async followOf(workflow: WorkflowEntity): Promise<FollowView | null> {
     if (!versionsOf(workflow).some((version) => version.sourceRef !== null)) {
       return null;
     }
