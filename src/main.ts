@@ -41,7 +41,9 @@ async function bootstrap(): Promise<void> {
     },
   );
   configureApp(app, config);
-  await app.listen(config.port);
+  await app.listen(config.port).catch((error: unknown) => {
+    throw listenError(error, config.port);
+  });
   app.flushLogs();
   const logger = new Logger('Main');
   logger.log(
@@ -65,6 +67,21 @@ async function bootstrap(): Promise<void> {
   };
   process.once('SIGTERM', () => shutdown('SIGTERM'));
   process.once('SIGINT', () => shutdown('SIGINT'));
+}
+
+/** A port the service cannot listen on is a bad PORT: one line naming it, as for any bad setting. */
+function listenError(error: unknown, port: number): unknown {
+  const code = (error as NodeJS.ErrnoException | undefined)?.code;
+  if (code === 'EADDRINUSE') {
+    return new ConfigError('PORT', `${port} is in use by another process; stop it or choose another PORT`);
+  }
+  if (code === 'EACCES') {
+    return new ConfigError(
+      'PORT',
+      `${port} needs privileges this process does not have; choose a PORT above 1023`,
+    );
+  }
+  return error;
 }
 
 bootstrap().catch((error: unknown) => {

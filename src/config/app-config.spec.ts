@@ -1,6 +1,7 @@
-import { mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { parse } from 'yaml';
 import { loadConfig, loadDotEnv } from './app-config.js';
 
 describe('loadConfig', () => {
@@ -183,5 +184,115 @@ describe('loadDotEnv', () => {
 
   it('in production, reads only .env', () => {
     expect(loadDotEnv({ NODE_ENV: 'production' }, dir)).toBeUndefined();
+  });
+});
+
+describe('CLOUDS_FILE', () => {
+  it("refuses a file without a cloud named 'default' (the paths without a cloud segment use it), naming CLOUDS_FILE", () => {
+    const dir = mkdtempSync(join(tmpdir(), 'clouds-'));
+    try {
+      const path = join(dir, 'clouds.yaml');
+      writeFileSync(path, 'clouds:\n  lab: {type: dummy}\n  ostack: {type: dummy}\n');
+      expect(() =>
+        loadConfig({ NODE_ENV: 'test', DATA_DIR: dir, JWT_SECRET: 'x'.repeat(40), CLOUDS_FILE: path }),
+      ).toThrow(
+        `Invalid setting CLOUDS_FILE: ${path} has no cloud named 'default' (the paths without a cloud segment use it): ` +
+          "name one of 'lab', 'ostack' 'default', or add one",
+      );
+      writeFileSync(path, 'clouds:\n  lab: {type: dummy}\n  default: {type: dummy}\n');
+      const clouds = loadConfig({
+        NODE_ENV: 'test',
+        DATA_DIR: dir,
+        JWT_SECRET: 'x'.repeat(40),
+        CLOUDS_FILE: path,
+      }).orchestration.clouds;
+      expect(clouds?.map((cloud) => cloud.name)).toEqual(['lab', 'default']);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('the placeholder secrets of the example files', () => {
+  const SECRETS = ['JWT_SECRET', 'ADMIN_PASSWORD', 'METRICS_TOKEN', 'GITHUB_WEBHOOK_SECRET', 'DATABASE_URL'];
+  const envFile = (path: string): Record<string, string> =>
+    Object.fromEntries(
+      readFileSync(path, 'utf8')
+        .split('\n')
+        .filter((line) => /^[A-Z_]+=/.test(line))
+        .map((line) => [line.slice(0, line.indexOf('=')), line.slice(line.indexOf('=') + 1)]),
+    );
+  /** Every secret setting the example files fill, as the service would get it from each. */
+  const examples = (): { file: string; setting: string; value: string }[] => {
+    const compose = envFile('docker/env.example');
+    const composeUrl = (
+      parse(readFileSync('docker/compose.yaml', 'utf8')) as {
+        services: { app: { environment: Record<string, string> } };
+      }
+    ).services.app.environment.DATABASE_URL.replace('${DB_PASSWORD}', compose.DB_PASSWORD);
+    const k8s = (
+      parse(readFileSync('docker/k8s-secret.example.yaml', 'utf8')) as { stringData: Record<string, string> }
+    ).stringData;
+    const files: [string, Record<string, string>][] = [
+      ['.env.example', envFile('.env.example')],
+      ['docker/env.example', { ...compose, DATABASE_URL: composeUrl }],
+      ['docker/k8s-secret.example.yaml', k8s],
+    ];
+    return files.flatMap(([file, values]) =>
+      SECRETS.filter((setting) => values[setting]).map((setting) => ({
+        file,
+        setting,
+        value: values[setting],
+      })),
+    );
+  };
+  const production = (extra: Record<string, string>): Record<string, string> => ({
+    NODE_ENV: 'production',
+    // Never written to: JWT_SECRET is set.
+    DATA_DIR: join(tmpdir(), 'app-config-unused'),
+    JWT_SECRET: 'a-real-secret-of-at-least-32-characters!',
+    ADMIN_USERNAME: 'admin',
+    ADMIN_PASSWORD: 'a real admin password',
+    ...extra,
+  });
+
+  it('are found in every example file', () => {
+    expect(examples().map(({ file, setting }) => `${file} ${setting}`)).toEqual([
+      '.env.example ADMIN_PASSWORD',
+      'docker/env.example JWT_SECRET',
+      'docker/env.example ADMIN_PASSWORD',
+      'docker/env.example DATABASE_URL',
+      'docker/k8s-secret.example.yaml JWT_SECRET',
+      'docker/k8s-secret.example.yaml ADMIN_PASSWORD',
+      'docker/k8s-secret.example.yaml METRICS_TOKEN',
+      'docker/k8s-secret.example.yaml DATABASE_URL',
+    ]);
+  });
+
+  it.each(examples())(
+    'stop production with one line naming the setting: $setting of $file',
+    ({ setting, value }) => {
+      expect(() => loadConfig(production({ [setting]: value }))).toThrow(
+        new RegExp(
+          `^Invalid setting ${setting}: (is|holds) the placeholder (password )?'[^']+' of an example file`,
+        ),
+      );
+    },
+  );
+
+  it('are accepted outside production (a fresh clone starts), and real secrets in production', () => {
+    for (const { setting, value } of examples()) {
+      expect(() =>
+        loadConfig({ ...production({ [setting]: value }), NODE_ENV: 'development' }),
+      ).not.toThrow();
+    }
+    expect(() =>
+      loadConfig(
+        production({
+          DATABASE_URL: 'mysql://app:s3cr3t-from-a-vault@db:3306/app',
+          METRICS_TOKEN: 'x'.repeat(20),
+        }),
+      ),
+    ).not.toThrow();
   });
 });

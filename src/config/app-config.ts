@@ -8,6 +8,7 @@ import ipaddr from 'ipaddr.js';
 import { loadClouds, type CloudSettings } from './clouds-file.js';
 import { ConfigError } from './config-error.js';
 import { EnvSchema } from './env.schema.js';
+import { refusePlaceholderSecrets } from './placeholder-secrets.js';
 import { loadTestingServices, type TestingServiceCredentials } from './testing-services-file.js';
 
 export type DatabaseSettings =
@@ -113,6 +114,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
   const dataDir = resolve(schema.DATA_DIR);
   if (production && !schema.JWT_SECRET) {
     throw new ConfigError('JWT_SECRET', 'is required when NODE_ENV=production');
+  }
+  if (production) {
+    refusePlaceholderSecrets(raw);
   }
   if (Boolean(schema.ADMIN_USERNAME) !== Boolean(schema.ADMIN_PASSWORD)) {
     throw new ConfigError(

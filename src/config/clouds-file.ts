@@ -11,6 +11,9 @@ export interface CloudSettings {
 
 export const CLOUD_NAME = /^[A-Za-z0-9_-]{1,64}$/;
 
+/** The cloud of the paths that name none (API.md 3). */
+export const DEFAULT_CLOUD = 'default';
+
 /**
  * The clouds of CLOUDS_FILE, or undefined when it is not set (the orchestration then serves one
  * cloud named `default`). Types are checked against the registered providers at start-up.
@@ -36,6 +39,15 @@ export function loadClouds(path: string | undefined, env: NodeJS.ProcessEnv): Cl
   }
   if (clouds.length === 0) {
     throw new ConfigError('CLOUDS_FILE', `${path} defines no cloud`);
+  }
+  // The paths without a cloud segment (`/api/v1/nodes`) name it (API.md 3): without it they could
+  // only fail, request after request, long after a start-up that said nothing.
+  if (!clouds.some((cloud) => cloud.name === DEFAULT_CLOUD)) {
+    throw new ConfigError(
+      'CLOUDS_FILE',
+      `${path} has no cloud named '${DEFAULT_CLOUD}' (the paths without a cloud segment use it): ` +
+        `name one of ${clouds.map((cloud) => `'${cloud.name}'`).join(', ')} '${DEFAULT_CLOUD}', or add one`,
+    );
   }
   return clouds;
 }

@@ -2,7 +2,7 @@ import { Inject, Injectable, type OnModuleInit, type Provider } from '@nestjs/co
 import { DomainError } from '../common/errors/domain-error.js';
 import { registrationsProvider } from '../common/discovered.js';
 import { AppConfig } from '../config/app-config.js';
-import type { CloudSettings } from '../config/clouds-file.js';
+import { DEFAULT_CLOUD, type CloudSettings } from '../config/clouds-file.js';
 import { ConfigError } from '../config/config-error.js';
 import { MetricsService } from '../metrics/metrics.service.js';
 import {
@@ -15,7 +15,7 @@ import {
 import { MeteredCloudProvider } from './providers/metered.provider.js';
 
 /** The name a cloud segment defaults to when a path leaves it out. */
-export const DEFAULT_CLOUD = 'default';
+export { DEFAULT_CLOUD };
 
 /** CLOUD_PROVIDER_FACTORIES as the app provides it: every class marked with RegisterCloudProvider. */
 export const CLOUD_PROVIDER_FACTORIES_PROVIDER: Provider = registrationsProvider(

@@ -114,7 +114,7 @@ describe(`extension: a cloud provider registered by a test module (${testDatabas
   });
 
   it('checks its own settings at start-up', async () => {
-    const bad = writeCloudsFile('clouds:\n  lab: {type: scratch}\n');
+    const bad = writeCloudsFile('clouds:\n  default: {type: dummy}\n  lab: {type: scratch}\n');
     const shared = await sharedDatabase({ CLOUDS_FILE: bad.path });
     try {
       await expect(startApp(shared.env, [ScratchCloudModule])).rejects.toThrow(

@@ -22,6 +22,7 @@ describe(`asynchronous start across a restart of the service (${testDatabase()})
     nova = await OpenStackFake.start({ newServerStatus: 'BUILD' });
     clouds = writeCloudsFile(`
 clouds:
+  default: {type: dummy}
 ${nova.cloudsFileEntry()}
 `);
     dataDir = mkdtempSync(join(tmpdir(), 'jobs-restart-'));

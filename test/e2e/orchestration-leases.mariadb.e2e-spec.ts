@@ -32,6 +32,7 @@ describe(`two copies of the service carry out each lease expiry once (${testData
     facility = await AssignmentFacilityFake.start();
     clouds = writeCloudsFile(`
 clouds:
+  default: {type: dummy}
 ${nova.cloudsFileEntry()}
 `);
     dataDir = mkdtempSync(join(tmpdir(), 'leases-scale-out-'));

@@ -1,4 +1,5 @@
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { EXAMPLE_ADMIN_PASSWORD } from '../../src/auth/admin-bootstrap.js';
@@ -69,6 +70,21 @@ describe(`the built service as a process (${testDatabase()})`, () => {
     const service = await startServiceProcess({ ...env, ...bad }, false);
     expect(await service.exited).toBe(1);
     expect(service.output()).toMatch(message);
+  });
+
+  it('stops with one line naming PORT, exit 1, when another process holds the port', async () => {
+    const holder = createServer();
+    await new Promise<void>((resolve) => holder.listen(0, resolve));
+    const { port } = holder.address() as AddressInfo;
+    try {
+      const service = await startServiceProcess({ ...env, PORT: String(port) }, false);
+      expect(await service.exited).toBe(1);
+      expect(service.output()).toBe(
+        `Invalid setting PORT: ${port} is in use by another process; stop it or choose another PORT\n`,
+      );
+    } finally {
+      await new Promise((resolve) => holder.close(resolve));
+    }
   });
 
   it('creates a user from the command line with the password from standard input', async () => {
@@ -163,17 +179,25 @@ describe(`the built service as a process (${testDatabase()})`, () => {
       }
     });
 
-    it('creates the bootstrap admin after a user made with the CLI, warns about the example password, and says so either way', async () => {
+    it('refuses the example password in production with one line naming ADMIN_PASSWORD; elsewhere creates the bootstrap admin after a user made with the CLI, warns about it, and says so either way', async () => {
       expect(readFileSync('.env.example', 'utf8')).toMatch(
         new RegExp(`^ADMIN_PASSWORD=${EXAMPLE_ADMIN_PASSWORD}$`, 'm'),
       );
-      const emptyEnv = {
+      const production = {
         ...baseTestEnv(emptyDir, empty.url),
         NODE_ENV: 'production',
         LOG_LEVEL: 'info',
         ADMIN_USERNAME: 'admin',
         ADMIN_PASSWORD: EXAMPLE_ADMIN_PASSWORD,
       };
+      const refused = await startServiceProcess(production, false);
+      expect(await refused.exited).toBe(1);
+      expect(refused.output()).toBe(
+        `Invalid setting ADMIN_PASSWORD: is the placeholder '${EXAMPLE_ADMIN_PASSWORD}' of an example file; ` +
+          'production needs a secret of your own\n',
+      );
+      // Outside production (a fresh clone's `npm start`) it is accepted, with a warning.
+      const emptyEnv = { ...production, NODE_ENV: 'test' };
       const created = await runCli(
         ['users:create', '--username', 'early-bot', '--role', 'agent'],
         emptyEnv,
@@ -211,7 +235,7 @@ describe(`the built service as a process (${testDatabase()})`, () => {
         ],
       ]);
 
-      const second = await startServiceProcess({ ...emptyEnv, ADMIN_PASSWORD: 'a-password-of-my-own' });
+      const second = await startServiceProcess({ ...production, ADMIN_PASSWORD: 'a-password-of-my-own' });
       expect(await second.stop()).toBe(0);
       expect(messages(second.output())).toEqual([[30, 'bootstrap admin not needed: 1 active admin']]);
     });
