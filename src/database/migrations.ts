@@ -19,6 +19,7 @@ import { CreateApiKeys1764550000000 } from '../../migrations/1764550000000-creat
 import { InstancesThroughTheApi1764560000000 } from '../../migrations/1764560000000-instances-through-the-api.js';
 import { VersionIssues1795730871956 } from '../../migrations/1795730871956-version-issues.js';
 import { DeliveriesOutliveNotifications1795732023364 } from '../../migrations/1795732023364-deliveries-outlive-notifications.js';
+import { VersionMainWorkflow1795734002929 } from '../../migrations/1795734002929-version-main-workflow.js';
 import { CheckTimesAndTriggers1795734038184 } from '../../migrations/1795734038184-check-times-and-triggers.js';
 import { FollowedRepositories1795735901419 } from '../../migrations/1795735901419-followed-repositories.js';
 
@@ -47,6 +48,7 @@ export const MIGRATIONS: (new () => MigrationInterface)[] = [
   InstancesThroughTheApi1764560000000,
   VersionIssues1795730871956,
   DeliveriesOutliveNotifications1795732023364,
+  VersionMainWorkflow1795734002929,
   CheckTimesAndTriggers1795734038184,
   FollowedRepositories1795735901419,
 ];

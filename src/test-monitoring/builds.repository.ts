@@ -17,6 +17,8 @@ import {
 export const MAX_STORED_BUILDS = MAX_BUILD_LIMIT;
 const FINISHED_STATUSES = BUILD_STATUSES.filter(isFinishedStatus);
 const FAILING_STATUSES = FINISHED_STATUSES.filter((status) => status !== 'passed');
+/** Versions per read of latestFinishedOfVersions: well under SQLite's 32,766 parameters. */
+const VERSIONS_PER_READ = 1000;
 /** Builds per INSERT (7 values each). */
 const ROWS_PER_INSERT = 200;
 
@@ -98,6 +100,53 @@ export class BuildsRepository {
       return [];
     }
     return this.latestRows(`c.version_id IN (${inList(versionIds.length)})`, versionIds);
+  }
+
+  /**
+   * Each instance of these versions with its latest finished build (absent when it has none), by
+   * version: one query per VERSIONS_PER_READ versions, on the check states' version index and the
+   * builds' (instance_id, started_at) index.
+   */
+  async latestFinishedOfVersions(
+    versionIds: readonly number[],
+  ): Promise<Map<number, (StoredBuild | undefined)[]>> {
+    const byVersion = new Map<number, (StoredBuild | undefined)[]>(versionIds.map((id) => [id, []]));
+    const finished = FINISHED_STATUSES.map(() => '?').join(', ');
+    const unique = [...new Set(versionIds)];
+    for (let at = 0; at < unique.length; at += VERSIONS_PER_READ) {
+      const chunk = unique.slice(at, at + VERSIONS_PER_READ);
+      const rows = await this.builds.query<RawFinishedOfVersionRow[]>(
+        `SELECT t.version_id AS version_id, t.instance_id AS instance_id, b.id AS id, b.build_id AS build_id,
+                b.status AS status, b.started_at AS started_at, b.duration_seconds AS duration_seconds, b.url AS url
+         FROM (
+           SELECT c.version_id AS version_id, c.instance_id AS instance_id,
+             (SELECT y.id FROM builds y WHERE y.instance_id = c.instance_id AND y.status IN (${finished})
+               ORDER BY y.started_at DESC, y.id DESC LIMIT 1) AS finished_id
+           FROM test_check_states c
+           WHERE c.version_id IN (${inList(chunk.length)})
+         ) t
+         LEFT JOIN builds b ON b.id = t.finished_id
+         ORDER BY t.instance_id`,
+        [...FINISHED_STATUSES, ...chunk],
+      );
+      for (const row of rows) {
+        const instanceId = Number(row.instance_id);
+        byVersion.get(Number(row.version_id))?.push(
+          row.id === null || row.started_at === null
+            ? undefined
+            : {
+                id: Number(row.id),
+                instanceId,
+                buildId: String(row.build_id),
+                status: toStatus(String(row.status)),
+                startedAt: rawDate(row.started_at),
+                durationSeconds: Number(row.duration_seconds),
+                url: String(row.url),
+              },
+        );
+      }
+    }
+    return byVersion;
   }
 
   /** An instance's builds, newest first. */
@@ -402,6 +451,17 @@ interface RawFinishedRow {
   duration_seconds: number | string;
   url: string;
   n: number | string;
+}
+
+interface RawFinishedOfVersionRow {
+  version_id: number | string;
+  instance_id: number | string;
+  id: number | string | null;
+  build_id: string | null;
+  status: string | null;
+  started_at: Date | string | null;
+  duration_seconds: number | string | null;
+  url: string | null;
 }
 
 interface RawLatestRow {

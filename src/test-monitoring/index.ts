@@ -21,3 +21,4 @@ export {
 } from './test-status.service.js';
 export { badgeOf, renderBadgeSvg, statusMessage } from './badge.js';
 export type { DayCount } from './history.js';
+export type { StoredBuild } from './builds.repository.js';

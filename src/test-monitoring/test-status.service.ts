@@ -270,6 +270,15 @@ export class TestStatusService implements WorkflowStatusSource {
     return checks;
   }
 
+  /**
+   * Each instance of these versions with its latest finished build (undefined when it has none),
+   * by version, in instance order; a version without instances has an empty list. The caller
+   * has checked their visibility.
+   */
+  latestFinishedOfVersions(versionIds: readonly number[]): Promise<Map<number, (StoredBuild | undefined)[]>> {
+    return this.repo.latestFinishedOfVersions(versionIds);
+  }
+
   /** WorkflowStatusSource: aggregate and latest build of many versions, from one query. */
   async summaries(versionIds: readonly number[]): Promise<Map<number, VersionStatusSummary>> {
     const byVersion = new Map<number, LatestOfInstance[]>(versionIds.map((id) => [id, []]));

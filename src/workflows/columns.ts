@@ -23,4 +23,5 @@ export const COLUMN_LENGTHS = {
   issueDescription: 2048,
   issueSeverity: 16,
   uncheckedReason: 512,
+  language: 16,
 } as const;

@@ -69,10 +69,14 @@ export type { TestServiceEntity } from './entities/test-service.entity.js';
 export type { TestSuiteEntity } from './entities/test-suite.entity.js';
 export type { WorkflowVersionEntity } from './entities/workflow-version.entity.js';
 export type { WorkflowEntity } from './entities/workflow.entity.js';
-export { WorkflowsService } from './workflows.service.js';
+export { WorkflowsService, type ArchiveDownload, type VersionCrate } from './workflows.service.js';
 export {
   FollowedRepositoriesService,
   type RefEventOutcome,
   type RepositoryRefEvent,
 } from './follow/followed-repositories.service.js';
+export type { ListWindow, WorkflowSearch } from './workflows.repository.js';
+export type { CrateFile } from './crate/crate-reader.js';
+export { folderOf, resolveInCrate } from './crate/crate-paths.js';
+export { WORKFLOW_LANGUAGES, type WorkflowLanguage } from './crate/workflow-language.js';
 export type { WorkflowSummaryView } from './dto/workflow-response.dto.js';

@@ -2,7 +2,7 @@ import { lookup } from 'node:dns/promises';
 import { isIP } from 'node:net';
 import { isPublicAddress } from '../common/net/address-guard.js';
 import { DomainError } from '../common/errors/domain-error.js';
-import type { ParsedCrate, ParsedSuite } from './crate/ro-crate-parser.js';
+import type { ParsedCrate, ParsedSuite, ParsedWorkflow } from './crate/ro-crate-parser.js';
 import { COLUMN_LENGTHS } from './columns.js';
 import { resourceProblem, type CrateServiceType } from './testing-service-catalog.js';
 
@@ -28,7 +28,8 @@ const LIMITS = COLUMN_LENGTHS;
  * Refuses crate values the database cannot hold, with the value named: MariaDB would fail
  * the insert (a 500), SQLite would keep them whole; either way the client deserves a 400.
  */
-export function checkStorable(suites: readonly ParsedSuite[]): void {
+export function checkStorable(suites: readonly ParsedSuite[], mainWorkflow?: ParsedWorkflow): void {
+  tooLong(mainWorkflow?.id, LIMITS.path, 'the main workflow has an @id');
   for (const suite of suites) {
     const where = `the test suite ${quote(suite.id)}`;
     tooLong(suite.id, LIMITS.rocId, `${where} has an @id`);

@@ -17,6 +17,7 @@ import {
 } from './checks/test-suites.checks.js';
 import { WorkflowTestingProfileCheck } from './checks/workflow-testing-profile.check.js';
 import { CrateJanitor } from './crate-janitor.js';
+import { MainWorkflowBackfill } from './main-workflow-backfill.js';
 import { ArchiveLock } from './crate/archive-lock.js';
 import { CrateDownloader } from './crate/crate-downloader.js';
 import { CrateFetcher } from './crate/crate-fetcher.js';
@@ -105,6 +106,7 @@ const ISSUE_CHECK_CLASSES = [
     CrateStore,
     ArchiveLock,
     CrateJanitor,
+    MainWorkflowBackfill,
     WorkflowsRepository,
     WorkflowAccess,
     BadgeTokens,

@@ -8,6 +8,7 @@ import type { VersionIssue } from './checks/repository-checks.js';
 import { UNCHECKABLE_INSTANCE } from './checks/test-suites.checks.js';
 import { loaded } from './dto/loaded.js';
 import type { ParsedSuite } from './crate/ro-crate-parser.js';
+import type { WorkflowLanguage } from './crate/workflow-language.js';
 import { TestInstanceEntity } from './entities/test-instance.entity.js';
 import { TestServiceEntity } from './entities/test-service.entity.js';
 import { TestSuiteEntity } from './entities/test-suite.entity.js';
@@ -35,6 +36,9 @@ export interface NewVersion {
   archiveSize: number;
   /** The ref and commit of a GitHub repository link. */
   source?: { ref: string; commit: string };
+  /** The crate's main workflow (its @id) and that workflow's language, when the crate names them. */
+  mainWorkflow?: string;
+  language?: WorkflowLanguage;
   suites: ParsedSuite[];
   /** What the repository checks found (API.md 12). */
   issues: readonly VersionIssue[];
@@ -110,6 +114,20 @@ export interface ListWindow {
   limit: number;
   offset?: number;
   before?: number;
+  /** Read from the end of the order backwards (the list's last workflows, oldest first). */
+  fromEnd?: boolean;
+}
+
+/**
+ * Conditions on the workflows a list shows, besides who may see them: the workflow's uuid, the
+ * name and the language of its latest version (which are the workflow's), its owner's username.
+ * Each is read from an index of its own, in the list's order.
+ */
+export interface WorkflowSearch {
+  uuid?: string;
+  name?: string;
+  language?: WorkflowLanguage;
+  ownerName?: string;
 }
 
 /**
@@ -188,7 +206,35 @@ export class WorkflowsRepository {
    * and costs the same whatever the number of workflows.
    */
   async listWorkflows(filter: WorkflowFilter, window: ListWindow): Promise<WorkflowEntity[]> {
-    const ids = await this.listIds(filter, window);
+    return this.workflowsByIds(await this.listIds(filter, window));
+  }
+
+  /**
+   * `listWorkflows` of the workflows that also meet `search`. The window is read from the index of
+   * the most selective condition (uuid, then name, language, owner; none: the list's own), in the
+   * list's order, so a page costs what its rows cost however many workflows there are.
+   */
+  async searchWorkflows(
+    filter: WorkflowFilter,
+    search: WorkflowSearch,
+    window: ListWindow,
+  ): Promise<WorkflowEntity[]> {
+    if (Object.values(search).every((value) => value === undefined)) {
+      return this.listWorkflows(filter, window);
+    }
+    const { from, conditions, parameters, order } = searchSql(filter, search);
+    const direction = window.fromEnd ? 'ASC' : 'DESC';
+    const rows = await this.dataSource.query<{ id: number | string }[]>(
+      `SELECT w.id AS id ${from} WHERE ${conditions.join(' AND ')}
+       ORDER BY ${order} ${direction} LIMIT ? OFFSET ?`,
+      [...parameters, window.limit, window.offset ?? 0],
+    );
+    const ids = rows.map((row) => Number(row.id));
+    return this.workflowsByIds(window.fromEnd ? ids.reverse() : ids);
+  }
+
+  /** The workflows of `ids`, in that order, each with its versions. */
+  private async workflowsByIds(ids: readonly number[]): Promise<WorkflowEntity[]> {
     if (ids.length === 0) {
       return [];
     }
@@ -219,10 +265,12 @@ export class WorkflowsRepository {
     return (await this.listIds(filter, window)).length;
   }
 
-  private listIds(filter: WorkflowFilter, window: ListWindow): Promise<number[]> {
-    return filter.ownerId !== undefined && filter.public
-      ? this.ownAndPublicIds(filter.ownerId, window)
-      : this.windowIds(filter, window);
+  private async listIds(filter: WorkflowFilter, window: ListWindow): Promise<number[]> {
+    const ids =
+      filter.ownerId !== undefined && filter.public
+        ? await this.ownAndPublicIds(filter.ownerId, window)
+        : await this.windowIds(filter, window);
+    return window.fromEnd ? ids.reverse() : ids;
   }
 
   /**
@@ -245,7 +293,7 @@ export class WorkflowsRepository {
     parameters.push(window.limit, window.offset ?? 0);
     const rows = await this.dataSource.query<{ id: number | string }[]>(
       `SELECT w.id AS id FROM workflows w WHERE ${conditions.join(' AND ')}
-       ORDER BY w.latest_version_id DESC LIMIT ? OFFSET ?`,
+       ORDER BY w.latest_version_id ${window.fromEnd ? 'ASC' : 'DESC'} LIMIT ? OFFSET ?`,
       parameters,
     );
     return rows.map((row) => Number(row.id));
@@ -259,14 +307,15 @@ export class WorkflowsRepository {
   private async ownAndPublicIds(ownerId: number, window: ListWindow): Promise<number[]> {
     const reach = (window.offset ?? 0) + window.limit;
     const before = window.before === undefined ? '' : 'AND w.latest_version_id < ?';
+    const direction = window.fromEnd ? 'ASC' : 'DESC';
     const side = (condition: string) =>
       `SELECT * FROM (SELECT w.id AS id, w.latest_version_id AS latest FROM workflows w
          WHERE ${condition} AND w.latest_version_id IS NOT NULL ${before}
-         ORDER BY w.latest_version_id DESC LIMIT ?) ${condition.startsWith('w.owner') ? 'own' : 'pub'}`;
+         ORDER BY w.latest_version_id ${direction} LIMIT ?) ${condition.startsWith('w.owner') ? 'own' : 'pub'}`;
     const sideParameters = window.before === undefined ? [reach] : [window.before, reach];
     const rows = await this.dataSource.query<{ id: number | string }[]>(
       `SELECT u.id AS id FROM (${side('w.owner_id = ?')} UNION ${side('w.is_public = 1')}) u
-       ORDER BY u.latest DESC LIMIT ? OFFSET ?`,
+       ORDER BY u.latest ${direction} LIMIT ? OFFSET ?`,
       [ownerId, ...sideParameters, ...sideParameters, window.limit, window.offset ?? 0],
     );
     return rows.map((row) => Number(row.id));
@@ -292,6 +341,18 @@ export class WorkflowsRepository {
       byVersion.get(issue.versionId)?.push(issue);
     }
     return byVersion;
+  }
+
+  /** The usernames of these users, by id (one read by primary key). */
+  async usernames(userIds: readonly number[]): Promise<Map<number, string>> {
+    if (userIds.length === 0) {
+      return new Map();
+    }
+    const rows = await this.dataSource.query<{ id: number | string; username: string }[]>(
+      `SELECT u.id AS id, u.username AS username FROM users u WHERE u.id IN (${inList(userIds.length)})`,
+      userIds,
+    );
+    return new Map(rows.map((row) => [Number(row.id), row.username]));
   }
 
   /** The version's suites with their instances and services, in the crate's order. */
@@ -417,6 +478,35 @@ export class WorkflowsRepository {
     return this.instancesWhere('i.suite_id = ?', [suiteId]);
   }
 
+  /**
+   * Versions whose main workflow was never read (registered before it was kept), after `afterId`
+   * in id order: a walk of the primary key.
+   */
+  async versionsWithoutMainWorkflow(
+    afterId: number,
+    limit: number,
+  ): Promise<{ id: number; archiveSha256: string }[]> {
+    const rows = await this.dataSource.query<{ id: number | string; sha256: string }[]>(
+      `SELECT v.id AS id, v.archive_sha256 AS sha256 FROM workflow_versions v
+       WHERE v.id > ? AND v.main_workflow IS NULL ORDER BY v.id LIMIT ?`,
+      [afterId, limit],
+    );
+    return rows.map((row) => ({ id: Number(row.id), archiveSha256: row.sha256 }));
+  }
+
+  /** Records a version's main workflow and language, unless they were recorded meanwhile. */
+  async recordMainWorkflow(
+    versionId: number,
+    mainWorkflow: string,
+    language: WorkflowLanguage | null,
+  ): Promise<void> {
+    await this.dataSource.query(
+      `UPDATE workflow_versions SET main_workflow = ?, workflow_language = ?
+       WHERE id = ? AND main_workflow IS NULL`,
+      [mainWorkflow, language, versionId],
+    );
+  }
+
   /** True while some version still uses the stored archive. */
   isArchiveUsed(sha256: string): Promise<boolean> {
     return this.versions.existsBy({ archiveSha256: sha256 });
@@ -467,6 +557,8 @@ export class WorkflowsRepository {
       archiveSize: input.archiveSize,
       sourceRef: input.source?.ref ?? null,
       sourceCommit: input.source?.commit ?? null,
+      mainWorkflow: input.mainWorkflow ?? null,
+      language: input.language ?? null,
       submitterId: input.ownerId,
       registeredAt: input.now,
     });
@@ -872,4 +964,55 @@ export function versionExists(uuid: string, version: string): DomainError {
 
 export function ownedByAnother(uuid: string): DomainError {
   return new DomainError('conflict', `The workflow ${uuid} belongs to another user`);
+}
+
+/**
+ * The FROM and WHERE of a search: driven by the latest version's row (its name or language
+ * index, ordered by its id, which is the workflow's latest_version_id) when the search names
+ * either, else by the workflow's; the uuid, the owner and who may see it are conditions on the
+ * workflow's row.
+ */
+function searchSql(
+  filter: WorkflowFilter,
+  search: WorkflowSearch,
+): { from: string; conditions: string[]; parameters: unknown[]; order: string } {
+  const conditions: string[] = [];
+  const parameters: unknown[] = [];
+  const byVersion = search.name !== undefined || search.language !== undefined;
+  if (search.name !== undefined) {
+    conditions.push('v.name = ?');
+    parameters.push(search.name);
+  }
+  if (search.language !== undefined) {
+    conditions.push('v.workflow_language = ?');
+    parameters.push(search.language);
+  }
+  if (!byVersion) {
+    conditions.push('w.latest_version_id IS NOT NULL');
+  }
+  if (search.uuid !== undefined) {
+    conditions.push('w.uuid = ?');
+    parameters.push(search.uuid);
+  }
+  if (search.ownerName !== undefined) {
+    conditions.push('w.owner_id = (SELECT o.id FROM users o WHERE o.username = ?)');
+    parameters.push(search.ownerName);
+  }
+  if (filter.ownerId !== undefined && filter.public) {
+    conditions.push('(w.is_public = 1 OR w.owner_id = ?)');
+    parameters.push(filter.ownerId);
+  } else if (filter.ownerId !== undefined) {
+    conditions.push('w.owner_id = ?');
+    parameters.push(filter.ownerId);
+  } else if (filter.public) {
+    conditions.push('w.is_public = 1');
+  }
+  return byVersion
+    ? {
+        from: 'FROM workflow_versions v JOIN workflows w ON w.latest_version_id = v.id',
+        conditions,
+        parameters,
+        order: 'v.id',
+      }
+    : { from: 'FROM workflows w', conditions, parameters, order: 'w.latest_version_id' };
 }

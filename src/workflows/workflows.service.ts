@@ -8,7 +8,8 @@ import { AppConfig } from '../config/app-config.js';
 import { MetricsService } from '../metrics/metrics.service.js';
 import { removeQuietly } from './crate/crate-downloader.js';
 import { CrateFetcher } from './crate/crate-fetcher.js';
-import { CrateReader, METADATA_FILE, MissingMetadataError } from './crate/crate-reader.js';
+import { CrateReader, METADATA_FILE, MissingMetadataError, type CrateFile } from './crate/crate-reader.js';
+import { pathInCrate } from './crate/crate-paths.js';
 import {
   parseRepositoryLink,
   type RepositoryLink,
@@ -20,6 +21,7 @@ import { parseCrateGraph, readCrateGraph } from './crate/ro-crate-parser.js';
 import type { IssueType } from './checks/issue-check.js';
 import type { IssueSelection } from './checks/issue-selection.js';
 import { RepositoryChecks } from './checks/repository-checks.js';
+import { workflowLanguageOf } from './crate/workflow-language.js';
 import { loaded } from './dto/loaded.js';
 import type { WorkflowSummaryView, WorkflowView } from './dto/workflow-response.dto.js';
 import type { InstanceView, SuitesView, SuiteView } from './dto/suite-response.dto.js';
@@ -37,7 +39,7 @@ import { BadgeTokens } from './badge-tokens.js';
 import { VersionStatusReader } from './version-status.reader.js';
 import { NOT_AVAILABLE } from './workflow-status-source.js';
 import { latestVersionOf, versionsOf } from './workflow-versions.js';
-import { WorkflowAccess } from './workflow-access.service.js';
+import { WorkflowAccess, type VisibleVersion } from './workflow-access.service.js';
 import {
   ownedByAnother,
   versionExists,
@@ -45,6 +47,7 @@ import {
   type ListWindow,
   type WorkflowChanges,
   type WorkflowFilter,
+  type WorkflowSearch,
 } from './workflows.repository.js';
 import { Clock } from '../common/clock.js';
 import { CoalescedReads } from '../common/coalesced-reads.js';
@@ -114,6 +117,17 @@ export const LIST_BATCH = 1000;
  * 100,000-workflow list (test/bench/scale.bench.mjs); at 250, by about 10 MiB.
  */
 export const STREAM_BATCH = 250;
+
+/** A version's stored crate, for reads of its files (GA4GH TRS, API.md 10.2). */
+export interface VersionCrate extends VisibleVersion {
+  /** The main workflow's path in the crate; undefined when the crate names none of its files. */
+  mainWorkflowPath?: string;
+  /** The paths in the crate of the files its test suites' definitions name. */
+  testDefinitionPaths: string[];
+  /** The crate's files; not_found when the archive went meanwhile (its version deleted). */
+  files(): Promise<CrateFile[]>;
+  archive: ArchiveDownload;
+}
 
 /** A version's `ro-crate-metadata.json`; it never changes while the archive (`sha256`) does not. */
 export interface CrateMetadata {
@@ -244,7 +258,7 @@ export class WorkflowsService {
       const repositoryConfig = repository ? readRepositoryConfig(companion) : undefined;
       const settings = configSettings(repositoryConfig ?? {});
       const name = registrationName(input.name ?? settings.name, read);
-      checkStorable(read.suites);
+      checkStorable(read.suites, read.mainWorkflow);
       const parsed = { ...read, suites: markUncheckable(read.suites, services) };
       if (!this.config.registry.allowPrivateNetworkLinks) {
         await checkInstanceAddresses(parsed.suites);
@@ -280,6 +294,8 @@ export class WorkflowsService {
             archiveSha256: crate.sha256,
             archiveSize: crate.size,
             source,
+            mainWorkflow: parsed.mainWorkflow?.id,
+            language: workflowLanguageOf(parsed.mainWorkflow),
             suites: parsed.suites,
             issues,
             now: new Date(this.clock.nowMs()),
@@ -375,6 +391,19 @@ export class WorkflowsService {
     withStatus: boolean,
   ): AsyncGenerator<WorkflowSummaryView[]> {
     return this.batches(visibleList(viewer), offset, withStatus);
+  }
+
+  /**
+   * A window of what `listVisible` shows that also meets `search` (its uuid, name, language or
+   * owner), each workflow with its versions; `fromEnd` reads the list's last ones. No status.
+   */
+  search(viewer: Viewer, search: WorkflowSearch, window: ListWindow): Promise<WorkflowEntity[]> {
+    return this.repo.searchWorkflows(visibleList(viewer), search, window);
+  }
+
+  /** The usernames of these workflows' owners, by owner id. */
+  ownerNames(workflows: readonly WorkflowEntity[]): Promise<Map<number, string>> {
+    return this.repo.usernames([...new Set(workflows.map((workflow) => workflow.ownerId))]);
   }
 
   private async *batches(
@@ -602,7 +631,39 @@ export class WorkflowsService {
   }
 
   async archive(uuid: string, version: string, user: Viewer): Promise<ArchiveDownload> {
+    return this.downloadOf(await this.access.visibleVersion(uuid, version, user));
+  }
+
+  /** The stored crate of a version the viewer may see, for reads of its files. */
+  async crate(uuid: string, version: string, user: Viewer): Promise<VersionCrate> {
     const visible = await this.access.visibleVersion(uuid, version, user);
+    const suites = await this.repo.findSuitesOf(visible.version.id);
+    const main = visible.version.mainWorkflow;
+    return {
+      ...visible,
+      mainWorkflowPath: main === null ? undefined : pathInCrate(main),
+      testDefinitionPaths: suites.flatMap((suite) => {
+        const path = suite.definitionPath === null ? undefined : pathInCrate(suite.definitionPath);
+        return path === undefined ? [] : [path];
+      }),
+      files: async () => {
+        const path = this.store.pathOf(visible.version.archiveSha256);
+        try {
+          return await this.reader.files(path, this.config.registry.maxUncompressedBytes);
+        } catch (error) {
+          if (isNotFound(error) || !(await this.store.has(visible.version.archiveSha256))) {
+            throw new DomainError('not_found', `The workflow ${uuid} has no version '${version}'`);
+          }
+          throw error;
+        }
+      },
+      archive: this.downloadOf(visible),
+    };
+  }
+
+  private downloadOf(visible: VisibleVersion): ArchiveDownload {
+    const uuid = visible.workflow.uuid;
+    const version = visible.version.version;
     const { archiveSha256: sha256, archiveSize: size } = visible.version;
     return {
       sha256,

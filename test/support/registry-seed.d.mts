@@ -1,6 +1,7 @@
 export type SeededKind = 'workflow' | 'version' | 'suite' | 'instance' | 'service';
 export function seededUuid(kind: SeededKind, index: number): string;
 export const SEEDED_VERSION: string;
+export const SEEDED_MAIN_WORKFLOW: { path: string; language: string };
 export type Exec = (sql: string, params: unknown[]) => Promise<Record<string, unknown>[]>;
 export function seedWorkflows(
   exec: Exec,
@@ -11,5 +12,6 @@ export function seedWorkflows(
     archive: { sha256: string; size: number };
     serviceUrl: string;
     now?: Date;
+    isPublic?: boolean;
   },
 ): Promise<void>;

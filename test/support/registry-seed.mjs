@@ -6,7 +6,7 @@
 // would leave them. The uuids are derived
 // from the workflow's index, so a caller can address any seeded workflow without reading back.
 
-/** Rows per INSERT: the widest row has 10 values, well under SQLite's 32,766 parameters. */
+/** Rows per INSERT: the widest row has 12 values, well under SQLite's 32,766 parameters. */
 const ROWS_PER_INSERT = 500;
 
 /** The uuid of the seeded thing of `kind` for workflow number `index`. */
@@ -42,14 +42,21 @@ async function insertRows(exec, table, columns, rows) {
 }
 
 /**
- * Seeds workflows number `from` to `from + count - 1` owned by `ownerId`. `exec(sql, params)`
- * runs one statement and resolves to its rows (for a SELECT); run it inside a transaction.
- * `archive` ({sha256, size}) is the stored archive every version points at (the caller puts
- * the file in the store); `serviceUrl` the GitHub API base of the shared service.
+ * What every seeded version says of its main workflow: that of the crate the callers store as
+ * `archive`, test/fixtures/crates/lifemonitor-example-wf-crate.zip.
+ */
+export const SEEDED_MAIN_WORKFLOW = { path: 'sort-and-change-case.ga', language: 'GALAXY' };
+
+/**
+ * Seeds workflows number `from` to `from + count - 1` owned by `ownerId` (public ones when
+ * `isPublic`). `exec(sql, params)` runs one statement and resolves to its rows (for a SELECT);
+ * run it inside a transaction. `archive` ({sha256, size}) is the stored archive every version
+ * points at (the caller puts the file in the store); `serviceUrl` the GitHub API base of the
+ * shared service.
  */
 export async function seedWorkflows(
   exec,
-  { ownerId, from = 0, count, archive, serviceUrl, now = new Date() },
+  { ownerId, from = 0, count, archive, serviceUrl, now = new Date(), isPublic = false },
 ) {
   const service = await exec('SELECT id FROM test_services WHERE type = ? AND url = ?', [
     'github',
@@ -88,7 +95,14 @@ export async function seedWorkflows(
       const versionId = ids.version + k;
       const suiteId = ids.suite + k;
       const instanceId = ids.instance + k;
-      workflows.push([workflowId, seededUuid('workflow', index), ownerId, versionId, registered]);
+      workflows.push([
+        workflowId,
+        seededUuid('workflow', index),
+        ownerId,
+        versionId,
+        registered,
+        isPublic ? 1 : 0,
+      ]);
       versions.push([
         versionId,
         seededUuid('version', index),
@@ -100,6 +114,8 @@ export async function seedWorkflows(
         archive.size,
         ownerId,
         registered,
+        SEEDED_MAIN_WORKFLOW.path,
+        SEEDED_MAIN_WORKFLOW.language,
       ]);
       issues.push([
         versionId,
@@ -144,7 +160,7 @@ export async function seedWorkflows(
     await insertRows(
       exec,
       'workflows',
-      ['id', 'uuid', 'owner_id', 'latest_version_id', 'created_at'],
+      ['id', 'uuid', 'owner_id', 'latest_version_id', 'created_at', 'is_public'],
       workflows,
     );
     await insertRows(
@@ -161,6 +177,8 @@ export async function seedWorkflows(
         'archive_size',
         'submitter_id',
         'registered_at',
+        'main_workflow',
+        'workflow_language',
       ],
       versions,
     );

@@ -1,7 +1,7 @@
 import { createReadStream, type ReadStream } from 'node:fs';
 import { open, stat, type FileHandle } from 'node:fs/promises';
 import { createRequire } from 'node:module';
-import { Readable } from 'node:stream';
+import { pipeline, Readable, Transform } from 'node:stream';
 import { crc32 } from 'node:zlib';
 import { Injectable } from '@nestjs/common';
 import unzipper, { type File as ZipEntry } from 'unzipper';
@@ -70,8 +70,8 @@ const DIRECTORY_RECORD_BYTES = 46;
 /**
  * Reads a crate archive from disk without extracting it: checks every entry name and the
  * declared sizes, then inflates only `ro-crate-metadata.json` (and a companion file asked for,
- * such as `.lifemonitor.yaml`), counting the bytes it really produces because a zip bomb lies
- * about its sizes.
+ * such as `.lifemonitor.yaml`, or, for `files`, the one file asked for), counting the bytes it
+ * really produces because a zip bomb lies about its sizes.
  */
 @Injectable()
 export class CrateReader {
@@ -87,25 +87,7 @@ export class CrateReader {
   ): Promise<CrateContents> {
     const source = typeof archive === 'string' ? await openSource(archive) : new BufferSource(archive);
     try {
-      await precheck(source);
-      const entries = await source.guard(openDirectory(source));
-      let declaredBytes = 0;
-      for (const entry of entries) {
-        if (isUnsafeName(entry.path)) {
-          throw invalid(`the archive has an unsafe entry name: ${JSON.stringify(entry.path.slice(0, 200))}`);
-        }
-        if (!Number.isSafeInteger(entry.uncompressedSize) || entry.uncompressedSize < 0) {
-          throw invalid('the archive is truncated or damaged (an entry has no valid size)');
-        }
-        declaredBytes += entry.uncompressedSize;
-      }
-      if (declaredBytes > maxUncompressedBytes) {
-        throw expandsPast(maxUncompressedBytes);
-      }
-      const metadataEntry = findMetadata(entries);
-      if (!metadataEntry) {
-        throw new MissingMetadataError();
-      }
+      const { entries, declaredBytes, metadataEntry } = await directoryOf(source, maxUncompressedBytes);
       const budget = (entry: ZipEntry, max: number): Budget => ({
         total: maxUncompressedBytes - (declaredBytes - entry.uncompressedSize),
         totalLimit: maxUncompressedBytes,
@@ -142,6 +124,106 @@ export class CrateReader {
       source.close();
     }
   }
+
+  /**
+   * The files of a stored crate: every file entry under the crate's root (the folder of its
+   * `ro-crate-metadata.json`), with the same checks as `read`. Throws DomainError('invalid_input')
+   * for an archive that fails them.
+   */
+  async files(archive: string, maxUncompressedBytes: number): Promise<CrateFile[]> {
+    const source = await openSource(archive);
+    try {
+      const { entries, metadataEntry } = await directoryOf(source, maxUncompressedBytes);
+      const root = normalizedName(metadataEntry).slice(0, -METADATA_FILE.length);
+      return fileEntriesUnder(entries, root).map(({ entry, path }) => ({
+        path,
+        size: entry.uncompressedSize,
+        open: () => checkedStream(entry, source),
+      }));
+    } finally {
+      // The entries' streams open their own reads of the file: they work after this.
+      source.close();
+    }
+  }
+}
+
+/** A file of a stored crate. */
+export interface CrateFile {
+  /** Its path relative to the crate's root (the folder of `ro-crate-metadata.json`), `/`-separated. */
+  path: string;
+  /** Its uncompressed size as the archive declares it. */
+  size: number;
+  /**
+   * Its bytes, inflated. Rejects with DomainError('invalid_input') when the entry is encrypted or
+   * compressed otherwise than stored or deflated; the stream fails when the bytes are more than
+   * the declared size (a zip bomb lies there) or fail their CRC check.
+   */
+  open(): Promise<Readable>;
+}
+
+interface Directory {
+  entries: ZipEntry[];
+  declaredBytes: number;
+  metadataEntry: ZipEntry;
+}
+
+/** The archive's entries, checked: safe names, declared sizes within the limit, a metadata file. */
+async function directoryOf(source: Source, maxUncompressedBytes: number): Promise<Directory> {
+  await precheck(source);
+  const entries = await source.guard(openDirectory(source));
+  let declaredBytes = 0;
+  for (const entry of entries) {
+    if (isUnsafeName(entry.path)) {
+      throw invalid(`the archive has an unsafe entry name: ${JSON.stringify(entry.path.slice(0, 200))}`);
+    }
+    if (!Number.isSafeInteger(entry.uncompressedSize) || entry.uncompressedSize < 0) {
+      throw invalid('the archive is truncated or damaged (an entry has no valid size)');
+    }
+    declaredBytes += entry.uncompressedSize;
+  }
+  if (declaredBytes > maxUncompressedBytes) {
+    throw expandsPast(maxUncompressedBytes);
+  }
+  const metadataEntry = findMetadata(entries);
+  if (!metadataEntry) {
+    throw new MissingMetadataError();
+  }
+  return { entries, declaredBytes, metadataEntry };
+}
+
+function checkedStream(entry: ZipEntry, source: Source): Promise<Readable> {
+  const name = normalizedName(entry);
+  if (entry.flags & 0x01) {
+    return Promise.reject(invalid(`${name} is encrypted`));
+  }
+  if (!SUPPORTED_METHODS.has(entry.compressionMethod)) {
+    return Promise.reject(
+      invalid(`${name} uses an unsupported compression method (${entry.compressionMethod})`),
+    );
+  }
+  let size = 0;
+  let crc = 0;
+  const check = new Transform({
+    transform(chunk: Buffer, _encoding, done) {
+      size += chunk.length;
+      if (size > entry.uncompressedSize) {
+        done(invalid(`${name} expands past its declared size`));
+        return;
+      }
+      crc = crc32(chunk, crc);
+      done(null, chunk);
+    },
+    flush(done) {
+      done(
+        size === entry.uncompressedSize && crc === entry.crc32
+          ? null
+          : invalid(`the archive is damaged (${name} fails its size or CRC check)`),
+      );
+    },
+  });
+  // A failure of the archive's own reads (deleted meanwhile) ends the stream instead of leaving it waiting.
+  source.onFailure((error) => check.destroy(damaged(error)));
+  return Promise.resolve(pipeline(entry.stream(), check, () => undefined));
 }
 
 /** Archives up to this size are read into memory with one read, then parsed from there. */
@@ -153,6 +235,8 @@ interface Source {
   stream(offset: number, length?: number): Readable;
   readAt(position: number, length: number): Promise<Buffer>;
   guard<T>(work: Promise<T>): Promise<T>;
+  /** Calls `listener` when reading the archive fails (never for one in memory). */
+  onFailure(listener: (error: unknown) => void): void;
   close(): void;
 }
 
@@ -195,6 +279,10 @@ class BufferSource implements Source {
 
   guard<T>(work: Promise<T>): Promise<T> {
     return work;
+  }
+
+  onFailure(): void {
+    // Bytes in memory do not fail to be read.
   }
 
   close(): void {
@@ -243,6 +331,10 @@ class FileSource implements Source {
 
   guard<T>(work: Promise<T>): Promise<T> {
     return Promise.race([work, this.failed]);
+  }
+
+  onFailure(listener: (error: unknown) => void): void {
+    this.failed.catch(listener);
   }
 
   close(): void {
@@ -337,11 +429,14 @@ function findMetadata(entries: ZipEntry[]): ZipEntry | undefined {
 
 /** The files under `folder` (`''` or `name/`), by their paths from there. */
 function filesUnder(entries: ZipEntry[], folder: string): string[] {
+  return fileEntriesUnder(entries, folder).map(({ path }) => path);
+}
+
+/** The file entries under `folder`, each with its path from there. */
+function fileEntriesUnder(entries: ZipEntry[], folder: string): { entry: ZipEntry; path: string }[] {
   return entries
-    .filter((entry) => entry.type === 'File')
-    .map(normalizedName)
-    .filter((name) => name.startsWith(folder))
-    .map((name) => name.slice(folder.length));
+    .filter((entry) => entry.type === 'File' && normalizedName(entry).startsWith(folder))
+    .map((entry) => ({ entry, path: normalizedName(entry).slice(folder.length) }));
 }
 
 function normalizedName(entry: ZipEntry): string {

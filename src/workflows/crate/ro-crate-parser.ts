@@ -206,6 +206,17 @@ export function parseCrateGraph(graph: CrateGraph, options: ParseOptions = {}): 
   };
 }
 
+/**
+ * The main workflow alone, as parseRoCrate finds it (undefined when the crate names none, or has
+ * no root dataset): for crates registered already, whose test instances were checked then and
+ * need not be again. Throws as readCrateGraph.
+ */
+export function parseMainWorkflowOf(metadata: unknown): ParsedWorkflow | undefined {
+  const graph = readCrateGraph(metadata);
+  const root = rootOf(graph);
+  return root === undefined ? undefined : parseMainWorkflow(graph, root);
+}
+
 /** The root data entity: the entity the metadata descriptor is `about`. */
 export function rootOf(graph: CrateGraph): CrateEntity | undefined {
   const rootRef = findDescriptor(graph)?.props.get(ABOUT)?.[0];

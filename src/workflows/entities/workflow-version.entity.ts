@@ -14,12 +14,15 @@ import { TestSuiteEntity } from './test-suite.entity.js';
 import { VersionIssueEntity } from './version-issue.entity.js';
 import { WorkflowEntity } from './workflow.entity.js';
 import { COLUMN_LENGTHS } from '../columns.js';
+import type { WorkflowLanguage } from '../crate/workflow-language.js';
 
 /** One registered version of a workflow. Its crate's metadata is read from the stored archive on demand. */
 @Entity('workflow_versions')
 @Unique('UQ_workflow_versions_uuid', ['uuid'])
 @Unique('UQ_workflow_versions_workflow_version', ['workflowId', 'version'])
 @Index('IDX_workflow_versions_submitter', ['submitterId'])
+@Index('IDX_workflow_versions_name', ['name'])
+@Index('IDX_workflow_versions_language', ['language'])
 export class WorkflowVersionEntity {
   @PrimaryGeneratedColumn({ type: 'integer' })
   id!: number;
@@ -66,6 +69,18 @@ export class WorkflowVersionEntity {
 
   @Column({ name: 'source_commit', type: 'varchar', length: COLUMN_LENGTHS.sourceCommit, nullable: true })
   sourceCommit!: string | null;
+
+  /**
+   * The main workflow as the crate names it (its `mainEntity` @id, a path in the crate unless it is
+   * a URL); null when the crate names none, or for a version registered before this was kept
+   * until MainWorkflowBackfill has read its archive.
+   */
+  @Column({ name: 'main_workflow', type: 'varchar', length: COLUMN_LENGTHS.path, nullable: true })
+  mainWorkflow!: string | null;
+
+  /** The main workflow's language (WORKFLOW_LANGUAGES), null when the crate names none of them. */
+  @Column({ name: 'workflow_language', type: 'varchar', length: COLUMN_LENGTHS.language, nullable: true })
+  language!: WorkflowLanguage | null;
 
   @Column({ name: 'registered_at', type: 'datetime', default: () => 'CURRENT_TIMESTAMP' })
   registeredAt!: Date;
