@@ -11,6 +11,7 @@ import { NotificationsModule } from './notifications/index.js';
 import { OrchestrationModule } from './orchestration/index.js';
 import { StatusPagesModule } from './status-pages/status-pages.module.js';
 import { TestMonitoringModule } from './test-monitoring/index.js';
+import { TrsModule } from './trs/index.js';
 import { WorkflowsModule } from './workflows/index.js';
 
 @Module({})
@@ -32,6 +33,7 @@ export class AppModule {
         TestMonitoringModule,
         OrchestrationModule,
         NotificationsModule,
+        TrsModule,
       ],
       // Here, not in AuthModule: the CLI builds AuthModule and must not create an admin.
       providers: [AdminBootstrap],

@@ -38,6 +38,7 @@ export const AREA_FALLBACK_TAGS: Record<Area | 'service', { name: string; descri
     name: 'orchestration (untagged)',
     description: 'Area C operations without a tag of their own',
   },
+  trs: { name: 'GA4GH TRS (untagged)', description: 'GA4GH TRS operations without a tag of their own' },
   service: {
     name: 'service (untagged)',
     description: 'Operations of the service without a tag of their own',
@@ -125,6 +126,7 @@ const ERROR_SCHEMA_OF: Record<Area, ErrorArea> = {
   auth: 'AuthErrorDto',
   registry: 'ProblemDto',
   orchestration: 'EnvelopeErrorDto',
+  trs: 'TrsErrorDto',
 };
 
 /**
@@ -280,8 +282,8 @@ function describe(operation: OperationObject): string {
   return `${operation.summary ?? ''}. ${who}`.replace(/^\. /, '');
 }
 
-type ErrorArea = 'AuthErrorDto' | 'ProblemDto' | 'EnvelopeErrorDto';
-const ERROR_SCHEMAS = new Set<string>(['AuthErrorDto', 'ProblemDto', 'EnvelopeErrorDto']);
+type ErrorArea = 'AuthErrorDto' | 'ProblemDto' | 'EnvelopeErrorDto' | 'TrsErrorDto';
+const ERROR_SCHEMAS = new Set<string>(['AuthErrorDto', 'ProblemDto', 'EnvelopeErrorDto', 'TrsErrorDto']);
 
 /**
  * Swagger UI's "Try it out" fills every parameter that has an example (or whose schema has one)
@@ -392,6 +394,8 @@ function exampleMatches(area: ErrorArea, status: number, example: unknown): bool
       return body.status === status;
     case 'EnvelopeErrorDto':
       return body.status_code === status;
+    case 'TrsErrorDto':
+      return body.code === status;
   }
 }
 
@@ -463,6 +467,8 @@ export function errorExample(
         status_short_message: short,
       };
     }
+    case 'TrsErrorDto':
+      return { code: status, message };
   }
 }
 

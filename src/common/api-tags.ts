@@ -16,6 +16,7 @@ export const TAGS = {
   subscriptions: 'subscriptions and notifications',
   channels: 'notification channels',
   webhooks: 'GitHub integration',
+  trs: 'GA4GH TRS',
   clouds: 'clouds',
   vms: 'VMs',
   assignments: 'VM assignments',
@@ -104,6 +105,14 @@ export const TAG_GROUPS: readonly TagGroup[] = [
         description:
           "GitHub's webhook deliveries (`workflow_run`), signed with GITHUB_WEBHOOK_SECRET, and the schema and " +
           `validator of a repository's \`.lifemonitor.yaml\`. ${REGISTRY_ERRORS}`,
+      },
+      {
+        name: TAGS.trs,
+        description:
+          'GA4GH Tool Registry Service 2.1.0, read-only, at `/ga4gh/trs/v2` (also at `/api/ga4gh/v2`, the path ' +
+          "Dockstore's clients and cwltool build): each workflow a tool, its versions the tool's versions, their " +
+          'descriptors and files read from the stored crates. Public workflows for anybody; with a token, also ' +
+          'those the caller may see. Errors are `{"code", "message"}`.',
       },
     ],
   },

@@ -18,6 +18,10 @@ export const EXAMPLE = {
   jobId: '0b6f2d4e-7c1a-4f7e-9d3b-2a5c8e1f4b60',
   nodeId: '3',
   cloud: 'default',
+  /** The example workflow's descriptor type in GA4GH TRS (API.md 10.2): its main workflow is Galaxy's. */
+  descriptorType: 'GALAXY',
+  /** A file of the example workflow's crate, by its path from the main workflow's folder (TRS). */
+  crateFile: 'test/planemo.yml',
   /** A GitHub repository holding a Workflow Testing RO-Crate (API.md 7.1). */
   repositoryLink: 'https://github.com/iwc-workflows/sars-cov-2-consensus-from-variation',
 } as const;

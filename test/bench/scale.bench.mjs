@@ -6,7 +6,8 @@
 // `BENCH_SECONDS` (3) per read and turn, `BENCH_ROUNDS` (5) rounds, and each figure is the median
 // over the rounds: a machine busy with other work slows both sizes alike.
 // Prints p50/p99 and req/s per read and size, the p50 ratio (target ≤ 1.2), the whole list
-// without limit at 100,000 (time, RSS growth), and the service's idle RSS and RSS after load.
+// without limit at 100,000 (time, RSS growth), and the service's idle RSS and RSS after load; then
+// GA4GH TRS's `/tools?limit=1000` at 10,000 public workflows (`BENCH_TRS_WORKFLOWS`), timed alone.
 // Asserts nothing. `BENCH_SCALE_LARGE` changes the large size.
 import { createHash } from 'node:crypto';
 import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -29,7 +30,15 @@ const SIZES = [1_000, Number(process.env.BENCH_SCALE_LARGE ?? 100_000)];
 const CRATE = 'test/fixtures/crates/lifemonitor-example-wf-crate.zip';
 const MIB = 1024 * 1024;
 
-/** Each read's path for the seeded workflow number `i`. */
+/** GA4GH TRS at 10,000 public workflows: `/tools?limit=1000`, timed alone (TRS_PAGE_RUNS requests). */
+const TRS_PAGE_SIZE = Number(process.env.BENCH_TRS_WORKFLOWS ?? 10_000);
+const TRS_PAGE_RUNS = 10;
+
+/**
+ * Each read's path for the seeded workflow number `i`, and whether it is read without a token
+ * (the TRS reads: the seeded workflows are public, and anonymous callers read them through the
+ * public index).
+ */
 const READS = [
   ['list page (limit=20)', () => '/users/current/workflows?limit=20'],
   ['workflow', (i) => `/workflows/${seededUuid('workflow', i)}`],
@@ -42,7 +51,19 @@ const READS = [
   ['badge', (i) => `/workflows/${seededUuid('workflow', i)}/badge.svg`],
   ['history (30 days)', (i) => `/workflows/${seededUuid('workflow', i)}/history`],
   ['instance stats (90 days)', (i) => `/instances/${seededUuid('instance', i)}/stats`],
+  ['TRS tools (limit=20)', () => '/ga4gh/trs/v2/tools?limit=20', 'anonymous'],
+  ['TRS tools, last page', () => '/ga4gh/trs/v2/tools?limit=20&offset=last', 'anonymous'],
+  ['TRS tools by name', (i) => `/ga4gh/trs/v2/tools?name=seeded%20workflow%20${i}`, 'anonymous'],
+  ['TRS tool', (i) => `/ga4gh/trs/v2/tools/${seededUuid('workflow', i)}`, 'anonymous'],
+  [
+    'TRS files',
+    (i) => `/ga4gh/trs/v2/tools/${seededUuid('workflow', i)}/versions/${SEEDED_VERSION}/GALAXY/files`,
+    'anonymous',
+  ],
 ];
+
+/** The headers of a read: the copy's token, or none for an anonymous one. */
+const headersOf = (copy, who) => (who === 'anonymous' ? {} : copy.headers);
 
 function load(url, headers, path, size, duration = seconds) {
   return autocannon({
@@ -167,6 +188,7 @@ async function seed(name, size, database, service) {
         count: size,
         archive: { sha256, size: bytes.length },
         serviceUrl: 'http://127.0.0.1:9',
+        isPublic: true,
       }),
     );
     await seeder.analyze();
@@ -193,21 +215,23 @@ async function measureDatabase(name, databaseOf) {
       copies.push(await seededService(name, size, await databaseOf(size)));
     }
     for (const copy of copies) {
-      for (const [read, path] of READS) {
-        const check = await get(`${copy.service.url}${path(copy.size - 1)}`, { headers: copy.headers });
+      for (const [read, path, who] of READS) {
+        const check = await get(`${copy.service.url}${path(copy.size - 1)}`, {
+          headers: headersOf(copy, who),
+        });
         if (check.status !== 200) {
           throw new Error(`${read} answered ${check.status} at ${copy.size}`);
         }
         await check.arrayBuffer();
         // Warm-up: JIT, connection pool and the database's page cache.
-        await load(copy.service.url, copy.headers, path, copy.size, 1);
+        await load(copy.service.url, headersOf(copy, who), path, copy.size, 1);
       }
     }
     const runs = new Map();
     for (let round = 0; round < rounds; round++) {
-      for (const [read, path] of READS) {
+      for (const [read, path, who] of READS) {
         for (const copy of copies) {
-          const result = await load(copy.service.url, copy.headers, path, copy.size);
+          const result = await load(copy.service.url, headersOf(copy, who), path, copy.size);
           const key = `${read} ${copy.size}`;
           runs.set(key, [...(runs.get(key) ?? []), result]);
         }
@@ -270,6 +294,43 @@ async function measureDatabase(name, databaseOf) {
   return lines;
 }
 
+/**
+ * `GET /ga4gh/trs/v2/tools?limit=1000` without a token at TRS_PAGE_SIZE public workflows: the
+ * first request (nothing cached) and the median and slowest of TRS_PAGE_RUNS after it, one at a
+ * time, with the reply's size.
+ */
+async function measureTrsPage(name, databaseOf) {
+  const copy = await seededService(name, TRS_PAGE_SIZE, await databaseOf(TRS_PAGE_SIZE));
+  try {
+    const url = `${copy.service.url}/ga4gh/trs/v2/tools?limit=1000`;
+    const timed = async () => {
+      const started = performance.now();
+      const response = await get(url);
+      const body = await response.arrayBuffer();
+      if (response.status !== 200) {
+        throw new Error(`/ga4gh/trs/v2/tools?limit=1000 answered ${response.status}`);
+      }
+      return {
+        ms: performance.now() - started,
+        bytes: body.byteLength,
+        tools: JSON.parse(Buffer.from(body)).length,
+      };
+    };
+    const first = await timed();
+    const times = [];
+    for (let run = 0; run < TRS_PAGE_RUNS; run++) {
+      times.push((await timed()).ms);
+    }
+    return [
+      `${name}: GET /ga4gh/trs/v2/tools?limit=1000 (anonymous) at ${TRS_PAGE_SIZE.toLocaleString('en')} public workflows: ` +
+        `${first.tools} tools, ${(first.bytes / MIB).toFixed(2)} MiB; first ${first.ms.toFixed(0)} ms, ` +
+        `then median ${median(times).toFixed(0)} ms, slowest ${Math.max(...times).toFixed(0)} ms of ${TRS_PAGE_RUNS}`,
+    ];
+  } finally {
+    await copy.service.stop();
+  }
+}
+
 const directories = [];
 const directory = (prefix) => {
   const dir = mkdtempSync(join(tmpdir(), prefix));
@@ -278,12 +339,11 @@ const directory = (prefix) => {
 };
 const mariadb = await startMariaDb();
 try {
-  const sqlite = await measureDatabase('SQLite', (size) => {
+  const sqliteDatabase = (size) => {
     const dataDir = directory(`bench-scale-sqlite-${size}-`);
     return { dataDir, env: {}, seeder: () => sqliteSeeder(join(dataDir, 'app.sqlite')) };
-  });
-  process.stdout.write(`${sqlite.join('\n')}\n\n`);
-  const maria = await measureDatabase('MariaDB', async (size) => {
+  };
+  const mariadbDatabase = async (size) => {
     const admin = await createConnection(mariadb.rootUrl);
     await admin.query(`CREATE DATABASE bench_${size} CHARACTER SET utf8mb4 COLLATE utf8mb4_unicode_ci`);
     await admin.end();
@@ -293,8 +353,16 @@ try {
       env: { DATABASE_URL: url },
       seeder: () => mariadbSeeder(url),
     };
-  });
-  process.stdout.write(`${maria.join('\n')}\n`);
+  };
+  const sqlite = await measureDatabase('SQLite', sqliteDatabase);
+  process.stdout.write(`${sqlite.join('\n')}\n\n`);
+  const maria = await measureDatabase('MariaDB', mariadbDatabase);
+  process.stdout.write(`${maria.join('\n')}\n\n`);
+  const trsPages = [
+    ...(await measureTrsPage('SQLite', sqliteDatabase)),
+    ...(await measureTrsPage('MariaDB', mariadbDatabase)),
+  ];
+  process.stdout.write(`${trsPages.join('\n')}\n`);
 } finally {
   for (const dir of directories) {
     rmSync(dir, { recursive: true, force: true });

@@ -43,6 +43,7 @@ const STATUS_IN_BODY: Partial<Record<string, (body: Record<string, Record<string
   '#/components/schemas/AuthErrorDto': (body) => body.error?.code,
   '#/components/schemas/ProblemDto': (body) => body.status,
   '#/components/schemas/EnvelopeErrorDto': (body) => body.status_code,
+  '#/components/schemas/TrsErrorDto': (body) => body.code,
 };
 
 function statusInBody(schema: string | undefined, example: unknown): unknown {
@@ -188,7 +189,9 @@ describe(`the OpenAPI document (${testDatabase()})`, () => {
         ? '#/components/schemas/AuthErrorDto'
         : path.startsWith('/api/v1')
           ? '#/components/schemas/EnvelopeErrorDto'
-          : '#/components/schemas/ProblemDto';
+          : path.startsWith('/ga4gh/trs/v2/')
+            ? '#/components/schemas/TrsErrorDto'
+            : '#/components/schemas/ProblemDto';
     let checked = 0;
     for (const { method, path, operation } of operations(document)) {
       if (path === '/metrics' || path.startsWith('/health/')) {

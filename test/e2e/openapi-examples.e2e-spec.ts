@@ -163,7 +163,8 @@ describe(`every request example of the OpenAPI document, sent as it is (${testDa
     github.push(owner, repo, {
       branch: 'main',
       files: {
-        'ro-crate-metadata.json': JSON.stringify(crateMetadata({ name: repo })),
+        // Its main workflow's language makes it a GA4GH TRS tool of the examples' descriptor type.
+        'ro-crate-metadata.json': JSON.stringify(crateMetadata({ name: repo, language: 'galaxy' })),
         'workflow.ga': '{"a_galaxy_workflow": "true"}',
         'test/planemo.yml': '- doc: a test\n',
       },

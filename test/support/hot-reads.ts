@@ -7,7 +7,7 @@ import { CheckStateRepository } from '../../src/test-monitoring/check-state.repo
 import { RegisteredInstances } from '../../src/workflows/registered-instances.js';
 import { FollowsRepository } from '../../src/workflows/follow/follows.repository.js';
 import type { TestApp } from './create-test-app.js';
-import { SEEDED_VERSION, seededUuid } from './registry-seed.mjs';
+import { SEEDED_MAIN_WORKFLOW, SEEDED_VERSION, seededUuid } from './registry-seed.mjs';
 
 /**
  * The hot reads of area B, as the query-plan test (test/e2e/query-plans.e2e-spec.ts) runs them
@@ -52,6 +52,54 @@ export const HOT_READS: HotRead[] = [
   { name: 'instance build', path: (i) => `/instances/${seededUuid('instance', i)}/builds/${i}1` },
   { name: 'download', path: (i) => `/workflows/${workflow(i)}/rocrate/${SEEDED_VERSION}/download` },
   { name: 'crate metadata', path: (i) => `/workflows/${workflow(i)}/rocrate/${SEEDED_VERSION}/metadata` },
+  { name: 'TRS tools page', path: () => '/ga4gh/trs/v2/tools?limit=20' },
+  { name: 'TRS tools page further on', path: () => '/ga4gh/trs/v2/tools?limit=20&offset=40' },
+  { name: 'TRS last tools page', path: () => '/ga4gh/trs/v2/tools?limit=20&offset=last' },
+  { name: 'TRS tools by id', path: (i) => `/ga4gh/trs/v2/tools?id=${workflow(i)}` },
+  { name: 'TRS tools by name', path: (i) => `/ga4gh/trs/v2/tools?name=seeded%20workflow%20${i}` },
+  {
+    name: 'TRS tools by descriptor type',
+    path: () => `/ga4gh/trs/v2/tools?descriptorType=${SEEDED_MAIN_WORKFLOW.language}&limit=20`,
+  },
+  {
+    name: 'TRS last tools page by descriptor type',
+    path: () => `/ga4gh/trs/v2/tools?descriptorType=${SEEDED_MAIN_WORKFLOW.language}&limit=20&offset=last`,
+  },
+  { name: 'TRS tools by organization', path: () => '/ga4gh/trs/v2/tools?organization=admin&limit=20' },
+  {
+    name: 'TRS tools page, anonymous (public ones)',
+    run: async (t) => {
+      await t.http.get('/ga4gh/trs/v2/tools?limit=20').expect(200);
+      await t.http.get('/ga4gh/trs/v2/tools?limit=20&offset=last').expect(200);
+    },
+  },
+  {
+    name: 'TRS tools page of a user (their own and the public ones)',
+    run: async (t) => {
+      const token = await t.userToken();
+      for (const query of ['limit=20', 'limit=20&offset=last', 'limit=20&name=seeded%20workflow%207']) {
+        await t.http.get(`/ga4gh/trs/v2/tools?${query}`).set('Authorization', `Bearer ${token}`).expect(200);
+      }
+    },
+  },
+  { name: 'TRS tool', path: (i) => `/ga4gh/trs/v2/tools/${workflow(i)}` },
+  { name: 'TRS tool versions', path: (i) => `/ga4gh/trs/v2/tools/${workflow(i)}/versions` },
+  { name: 'TRS tool version', path: (i) => `/ga4gh/trs/v2/tools/${workflow(i)}/versions/${SEEDED_VERSION}` },
+  {
+    name: 'TRS descriptor',
+    path: (i) =>
+      `/ga4gh/trs/v2/tools/${workflow(i)}/versions/${SEEDED_VERSION}/${SEEDED_MAIN_WORKFLOW.language}/descriptor`,
+  },
+  {
+    name: 'TRS files',
+    path: (i) =>
+      `/api/ga4gh/v2/tools/${workflow(i)}/versions/${SEEDED_VERSION}/${SEEDED_MAIN_WORKFLOW.language}/files`,
+  },
+  {
+    name: 'TRS tests',
+    path: (i) =>
+      `/ga4gh/trs/v2/tools/${workflow(i)}/versions/${SEEDED_VERSION}/${SEEDED_MAIN_WORKFLOW.language}/tests`,
+  },
   { name: "the caller's API keys", path: () => '/users/current/apikeys' },
   {
     name: 'a request with an API key',

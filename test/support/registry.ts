@@ -88,6 +88,8 @@ export interface CrateSpec {
   marker?: string;
   /** Stored under this top-level folder, as GitHub's archives are. */
   folder?: string;
+  /** The main workflow's `programmingLanguage`, Workflow RO-Crate's (`galaxy`: `#galaxy`, named Galaxy); none when absent. */
+  language?: 'galaxy';
 }
 
 export const TEST_TERMS = 'https://w3id.org/ro/terms/test#';
@@ -122,6 +124,20 @@ export function crateMetadata(spec: CrateSpec = {}): object {
   if (spec.mainName !== null) {
     main.name = spec.mainName ?? 'the main workflow';
   }
+  const language =
+    spec.language === undefined
+      ? []
+      : [
+          {
+            '@id': `#${spec.language}`,
+            '@type': 'ComputerLanguage',
+            name: 'Galaxy',
+            url: { '@id': 'https://galaxyproject.org/' },
+          },
+        ];
+  if (spec.language !== undefined) {
+    main.programmingLanguage = { '@id': `#${spec.language}` };
+  }
   return {
     '@context': 'https://w3id.org/ro/crate/1.1/context',
     '@graph': [
@@ -133,6 +149,7 @@ export function crateMetadata(spec: CrateSpec = {}): object {
       },
       root,
       main,
+      ...language,
       {
         '@id': '#suite1',
         '@type': 'TestSuite',

@@ -43,8 +43,11 @@ export abstract class AreaErrorFilter implements ExceptionFilter {
       response.setHeader('Retry-After', String(Math.max(1, Math.ceil(problem.retryAfterSeconds))));
     }
     const rendered = this.render(problem, request);
+    const payload = JSON.stringify(rendered.body);
     response.status(problem.status).setHeader('Content-Type', `${rendered.contentType}; charset=utf-8`);
-    response.end(JSON.stringify(rendered.body));
+    // Set, not left to Node: a HEAD reply (no body sent) must say the length of the GET's.
+    response.setHeader('Content-Length', Buffer.byteLength(payload));
+    response.end(payload);
   }
 
   /** A hook for an area that turns some statuses into others (area C's unknown path). */

@@ -4,13 +4,20 @@ import { titleOf, type Problem } from '../errors/problem.js';
 import { AuthErrorFilter } from './auth-error.filter.js';
 import { EnvelopeFilter } from './envelope.filter.js';
 import { ProblemDetailsFilter } from './problem-details.filter.js';
+import { TrsErrorFilter } from './trs-error.filter.js';
 
-export type Area = 'auth' | 'registry' | 'orchestration';
+export type Area = 'auth' | 'registry' | 'orchestration' | 'trs';
 
-/** Which area a path belongs to (API.md section 0): its errors take that area's shape. */
+/**
+ * Which area a path belongs to (API.md section 0): its errors take that area's shape. GA4GH TRS
+ * (API.md 10.2), under both its prefixes, answers in TRS's own shape.
+ */
 export function areaOf(path: string): Area {
   if (/^\/api\/v1\/(auth|users)(?=$|[/.?])/.test(path)) {
     return 'auth';
+  }
+  if (/^\/(ga4gh\/trs\/v2|api\/ga4gh\/v2)(?=$|[/?])/.test(path)) {
+    return 'trs';
   }
   if (/^\/api\/v1(?=$|[/.?])/.test(path)) {
     return 'orchestration';
@@ -43,6 +50,7 @@ export class FallbackErrorFilter implements ExceptionFilter {
     auth: new AuthErrorFilter(),
     registry: new ProblemDetailsFilter(),
     orchestration: new UnknownPathEnvelopeFilter(),
+    trs: new TrsErrorFilter(),
   };
 
   catch(exception: unknown, host: ArgumentsHost): void {
