@@ -19,6 +19,8 @@ const missing = [
   ['mariadbd', 'mariadb-server'],
   ['mariadb-install-db', 'mariadb-server'],
   ['chromium', 'chromium'],
+  // The GA4GH TRS client of test/e2e/trs-cwltool.e2e-spec.ts.
+  ['cwltool', 'cwltool'],
 ].filter(([command]) => spawnSync('sh', ['-c', `command -v ${command}`]).status !== 0);
 if (missing.length > 0) {
   const packages = [...new Set(missing.map(([, pkg]) => pkg))].join(' ');
