@@ -131,19 +131,13 @@ export class BuildsRepository {
       );
       for (const row of rows) {
         const instanceId = Number(row.instance_id);
-        byVersion.get(Number(row.version_id))?.push(
-          row.id === null || row.started_at === null
-            ? undefined
-            : {
-                id: Number(row.id),
-                instanceId,
-                buildId: String(row.build_id),
-                status: toStatus(String(row.status)),
-                startedAt: rawDate(row.started_at),
-                durationSeconds: Number(row.duration_seconds),
-                url: String(row.url),
-              },
-        );
+        byVersion
+          .get(Number(row.version_id))
+          ?.push(
+            row.id === null || row.started_at === null
+              ? undefined
+              : buildOfRow({ ...row, id: row.id, started_at: row.started_at }, instanceId),
+          );
       }
     }
     return byVersion;
@@ -422,15 +416,7 @@ export class BuildsRepository {
     for (const row of rows) {
       const instanceId = Number(row.instance_id);
       const entry = byInstance.get(instanceId) ?? { versionId: Number(row.version_id), instanceId };
-      const build: StoredBuild = {
-        id: Number(row.id),
-        instanceId,
-        buildId: String(row.build_id),
-        status: toStatus(String(row.status)),
-        startedAt: rawDate(row.started_at),
-        durationSeconds: Number(row.duration_seconds),
-        url: String(row.url),
-      };
+      const build = buildOfRow(row, instanceId);
       if (Number(row.latest_id) === build.id) {
         entry.latest = build;
       }
@@ -475,6 +461,29 @@ interface RawLatestRow {
   started_at: Date | string;
   duration_seconds: number | string;
   url: string;
+}
+
+/** The build of a raw row that joined one (the columns of `builds` under their own names). */
+function buildOfRow(
+  row: {
+    id: number | string;
+    build_id: string | null;
+    status: string | null;
+    started_at: Date | string;
+    duration_seconds: number | string | null;
+    url: string | null;
+  },
+  instanceId: number,
+): StoredBuild {
+  return {
+    id: Number(row.id),
+    instanceId,
+    buildId: String(row.build_id),
+    status: toStatus(String(row.status)),
+    startedAt: rawDate(row.started_at),
+    durationSeconds: Number(row.duration_seconds),
+    url: String(row.url),
+  };
 }
 
 /** A DATE of a raw row: mysql2 gives a Date at midnight UTC (the connection's timezone is Z), SQLite a string. */

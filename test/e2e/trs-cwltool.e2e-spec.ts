@@ -1,11 +1,10 @@
 import { spawn } from 'node:child_process';
-import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { LinkServer } from '../fakes/link-server.js';
 import { createTestApp, testDatabase, type TestApp } from '../support/create-test-app.js';
-import { cwlCrate, cwlCrateFiles } from '../support/trs.js';
+import { cwlCrate, cwlCrateFiles, registerCrate } from '../support/trs.js';
 import { buildZip } from '../support/zip-builder.js';
 
 /** Debian's cwltool (3.1.20230209161050 here); scripts/run-tests.mjs refuses to run without it. */
@@ -29,15 +28,8 @@ describe(`cwltool resolves and validates a registered CWL workflow through TRS (
   let token: string;
   let home: string;
 
-  const register = async (crate: Buffer, body: Record<string, unknown>): Promise<string> => {
-    const link = links.route(`/${randomUUID()}.zip`, { kind: 'bytes', body: crate });
-    const registered = await t.http
-      .post('/users/current/workflows')
-      .set('Authorization', `Bearer ${token}`)
-      .send({ roc_link: link, version: '1.0', ...body });
-    expect({ status: registered.status, body: registered.body }).toMatchObject({ status: 201 });
-    return (registered.body as { uuid: string }).uuid;
-  };
+  const register = (crate: Buffer, body: Record<string, unknown>): Promise<string> =>
+    registerCrate(t, links, token, crate, body);
 
   /** `cwltool --enable-ga4gh-tool-registry --add-ga4gh-tool-registry <base> --validate <tool>`. */
   const validate = (tool: string): Promise<Run> =>

@@ -11,6 +11,7 @@ import {
   cwlCrate,
   cwlCrateFiles,
   cwlWorkflow,
+  registerCrate,
   trsValidators,
   type TrsSchema,
 } from '../support/trs.js';
@@ -42,19 +43,8 @@ describe(`GA4GH TRS (API.md 10.2, ${testDatabase()})`, () => {
   const validate = trsValidators();
 
   /** Registers a crate as `token`'s and returns its uuid. */
-  const register = async (
-    token: string,
-    crate: Buffer,
-    body: Record<string, unknown> = {},
-  ): Promise<string> => {
-    const link = links.route(`/${randomUUID()}.zip`, { kind: 'bytes', body: crate });
-    const registered = await t.http
-      .post('/users/current/workflows')
-      .set('Authorization', `Bearer ${token}`)
-      .send({ roc_link: link, version: '1.0', ...body });
-    expect({ status: registered.status, body: registered.body }).toMatchObject({ status: 201 });
-    return (registered.body as { uuid: string }).uuid;
-  };
+  const register = (token: string, crate: Buffer, body: Record<string, unknown> = {}): Promise<string> =>
+    registerCrate(t, links, token, crate, body);
 
   /** A GET (or HEAD) of a TRS path, as `token` (none: anonymous), the body parsed when JSON. */
   const get = async (path: string, token?: string, method: 'GET' | 'HEAD' = 'GET'): Promise<Reply> => {

@@ -92,6 +92,14 @@ export interface CrateSpec {
   language?: 'galaxy';
 }
 
+/** The metadata file's own entity, the same in every RO-Crate 1.1. */
+export const METADATA_DESCRIPTOR = {
+  '@id': 'ro-crate-metadata.json',
+  '@type': 'CreativeWork',
+  about: { '@id': './' },
+  conformsTo: { '@id': 'https://w3id.org/ro/crate/1.1' },
+};
+
 export const TEST_TERMS = 'https://w3id.org/ro/terms/test#';
 const TEST = TEST_TERMS;
 
@@ -141,12 +149,7 @@ export function crateMetadata(spec: CrateSpec = {}): object {
   return {
     '@context': 'https://w3id.org/ro/crate/1.1/context',
     '@graph': [
-      {
-        '@id': 'ro-crate-metadata.json',
-        '@type': 'CreativeWork',
-        about: { '@id': './' },
-        conformsTo: { '@id': 'https://w3id.org/ro/crate/1.1' },
-      },
+      METADATA_DESCRIPTOR,
       root,
       main,
       ...language,

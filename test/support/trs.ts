@@ -1,8 +1,11 @@
+import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import ajvFormats from 'ajv-formats';
 import { parse } from 'yaml';
-import { TEST_TERMS } from './registry.js';
+import type { LinkServer } from '../fakes/link-server.js';
+import type { TestApp } from './create-test-app.js';
+import { METADATA_DESCRIPTOR, TEST_TERMS } from './registry.js';
 import { buildZip, type ZipEntrySpec } from './zip-builder.js';
 
 const TRS_DOCUMENT = 'test/fixtures/trs/openapi.yaml';
@@ -124,12 +127,7 @@ export function cwlCrateFiles(spec: CwlCrateSpec = {}): Record<string, string> {
   const metadata = {
     '@context': 'https://w3id.org/ro/crate/1.1/context',
     '@graph': [
-      {
-        '@id': 'ro-crate-metadata.json',
-        '@type': 'CreativeWork',
-        about: { '@id': './' },
-        conformsTo: { '@id': 'https://w3id.org/ro/crate/1.1' },
-      },
+      METADATA_DESCRIPTOR,
       {
         '@id': './',
         '@type': 'Dataset',
@@ -191,4 +189,21 @@ export function cwlCrateFiles(spec: CwlCrateSpec = {}): Record<string, string> {
 /** A Workflow Testing RO-Crate of a CWL workflow importing its tool with a relative `run:`. */
 export function cwlCrate(spec: CwlCrateSpec = {}, extra: ZipEntrySpec[] = []): Buffer {
   return buildZip([...Object.entries(cwlCrateFiles(spec)).map(([name, data]) => ({ name, data })), ...extra]);
+}
+
+/** Registers a crate, served by `links`, as `token`'s (version 1.0 unless `body` says otherwise); returns its uuid. */
+export async function registerCrate(
+  t: TestApp,
+  links: LinkServer,
+  token: string,
+  crate: Buffer,
+  body: Record<string, unknown> = {},
+): Promise<string> {
+  const link = links.route(`/${randomUUID()}.zip`, { kind: 'bytes', body: crate });
+  const registered = await t.http
+    .post('/users/current/workflows')
+    .set('Authorization', `Bearer ${token}`)
+    .send({ roc_link: link, version: '1.0', ...body });
+  expect({ status: registered.status, body: registered.body }).toMatchObject({ status: 201 });
+  return (registered.body as { uuid: string }).uuid;
 }
