@@ -196,12 +196,30 @@ function addUuidFaults(operation: OperationObject): void {
  * Area C's `{/<cloud>}` is optional; one OpenAPI path cannot say so (a path parameter is always
  * required), so each such operation is documented twice: without the segment (the cloud named
  * `default`) under its own id, and with it as `<id>-by-cloud`. A generated client then has a
- * method for each and needs no placeholder cloud.
+ * method for each and needs no placeholder cloud. Where the form without the segment would read like
+ * another path (`DELETE /keypairs/{name}` beside `GET /keypairs/{cloud}`: OpenAPI forbids paths that
+ * differ only in their parameters' names), only the form with the cloud is documented, saying so.
  */
 function splitOptionalCloud(document: OpenAPIObject): void {
   const paths: OpenAPIObject['paths'] = {};
+  const shape = (path: string): string => path.replace(/\{[^}]+\}/g, '{}');
+  const shapes = new Set(Object.keys(document.paths).map(shape));
   for (const [path, item] of Object.entries(document.paths)) {
     if (!path.endsWith('/{cloud}')) {
+      paths[path] = item;
+      continue;
+    }
+    const shortPath = path.slice(0, -'/{cloud}'.length);
+    if (!(shortPath in document.paths) && shapes.has(shape(shortPath))) {
+      for (const method of METHODS) {
+        const operation = item[method];
+        if (operation) {
+          operation.description = joined(
+            `The cloud segment may be left out for the cloud \`default\` (\`${shortPath}\`), which this document cannot show beside the path of the same shape.`,
+            operation.description,
+          );
+        }
+      }
       paths[path] = item;
       continue;
     }
@@ -240,7 +258,7 @@ function splitOptionalCloud(document: OpenAPIObject): void {
         ),
       };
     }
-    paths[path.slice(0, -'/{cloud}'.length)] = without;
+    paths[shortPath] = without;
     paths[path] = withCloud;
   }
   document.paths = paths;

@@ -1,5 +1,4 @@
 import { Body, Controller, Delete, Get, HttpCode, Param, Patch, Post, UseFilters } from '@nestjs/common';
-import { applyDecorators } from '@nestjs/common';
 import {
   ApiBody,
   ApiBadRequestResponse,
@@ -7,7 +6,6 @@ import {
   ApiCreatedResponse,
   ApiForbiddenResponse,
   ApiNoContentResponse,
-  ApiNotFoundResponse,
   ApiOkResponse,
   ApiOperation,
   ApiUnauthorizedResponse,
@@ -16,6 +14,7 @@ import {
 import { AuthErrorDto } from '../common/dto/error-bodies.dto.js';
 import { AuthErrorFilter } from '../common/filters/auth-error.filter.js';
 import { ApiAuth } from './api-auth.decorator.js';
+import { ApiUserIdErrors } from './user-id-errors.decorator.js';
 import type { AuthUser } from './auth-user.js';
 import { CurrentUser } from './current-user.decorator.js';
 import {
@@ -30,23 +29,6 @@ import { Roles } from './roles.decorator.js';
 import { UsersService } from './users.service.js';
 import { TAGS } from '../common/api-tags.js';
 import { authErrorExample } from '../common/dto/error-bodies.dto.js';
-import { EXAMPLE } from '../common/openapi-examples.js';
-
-/** The 400 and 404 of a user id in the path, with the bodies the service sends. */
-function ApiUserIdErrors(badRequest = 'The id is not a positive integer'): MethodDecorator {
-  return applyDecorators(
-    ApiBadRequestResponse({
-      type: AuthErrorDto,
-      description: badRequest,
-      example: authErrorExample(400, 'id must be a positive integer'),
-    }),
-    ApiNotFoundResponse({
-      type: AuthErrorDto,
-      description: 'No user with this id',
-      example: authErrorExample(404, `No user ${EXAMPLE.userId}`),
-    }),
-  );
-}
 
 @ApiAuth()
 @ApiUnauthorizedResponse({ type: AuthErrorDto, description: 'No valid token' })

@@ -20,6 +20,8 @@ export const TAGS = {
   clouds: 'clouds',
   vms: 'VMs',
   assignments: 'VM assignments',
+  keyPairs: 'key pairs and addresses',
+  usage: 'quotas and usage',
   service: 'service',
 } as const;
 
@@ -130,6 +132,16 @@ export const TAG_GROUPS: readonly TagGroup[] = [
       {
         name: TAGS.assignments,
         description: `Assign a VM to a user, extend its lease, release it. ${ORCHESTRATION_ERRORS}`,
+      },
+      {
+        name: TAGS.keyPairs,
+        description: `Your SSH key pairs in a cloud, and public addresses of VMs (floating IPs, Elastic IPs). ${ORCHESTRATION_ERRORS}`,
+      },
+      {
+        name: TAGS.usage,
+        description:
+          'Node-hours and vCPU-hours per user and cloud, and the quotas they are held to (set by an admin under ' +
+          `\`/api/v1/users/{id}/quota\`, whose errors are area A's). ${ORCHESTRATION_ERRORS}`,
       },
     ],
   },

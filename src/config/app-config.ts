@@ -78,6 +78,12 @@ export class AppConfig {
     readonly clouds?: readonly CloudSettings[];
     readonly assignmentFacilityUrl?: string;
     readonly upstreamTimeoutMs: number;
+    /** QUOTA_MAX_*: the quota of a user who has none of their own; undefined is no limit. */
+    readonly defaultQuota: {
+      readonly maxNodes?: number;
+      readonly maxVcpus?: number;
+      readonly maxRamMib?: number;
+    };
   };
 }
 
@@ -171,6 +177,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
       clouds: loadClouds(schema.CLOUDS_FILE, env),
       assignmentFacilityUrl: schema.ASSIGNMENT_FACILITY_URL?.replace(/\/+$/, ''),
       upstreamTimeoutMs: schema.UPSTREAM_TIMEOUT_SECONDS * 1000,
+      defaultQuota: {
+        maxNodes: schema.QUOTA_MAX_NODES,
+        maxVcpus: schema.QUOTA_MAX_VCPUS,
+        maxRamMib: schema.QUOTA_MAX_RAM_MIB,
+      },
     },
   };
   return deepFreeze(Object.assign(new AppConfig(), config));

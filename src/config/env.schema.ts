@@ -137,6 +137,19 @@ export class EnvSchema {
   @IsUrl(HTTP_URL)
   ASSIGNMENT_FACILITY_URL?: string;
 
+  /** Default per-user quotas of area C (API.md 13); unset: no limit. */
+  @IsOptional()
+  @IntegerSetting(0, 1_000_000)
+  QUOTA_MAX_NODES?: number;
+
+  @IsOptional()
+  @IntegerSetting(0, 1_000_000)
+  QUOTA_MAX_VCPUS?: number;
+
+  @IsOptional()
+  @IntegerSetting(0, 1_000_000_000, 'MiB')
+  QUOTA_MAX_RAM_MIB?: number;
+
   @Transform(toBoolean)
   @IsBoolean()
   COOKIE_SECURE: boolean = false;

@@ -18,6 +18,7 @@ import { VersionSource1764500000000 } from '../../migrations/1764500000000-versi
 import { CreateApiKeys1764550000000 } from '../../migrations/1764550000000-create-api-keys.js';
 import { InstancesThroughTheApi1764560000000 } from '../../migrations/1764560000000-instances-through-the-api.js';
 import { VersionIssues1795730871956 } from '../../migrations/1795730871956-version-issues.js';
+import { MachinesPeopleCanUse1795731896513 } from '../../migrations/1795731896513-machines-people-can-use.js';
 import { DeliveriesOutliveNotifications1795732023364 } from '../../migrations/1795732023364-deliveries-outlive-notifications.js';
 import { VersionMainWorkflow1795734002929 } from '../../migrations/1795734002929-version-main-workflow.js';
 import { CheckTimesAndTriggers1795734038184 } from '../../migrations/1795734038184-check-times-and-triggers.js';
@@ -47,6 +48,7 @@ export const MIGRATIONS: (new () => MigrationInterface)[] = [
   CreateApiKeys1764550000000,
   InstancesThroughTheApi1764560000000,
   VersionIssues1795730871956,
+  MachinesPeopleCanUse1795731896513,
   DeliveriesOutliveNotifications1795732023364,
   VersionMainWorkflow1795734002929,
   CheckTimesAndTriggers1795734038184,

@@ -59,6 +59,11 @@ describe('CloudRegistry', () => {
         destroyNode: () => Promise.reject(new DomainError('not_found', 'no node')),
         power: () => Promise.reject(new DomainError('not_found', 'no node')),
         findNode: () => Promise.reject(new DomainError('not_found', 'no node')),
+        listKeyPairs: () => Promise.resolve([]),
+        importKeyPair: () => Promise.reject(new DomainError('conflict', 'not in this test')),
+        deleteKeyPair: () => Promise.reject(new DomainError('not_found', 'no key pair')),
+        attachAddress: () => Promise.reject(new DomainError('conflict', 'not in this test')),
+        releaseAddress: () => Promise.reject(new DomainError('not_found', 'no address')),
       }),
     };
     const registry = registryOf([{ name: 'lab', type: 'vsphere', options: {} }], [vsphere]);

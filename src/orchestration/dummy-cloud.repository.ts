@@ -4,8 +4,9 @@ import { Repository } from 'typeorm';
 import { isUniqueViolation } from '../common/errors/unique-violation.js';
 import { incrementAndRead } from '../database/dialect.js';
 import { DummyCloudEntity } from './entities/dummy-cloud.entity.js';
+import { DummyKeyPairEntity } from './entities/dummy-key-pair.entity.js';
 import { DummyNodeEntity } from './entities/dummy-node.entity.js';
-import { NodeState } from './providers/cloud-provider.js';
+import { NodeState, type CloudKeyPair } from './providers/cloud-provider.js';
 import type { DummyCloudStore, DummyNodeRecord } from './providers/dummy.provider.js';
 
 // Node ids are stored in an INTEGER column (32-bit signed on MariaDB); anything else names no node.
@@ -29,6 +30,7 @@ export class DummyCloudRepository implements DummyCloudStore {
   constructor(
     @InjectRepository(DummyCloudEntity) private readonly clouds: Repository<DummyCloudEntity>,
     @InjectRepository(DummyNodeEntity) private readonly nodes: Repository<DummyNodeEntity>,
+    @InjectRepository(DummyKeyPairEntity) private readonly keyPairs: Repository<DummyKeyPairEntity>,
   ) {}
 
   /** The counter row and the seed nodes go in one transaction; a copy that loses the race finds the row taken. */
@@ -65,12 +67,44 @@ export class DummyCloudRepository implements DummyCloudStore {
     return (result.affected ?? 0) > 0;
   }
 
+  async setPublicIps(cloud: string, id: string, publicIps: readonly string[]): Promise<boolean> {
+    const nodeId = parseNodeId(id);
+    if (nodeId === undefined) {
+      return false;
+    }
+    const result = await this.nodes.update({ cloud, nodeId }, { publicIps: JSON.stringify(publicIps) });
+    return (result.affected ?? 0) > 0;
+  }
+
   async deleteNode(cloud: string, id: string): Promise<boolean> {
     const nodeId = parseNodeId(id);
     if (nodeId === undefined) {
       return false;
     }
     const result = await this.nodes.delete({ cloud, nodeId });
+    return (result.affected ?? 0) > 0;
+  }
+
+  async listKeyPairs(cloud: string): Promise<CloudKeyPair[]> {
+    const rows = await this.keyPairs.find({ where: { cloud }, order: { name: 'ASC' } });
+    return rows.map((row) => ({ name: row.name, fingerprint: row.fingerprint, publicKey: row.publicKey }));
+  }
+
+  /** The primary key (cloud, name) decides between two copies inserting one name at once. */
+  async insertKeyPair(cloud: string, keyPair: CloudKeyPair): Promise<boolean> {
+    try {
+      await this.keyPairs.insert({ cloud, ...keyPair });
+      return true;
+    } catch (error) {
+      if (isUniqueViolation(error)) {
+        return false;
+      }
+      throw error;
+    }
+  }
+
+  async deleteKeyPair(cloud: string, name: string): Promise<boolean> {
+    const result = await this.keyPairs.delete({ cloud, name });
     return (result.affected ?? 0) > 0;
   }
 

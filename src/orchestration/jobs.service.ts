@@ -1,16 +1,11 @@
-import { randomUUID } from 'node:crypto';
 import { Injectable, Logger } from '@nestjs/common';
 import { Clock } from '../common/clock.js';
 import { DomainError } from '../common/errors/domain-error.js';
+import type { Caller } from './caller.js';
 import { CloudRegistry } from './cloud.registry.js';
 import type { CloudRef } from './dto/replies.dto.js';
 import { JobsRepository, type ClaimedJob, type Job } from './jobs.repository.js';
-import {
-  assertStartable,
-  NodeState,
-  type CloudNode,
-  type StartNodeRequest,
-} from './providers/cloud-provider.js';
+import { NodeState, type CloudNode } from './providers/cloud-provider.js';
 
 /** The first poll of a new node comes this soon; each next one twice as late, up to MAX_POLL_DELAY_MS. */
 export const FIRST_POLL_DELAY_MS = 1_000;
@@ -24,10 +19,7 @@ export function pollDelayMs(polls: number): number {
 }
 
 /** Who asks about a job: its owner, or an admin, may see it. */
-export interface JobCaller {
-  readonly id: number;
-  readonly admin: boolean;
-}
+export type JobCaller = Pick<Caller, 'id' | 'admin'>;
 
 /**
  * Asynchronous starts (API.md 8): a job row is made at once (202); the job poller then starts the node
@@ -43,22 +35,6 @@ export class JobsService {
     private readonly jobs: JobsRepository,
     private readonly clock: Clock,
   ) {}
-
-  /**
-   * Records a start for the poller. The image and size are checked first, so that an unknown one is a
-   * 400 now rather than a failed job later; an unknown cloud is 'invalid_route'.
-   */
-  async startAsync(cloudName: string, request: StartNodeRequest, caller: JobCaller): Promise<Job> {
-    const cloud = this.registry.get(cloudName);
-    await assertStartable(cloud, request);
-    return this.jobs.create({
-      id: randomUUID(),
-      cloud: cloud.name,
-      ownerId: caller.id,
-      request,
-      now: new Date(this.clock.nowMs()),
-    });
-  }
 
   /**
    * The job and its cloud, to its owner or an admin; 'not_found' for anyone else, as for an unknown id
@@ -83,7 +59,11 @@ export class JobsService {
     try {
       cloud = this.registry.get(job.cloud);
     } catch {
-      await this.jobs.update(job, { state: 'failed', error: `Cloud '${job.cloud}' is no longer configured` });
+      await this.jobs.update(job, {
+        state: 'failed',
+        error: `Cloud '${job.cloud}' is no longer configured`,
+        stoppedAt: now,
+      });
       return;
     }
     if (job.state === 'pending') {
@@ -96,7 +76,7 @@ export class JobsService {
         const node = await cloud.startNode(job.request);
         await this.follow(job, node.state, { nodeId: node.id, node, polls: 0 }, now);
       } catch (error) {
-        await this.jobs.update(job, { state: 'failed', error: messageOf(error) });
+        await this.jobs.update(job, { state: 'failed', error: messageOf(error), stoppedAt: now });
       }
       return;
     }
@@ -104,6 +84,8 @@ export class JobsService {
       await this.jobs.update(job, {
         state: 'failed',
         error: `The service stopped while starting the node; a node named '${job.request.name}' may exist in cloud '${job.cloud}'`,
+        // Not known to exist: it no longer counts against the quota (usage shows the time until now).
+        stoppedAt: now,
       });
       return;
     }
@@ -115,6 +97,7 @@ export class JobsService {
         await this.jobs.update(job, {
           state: 'failed',
           error: `Node ${job.nodeId} disappeared from cloud '${job.cloud}'`,
+          stoppedAt: now,
         });
         return;
       }
@@ -140,6 +123,8 @@ export class JobsService {
         ...seen,
         state: 'failed',
         error: `Node ${nodeId} of cloud '${job.cloud}' went into state ${NodeState[state].toLowerCase()}`,
+        // A node in error still exists (and is held until stopped); a terminated one is gone.
+        ...(state === NodeState.Terminated ? { stoppedAt: now } : {}),
       });
     } else if (now.getTime() - job.createdAt.getTime() > JOB_DEADLINE_MS) {
       await this.jobs.update(job, {

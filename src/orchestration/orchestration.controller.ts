@@ -1,34 +1,16 @@
-import {
-  applyDecorators,
-  Body,
-  Controller,
-  createParamDecorator,
-  Get,
-  HttpCode,
-  Param,
-  Post,
-  Put,
-  Res,
-  UseFilters,
-  type ExecutionContext,
-} from '@nestjs/common';
-import {
-  ApiBody,
-  ApiOkResponse,
-  ApiOperation,
-  ApiParam,
-  ApiQuery,
-  ApiResponse,
-  ApiTags,
-} from '@nestjs/swagger';
-import type { Request, Response } from 'express';
+import { Body, Controller, Get, HttpCode, Param, Post, Put, Res, UseFilters } from '@nestjs/common';
+import { ApiBody, ApiOkResponse, ApiParam, ApiResponse, ApiTags } from '@nestjs/swagger';
+import type { Response } from 'express';
 import type { AuthUser } from '../auth/auth-user.js';
 import { CurrentUser } from '../auth/current-user.decorator.js';
-import { JobsService, type JobCaller } from './jobs.service.js';
+import { JobsService } from './jobs.service.js';
 import { ApiAuth } from '../auth/api-auth.decorator.js';
 import { Roles } from '../auth/roles.decorator.js';
 import { EnvelopeFilter } from '../common/filters/envelope.filter.js';
-import { DEFAULT_CLOUD } from './cloud.registry.js';
+import { callerOf } from './caller.js';
+import { CloudName, Operation } from './cloud-route.decorators.js';
+import { AddressNodeDto } from './dto/machines.dto.js';
+import { StartsService } from './starts.service.js';
 import {
   ApiEnvelopeErrors,
   type EnvelopeErrorCase,
@@ -71,15 +53,6 @@ import type { NodeQuery, PowerAction } from './providers/cloud-provider.js';
 import { TAGS } from '../common/api-tags.js';
 import { EXAMPLE } from '../common/openapi-examples.js';
 
-/** The `<cloud>` path segment, `default` when the path leaves it out. */
-const CloudName = createParamDecorator((_data: unknown, context: ExecutionContext): string => {
-  const cloud = context.switchToHttp().getRequest<Request>().params.cloud;
-  return typeof cloud === 'string' ? cloud : DEFAULT_CLOUD;
-});
-
-// The document shows each path with and without the cloud as two operations (openapi-document.ts).
-const PATH_FORMS = '`.json` may be appended to the path with the same reply.';
-
 const FACILITY =
   'Goes through the assignment facility: the built-in one keeps assignments in the database (one active ' +
   'assignment per node); with ASSIGNMENT_FACILITY_URL set, an external one is called over HTTP ' +
@@ -91,30 +64,6 @@ const FACILITY =
 /** The request example of an operation on one node: by its id (the body may name its hostname instead). */
 function byNode(more: Record<string, unknown>): Record<string, { summary: string; value: object }> {
   return { byId: { summary: 'The node by its id', value: { node: EXAMPLE.nodeId, ...more } } };
-}
-
-/** Swagger for one area-C operation: id, summary, the optional cloud segment, the `auth_token` query carrier. */
-function Operation(operationId: string, summary: string, withCloud = true, more?: string): MethodDecorator {
-  const description = [withCloud ? PATH_FORMS : '', more ?? ''].filter(Boolean).join('\n\n');
-  return applyDecorators(
-    ApiOperation({ operationId, summary, description: description || undefined }),
-    ...(withCloud
-      ? [
-          ApiParam({
-            name: 'cloud',
-            description: 'A cloud of CLOUDS_FILE; may be left out of the path for `default`',
-            example: 'default',
-            schema: { type: 'string', pattern: '^[A-Za-z0-9_-]{1,64}$', default: DEFAULT_CLOUD },
-          }),
-        ]
-      : []),
-    ApiQuery({
-      name: 'auth_token',
-      type: String,
-      required: false,
-      description: 'The token, as the original system took it (also accepted as `auth_token` in a JSON body)',
-    }),
-  );
 }
 
 const LEASES =
@@ -162,6 +111,7 @@ function powerErrors(action: PowerAction): (EnvelopeStatus | EnvelopeErrorCase)[
 export class OrchestrationController {
   constructor(
     private readonly orchestration: OrchestrationService,
+    private readonly starts: StartsService,
     private readonly jobs: JobsService,
   ) {}
 
@@ -229,7 +179,11 @@ export class OrchestrationController {
     'Starts (creates) a node',
     true,
     'With `"async": true` the reply is a 202 with a job at once; the service starts the node in the background ' +
-      'and follows it until it runs (job done) or fails (job failed): see jobs-get.',
+      'and follows it until it runs (job done) or fails (job failed): see jobs-get.\n\n' +
+      '`keyname` is one of your key pairs (keypairs-post); `user_data` is cloud-init text (at most 16 KiB); ' +
+      '`security_groups` are names (EC2: also sg- ids); `tags` (at most 20 with `owner`, which the service sets to ' +
+      'your username) go to OpenStack server metadata and EC2 instance tags and show in the node’s `extra.tags`. ' +
+      'The start counts against your quota (max_nodes, max_vcpus, max_ram_mib): past it, a 409 names the limit.',
   )
   @ApiBody({ type: StartNodeDto })
   @ApiOkResponse({
@@ -253,8 +207,14 @@ export class OrchestrationController {
     {
       status: 400,
       description:
-        'A required field is missing or not a string, async is not a boolean, or an unknown image or size',
-      message: 'async must be true or false',
+        'A required field is missing or not a string, async is not a boolean, an unknown image, size or security ' +
+        'group, a key pair not yours, user_data over 16 KiB, more than 20 tags, or a tag the cloud refuses',
+      message: "keyname 'laptop' is not a key pair of yours in cloud 'default'",
+    },
+    {
+      status: 409,
+      description: 'The start would pass your quota',
+      message: 'quota max_nodes 3 reached: 3 in use',
     },
     500,
     502,
@@ -272,13 +232,16 @@ export class OrchestrationController {
       size: body.size,
       ...(body.keyname === undefined ? {} : { keyname: body.keyname }),
       ...(body.metadata === undefined ? {} : { metadata: body.metadata }),
+      ...(body.user_data === undefined ? {} : { userData: body.user_data }),
+      ...(body.security_groups === undefined ? {} : { securityGroups: body.security_groups }),
+      ...(body.tags === undefined ? {} : { tags: body.tags }),
     };
     if (body.async === true) {
-      const job = await this.jobs.startAsync(cloud, request, callerOf(user));
+      const job = await this.starts.startAsync(cloud, request, callerOf(user));
       res.status(202);
       return { status: 'ok', job: { id: job.id, state: job.state, href: jobHref(job.id) } };
     }
-    const started = await this.orchestration.start(cloud, request);
+    const started = await this.starts.start(cloud, request, callerOf(user));
     return { status: 'ok', nodes: toNodeDto(started.node, started.cloud) };
   }
 
@@ -373,6 +336,66 @@ export class OrchestrationController {
   @ApiEnvelopeErrors(...powerErrors('poweron'))
   poweron(@CloudName() cloud: string, @Body() body: PowerNodeDto): Promise<PowerReplyDto> {
     return this.power(cloud, body, 'poweron');
+  }
+
+  @Put('vm/address/release{/:cloud}')
+  @ApiTags(TAGS.vms)
+  @Operation(
+    'vm-address-release',
+    'Detaches the public address of a node and frees it, by id or hostname',
+    true,
+    'OpenStack: the node’s Neutron floating IPs are deleted; EC2: its Elastic IP is disassociated and released.',
+  )
+  @ApiBody({ type: AddressNodeDto, examples: byNode({}) })
+  @ApiOkResponse({ type: PowerReplyDto, description: 'The node without its public address' })
+  @ApiEnvelopeErrors(
+    400,
+    {
+      status: 404,
+      description: 'No such node, or it has no public address',
+      message: "Server 42 of cloud 'ostack' has no floating IP",
+    },
+    {
+      status: 409,
+      description: 'The cloud cannot have public addresses',
+      message: "Cloud 'lab' (type scratch) cannot release public addresses",
+    },
+    500,
+    502,
+    503,
+  )
+  async releaseAddress(@CloudName() cloud: string, @Body() body: AddressNodeDto): Promise<PowerReplyDto> {
+    const done = await this.orchestration.releaseAddress(cloud, nodeQuery(body));
+    return { status: 'ok', nodes: toNodeDto(done.node, done.cloud) };
+  }
+
+  @Put('vm/address{/:cloud}')
+  @ApiTags(TAGS.vms)
+  @Operation(
+    'vm-address',
+    'Allocates a public address and attaches it to a node, by id or hostname',
+    true,
+    'OpenStack: a Neutron floating IP from the cloud’s `floating_network`; EC2: an Elastic IP. The address is in ' +
+      'the node’s `public_ips`; stopping the node frees it. An attach that fails frees the address it allocated.',
+  )
+  @ApiBody({ type: AddressNodeDto, examples: byNode({}) })
+  @ApiOkResponse({ type: PowerReplyDto, description: 'The node with its new public address in public_ips' })
+  @ApiEnvelopeErrors(
+    400,
+    404,
+    {
+      status: 409,
+      description:
+        'The node has a public address already, no floating_network is configured, or the cloud cannot have them',
+      message: "Cloud 'ostack' has no floating_network configured: it cannot attach public addresses",
+    },
+    500,
+    502,
+    503,
+  )
+  async attachAddress(@CloudName() cloud: string, @Body() body: AddressNodeDto): Promise<PowerReplyDto> {
+    const done = await this.orchestration.attachAddress(cloud, nodeQuery(body));
+    return { status: 'ok', nodes: toNodeDto(done.node, done.cloud) };
   }
 
   @Put('vm/action/assign{/:cloud}')
@@ -478,10 +501,6 @@ export class OrchestrationController {
     const done = await this.orchestration.power(cloud, nodeQuery(body), action);
     return { status: 'ok', nodes: toNodeDto(done.node, done.cloud) };
   }
-}
-
-function callerOf(user: AuthUser): JobCaller {
-  return { id: user.id, admin: user.roles.includes('admin') };
 }
 
 /** The validated body names exactly one of the two (NodeRefDto checks it). */

@@ -1,6 +1,15 @@
 import { Module, RequestMethod, type MiddlewareConsumer, type NestModule } from '@nestjs/common';
 import { DiscoveryModule } from '@nestjs/core';
 import { TypeOrmModule } from '@nestjs/typeorm';
+import { AuthModule } from '../auth/auth.module.js';
+import { AddressesRepository } from './addresses.repository.js';
+import { KeyPairsController } from './key-pairs.controller.js';
+import { KeyPairsService } from './key-pairs.service.js';
+import { QuotasController } from './quotas.controller.js';
+import { QuotasRepository } from './quotas.repository.js';
+import { QuotasService } from './quotas.service.js';
+import { StartsService } from './starts.service.js';
+import { UsageController } from './usage.controller.js';
 import { AppConfig } from '../config/app-config.js';
 import { ASSIGNMENT_FACILITY, type AssignmentFacility } from './assignment/assignment-facility.js';
 import { DatabaseAssignmentFacility } from './assignment/database-assignment.facility.js';
@@ -9,7 +18,10 @@ import { AuthTokenMiddleware } from './auth-token.middleware.js';
 import { CLOUD_PROVIDER_FACTORIES_PROVIDER, CloudRegistry } from './cloud.registry.js';
 import { DummyCloudRepository } from './dummy-cloud.repository.js';
 import { DummyCloudEntity } from './entities/dummy-cloud.entity.js';
+import { DummyKeyPairEntity } from './entities/dummy-key-pair.entity.js';
 import { DummyNodeEntity } from './entities/dummy-node.entity.js';
+import { UserQuotaEntity } from './entities/user-quota.entity.js';
+import { VmAddressEntity } from './entities/vm-address.entity.js';
 import { VmAssignmentEntity } from './entities/vm-assignment.entity.js';
 import { VmLeaseEntity } from './entities/vm-lease.entity.js';
 import { VmJobEntity } from './entities/vm-job.entity.js';
@@ -30,9 +42,14 @@ import { Ec2ProviderFactory } from './providers/ec2.provider.js';
 @Module({
   imports: [
     DiscoveryModule,
+    // UsersService: a quota is set for a user that exists.
+    AuthModule,
     TypeOrmModule.forFeature([
       DummyCloudEntity,
       DummyNodeEntity,
+      DummyKeyPairEntity,
+      UserQuotaEntity,
+      VmAddressEntity,
       VmAssignmentEntity,
       VmLeaseEntity,
       VmJobEntity,
@@ -73,8 +90,13 @@ import { Ec2ProviderFactory } from './providers/ec2.provider.js';
     JobsRepository,
     JobsService,
     JobPoller,
+    StartsService,
+    KeyPairsService,
+    AddressesRepository,
+    QuotasRepository,
+    QuotasService,
   ],
-  controllers: [OrchestrationController],
+  controllers: [OrchestrationController, KeyPairsController, UsageController, QuotasController],
 })
 export class OrchestrationModule implements NestModule {
   configure(consumer: MiddlewareConsumer): void {

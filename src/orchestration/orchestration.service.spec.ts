@@ -16,6 +16,10 @@ import { openMemoryDatabase } from '../../test/support/memory-database.js';
 import { Clock } from '../common/clock.js';
 import { VmLeaseEntity } from './entities/vm-lease.entity.js';
 import { LeasesRepository } from './leases.repository.js';
+import { AddressesRepository } from './addresses.repository.js';
+import { VmAddressEntity } from './entities/vm-address.entity.js';
+import { VmJobEntity } from './entities/vm-job.entity.js';
+import { JobsRepository } from './jobs.repository.js';
 import { NodeState } from './providers/cloud-provider.js';
 
 const NOW = Date.parse('2026-11-23T12:00:00Z');
@@ -85,6 +89,7 @@ class RecordingFacility implements AssignmentFacility {
 
 function subject(): {
   service: OrchestrationService;
+  registry: CloudRegistry;
   facility: RecordingFacility;
   leases: LeasesRepository;
   clock: FixedClock;
@@ -107,7 +112,15 @@ function subject(): {
   const facility = new RecordingFacility();
   const leases = new LeasesRepository(database.getRepository(VmLeaseEntity));
   const clock = new FixedClock();
-  return { service: new OrchestrationService(registry, facility, leases, clock), facility, leases, clock };
+  const service = new OrchestrationService(
+    registry,
+    facility,
+    leases,
+    new JobsRepository(database.getRepository(VmJobEntity)),
+    new AddressesRepository(database.getRepository(VmAddressEntity)),
+    clock,
+  );
+  return { service, registry, facility, leases, clock };
 }
 
 describe('OrchestrationService', () => {
@@ -129,7 +142,6 @@ describe('OrchestrationService', () => {
     const { service, facility } = subject();
     const calls = [
       service.nodes('nope'),
-      service.start('nope', { name: 'x', image: '1', size: '1' }),
       service.stop('nope', { id: '1' }),
       service.assign('nope', { node: { id: '1' }, user: 'u', vmType: 't', emulate: true }),
       service.release('nope', { node: { id: '1' }, emulate: false }),
@@ -271,8 +283,10 @@ describe('OrchestrationService', () => {
     });
 
     it('carries out each kind of expiry once: release, poweroff, destroy', async () => {
-      const { service, facility, leases } = subject();
-      const started = await service.start('default', { name: 'n3', image: '1', size: '1' });
+      const { service, registry, facility, leases } = subject();
+      const started = {
+        node: await registry.get('default').startNode({ name: 'n3', image: '1', size: '1' }),
+      };
       for (const [id, onExpiry] of [
         ['1', 'release'],
         ['2', 'poweroff'],

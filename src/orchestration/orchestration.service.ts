@@ -6,11 +6,13 @@ import {
   type AssignmentFacility,
 } from './assignment/assignment-facility.js';
 import { Clock } from '../common/clock.js';
+import { AddressesRepository } from './addresses.repository.js';
+import { JobsRepository } from './jobs.repository.js';
 import { CloudRegistry } from './cloud.registry.js';
 import type { OnExpiry } from './entities/vm-lease.entity.js';
 import { leaseEndsAt, type LeaseEnd } from './lease-rules.js';
 import { LeasesRepository, type ClaimedLease, type Lease } from './leases.repository.js';
-import type { CloudRef } from './dto/replies.dto.js';
+import { refOf, type CloudRef } from './dto/replies.dto.js';
 import type {
   CloudImage,
   CloudNode,
@@ -18,7 +20,6 @@ import type {
   CloudSize,
   NodeQuery,
   PowerAction,
-  StartNodeRequest,
 } from './providers/cloud-provider.js';
 
 /** A list of one cloud, with the cloud it came from (its replies name it). */
@@ -68,6 +69,8 @@ export class OrchestrationService {
     private readonly registry: CloudRegistry,
     @Inject(ASSIGNMENT_FACILITY) private readonly assignments: AssignmentFacility,
     private readonly leases: LeasesRepository,
+    private readonly jobs: JobsRepository,
+    private readonly addresses: AddressesRepository,
     private readonly clock: Clock,
   ) {}
 
@@ -91,22 +94,74 @@ export class OrchestrationService {
     return { cloud: refOf(cloud), items: await cloud.listSizes() };
   }
 
-  /** Starts a node; an image or size the cloud does not list is 'invalid_input'. */
-  async start(cloudName: string, request: StartNodeRequest): Promise<{ cloud: CloudRef; node: CloudNode }> {
-    const cloud = this.registry.get(cloudName);
-    return { cloud: refOf(cloud), node: await cloud.startNode(request) };
-  }
-
   /**
-   * Destroys the node (found by id or hostname) and returns its id. Its active assignment, if any, ends
-   * with it: a destroyed node cannot stay assigned, and the facility must not keep listing it.
+   * Destroys the node (found by id or hostname) and returns its id. The public address the service
+   * attached to it is freed first (a cloud keeps an address allocated after its node is gone). Its active
+   * assignment, if any, ends with it: a destroyed node cannot stay assigned, and the facility must not keep
+   * listing it. From then on it no longer counts against its owner's quota, also when the cloud had lost
+   * it already (404).
    */
   async stop(cloudName: string, query: NodeQuery): Promise<string> {
     const cloud = this.registry.get(cloudName);
     const id = 'id' in query ? query.id : (await cloud.findNode(query)).id;
-    await cloud.destroyNode(id);
+    await this.destroy(cloud, id);
     await this.endAssignment(cloud, id);
     return id;
+  }
+
+  /** Frees the address the service attached, destroys the node, and ends its record. */
+  private async destroy(cloud: CloudProvider, id: string): Promise<void> {
+    if (await this.addresses.find(cloud.name, id)) {
+      await cloud.releaseAddress(id).catch((error: unknown) => {
+        // The cloud no longer has it (or the node): there is nothing left to free.
+        if (!(error instanceof DomainError && error.kind === 'not_found')) {
+          throw error;
+        }
+      });
+      await this.addresses.remove(cloud.name, id);
+    }
+    try {
+      await cloud.destroyNode(id);
+    } catch (error) {
+      if (error instanceof DomainError && error.kind === 'not_found') {
+        await this.jobs.markStopped(cloud.name, id, new Date(this.clock.nowMs()));
+      }
+      throw error;
+    }
+    await this.jobs.markStopped(cloud.name, id, new Date(this.clock.nowMs()));
+  }
+
+  /**
+   * Allocates a public address and attaches it to the node; the service remembers it, so that stopping
+   * the node frees it. 'conflict' when the node has one already (attached by the service or not), the
+   * cloud is not set up for addresses or cannot have them; nothing is left allocated when it fails.
+   */
+  async attachAddress(cloudName: string, query: NodeQuery): Promise<{ cloud: CloudRef; node: CloudNode }> {
+    const cloud = this.registry.get(cloudName);
+    const node = await cloud.findNode(query);
+    if (!(await this.addresses.reserve(cloud.name, node.id, new Date(this.clock.nowMs())))) {
+      throw new DomainError(
+        'conflict',
+        `Node ${node.id} of cloud '${cloud.name}' has a public address already`,
+      );
+    }
+    try {
+      const attached = await cloud.attachAddress(node.id);
+      await this.addresses.attached(cloud.name, node.id, attached.address);
+      return { cloud: refOf(cloud), node: attached.node };
+    } catch (error) {
+      await this.addresses.remove(cloud.name, node.id);
+      throw error;
+    }
+  }
+
+  /** Detaches the node's public address and frees it; 'not_found' when it has none. */
+  async releaseAddress(cloudName: string, query: NodeQuery): Promise<{ cloud: CloudRef; node: CloudNode }> {
+    const cloud = this.registry.get(cloudName);
+    const found = await cloud.findNode(query);
+    const node = await cloud.releaseAddress(found.id);
+    await this.addresses.remove(cloud.name, found.id);
+    return { cloud: refOf(cloud), node };
   }
 
   /** Ends the active assignment and the lease of a node that is gone; failures are logged, not raised. */
@@ -222,7 +277,7 @@ export class OrchestrationService {
       }
     };
     if (lease.onExpiry === 'destroy') {
-      await cloud.destroyNode(lease.nodeId).catch(gone);
+      await this.destroy(cloud, lease.nodeId).catch(gone);
     } else if (lease.onExpiry === 'poweroff') {
       await cloud.power(lease.nodeId, 'poweroff').catch((error: unknown) => {
         // A terminated node is as off as it gets.
@@ -259,10 +314,6 @@ export class OrchestrationService {
     );
     return active.map((assignment) => ({ ...assignment, lease: leases.get(assignment.nodeId) }));
   }
-}
-
-function refOf(cloud: CloudProvider): CloudRef {
-  return { name: cloud.name, type: cloud.type };
 }
 
 /**

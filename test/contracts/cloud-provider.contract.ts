@@ -2,9 +2,11 @@ import { isIP } from 'node:net';
 import { DomainError } from '../../src/common/errors/domain-error.js';
 import {
   NodeState,
+  UnsupportedOperation,
   type CloudNode,
   type CloudProvider,
 } from '../../src/orchestration/providers/cloud-provider.js';
+import { sshPublicKey } from '../support/ssh-keys.js';
 
 export interface CloudProviderContractSubject {
   readonly provider: CloudProvider;
@@ -13,6 +15,15 @@ export interface CloudProviderContractSubject {
   readonly size: string;
   /** True when the cloud keeps listing a destroyed node for a while, in state 2 (EC2). */
   readonly listsTerminated?: boolean;
+  /** A security group the cloud knows; undefined when the cloud takes any name (dummy). */
+  readonly securityGroup?: string;
+  /**
+   * The fingerprints the cloud reports for an imported RSA and ed25519 key; undefined for a cloud that
+   * cannot keep key pairs (it must say so with UnsupportedOperation).
+   */
+  readonly fingerprints?: { readonly rsa: RegExp; readonly ed25519: RegExp };
+  /** True when the cloud can attach public addresses (set up for them); else UnsupportedOperation. */
+  readonly addresses?: boolean;
   /** Stops whatever the subject started (a fake server). */
   readonly dispose?: () => Promise<void>;
 }
@@ -203,6 +214,114 @@ export function cloudProviderContract(
       await expect(provider.power(node.id, 'poweron')).rejects.toMatchObject({
         kind: expect.stringMatching(/^(not_found|conflict)$/),
       });
+    });
+  });
+}
+
+/**
+ * Key pairs, public addresses, user data and tags (API.md 13): what every provider does or, for what its
+ * cloud cannot do, refuses with UnsupportedOperation (a 409), never anything else.
+ */
+export function cloudProviderMachinesContract(
+  label: string,
+  createSubject: () => Promise<CloudProviderContractSubject>,
+): void {
+  describe(`CloudProvider contract, machines people can use: ${label}`, () => {
+    let subject: CloudProviderContractSubject;
+    let provider: CloudProvider;
+
+    beforeEach(async () => {
+      subject = await createSubject();
+      provider = subject.provider;
+    });
+
+    afterEach(async () => {
+      await subject.dispose?.();
+    });
+
+    const start = (name: string, more: { keyname?: string } = {}): Promise<CloudNode> =>
+      provider.startNode({ name, image: subject.image, size: subject.size, ...more });
+
+    it('starts a node with user data, security groups and tags, and shows the tags in extra.tags', async () => {
+      const tags = { owner: 'alice', project: 'genomics-42' };
+      const node = await provider.startNode({
+        name: 'contract-tags',
+        image: subject.image,
+        size: subject.size,
+        userData: '#cloud-config\npackages: [htop]\n# ünïcode\n',
+        securityGroups: [subject.securityGroup ?? 'default'],
+        tags,
+      });
+      expect(node.extra.tags).toMatchObject(tags);
+      await expect(provider.findNode({ id: node.id })).resolves.toMatchObject({ extra: { tags } });
+    });
+
+    it('keeps key pairs: import RSA and ed25519 with the fingerprint the cloud reports, list, delete', async () => {
+      const { fingerprints } = subject;
+      if (fingerprints === undefined) {
+        for (const call of [
+          provider.listKeyPairs(),
+          provider.importKeyPair('k', sshPublicKey()),
+          provider.deleteKeyPair('k'),
+        ]) {
+          await expect(call).rejects.toBeInstanceOf(UnsupportedOperation);
+          await expectKind(call, 'conflict');
+        }
+        return;
+      }
+      const rsaKey = sshPublicKey('rsa', 'alice@laptop');
+      const edKey = sshPublicKey('ed25519');
+      const rsa = await provider.importKeyPair('alice.contract-rsa', rsaKey);
+      const ed = await provider.importKeyPair('alice.contract-ed', edKey);
+      expect(rsa).toEqual({
+        name: 'alice.contract-rsa',
+        fingerprint: expect.stringMatching(fingerprints.rsa),
+        publicKey: rsaKey.split(' ').slice(0, 2).join(' '),
+      });
+      expect(ed.fingerprint).toMatch(fingerprints.ed25519);
+      const listed = await provider.listKeyPairs();
+      expect(listed).toEqual(expect.arrayContaining([rsa, ed]));
+      await expectKind(provider.importKeyPair('alice.contract-rsa', sshPublicKey('rsa')), 'conflict');
+      const node = await start('contract-keyed', { keyname: 'alice.contract-ed' });
+      expect(node.name).toBe('contract-keyed');
+      await expect(provider.deleteKeyPair('alice.contract-rsa')).resolves.toBeUndefined();
+      expect((await provider.listKeyPairs()).map((key) => key.name)).not.toContain('alice.contract-rsa');
+      await expectKind(provider.deleteKeyPair('alice.contract-rsa'), 'not_found');
+    });
+
+    it('refuses a malformed public key and a start with a key pair it does not have, making nothing', async () => {
+      if (subject.fingerprints === undefined) {
+        return;
+      }
+      const before = await provider.listKeyPairs();
+      const ed = sshPublicKey('ed25519').split(' ');
+      for (const bad of ['ssh-rsa AAAA', 'ssh-dss AAAAB3NzaC1kc3MAAACBAP', `ssh-rsa ${ed[1]}`, 'not a key']) {
+        await expectKind(provider.importKeyPair('alice.bad', bad), 'invalid_input');
+      }
+      expect(await provider.listKeyPairs()).toEqual(before);
+      const nodes = await provider.listNodes();
+      await expectKind(start('contract-nokey', { keyname: 'nobody.no-such-key' }), 'invalid_input');
+      expect(await provider.listNodes()).toHaveLength(nodes.length);
+    });
+
+    it('attaches a public address to a node once, and releases it', async () => {
+      const node = await start('contract-address');
+      if (!subject.addresses) {
+        for (const call of [provider.attachAddress(node.id), provider.releaseAddress(node.id)]) {
+          await expect(call).rejects.toBeInstanceOf(UnsupportedOperation);
+          await expectKind(call, 'conflict');
+        }
+        return;
+      }
+      const attached = await provider.attachAddress(node.id);
+      expect(isIP(attached.address)).toBe(4);
+      expect(attached.node.id).toBe(node.id);
+      expect(attached.node.publicIps).toContain(attached.address);
+      await expectKind(provider.attachAddress(node.id), 'conflict');
+      const released = await provider.releaseAddress(node.id);
+      expect(released.publicIps).not.toContain(attached.address);
+      await expectKind(provider.releaseAddress(node.id), 'not_found');
+      await expectKind(provider.attachAddress(UNKNOWN_ID), 'not_found');
     });
   });
 }

@@ -57,7 +57,8 @@ describe(`extension: a cloud provider registered by a test module (${testDatabas
       name: 'box',
       cloud_type: SCRATCH_TYPE,
       provider: 'lab',
-      extra: { zone: 'lab-a', image: 'img-debian', size: 'tiny' },
+      // Every node the service starts carries its owner's tag.
+      extra: { zone: 'lab-a', image: 'img-debian', size: 'tiny', tags: { owner: expect.any(String) } },
       private_ips: ['10.9.0.1'],
       public_ips: [],
       state: 0,
@@ -96,8 +97,26 @@ describe(`extension: a cloud provider registered by a test module (${testDatabas
     expect(refused.body).toMatchObject({
       status: 'error',
       status_code: 400,
-      message: "No image nope in cloud 'lab'",
+      // The service checks the image and size of every start against the cloud's lists (for the quota).
+      message: "Image 'nope' does not exist in cloud 'lab'",
     });
+  });
+
+  it('answers 409 in the area C envelope for what its cloud cannot do (public addresses)', async () => {
+    const started = await send('post', '/api/v1/vm/start/lab', {
+      name: 'box',
+      image: 'img-debian',
+      size: 'tiny',
+    });
+    const node = (started.body.nodes as { id: string }).id;
+    const refused = await send('put', '/api/v1/vm/address/lab', { node });
+    expect(refused.status).toBe(409);
+    expect(refused.body).toMatchObject({
+      status: 'error',
+      status_code: 409,
+      message: "Cloud 'lab' (type scratch) cannot attach public addresses",
+    });
+    await send('put', '/api/v1/vm/stop/lab', { node });
   });
 
   it('is unknown without the module: CLOUDS_FILE naming it stops the start-up', async () => {

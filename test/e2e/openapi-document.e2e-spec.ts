@@ -236,14 +236,24 @@ describe(`the OpenAPI document (${testDatabase()})`, () => {
     expect(byCloud?.parameters).toEqual(
       expect.arrayContaining([expect.objectContaining({ in: 'path', name: 'cloud', required: true })]),
     );
+    const shape = (path: string): string => path.replace(/\{[^}]+\}/g, '{}');
     for (const { path, operation } of operations(document)) {
       if (path.endsWith('/{cloud}')) {
         const twin = path.slice(0, -'/{cloud}'.length);
+        // A twin that would differ from another path only in its parameters' names (DELETE
+        // /keypairs/{name} beside GET /keypairs/{cloud}) is left out, and the operation says so.
+        const collides = Object.keys(document.paths).some(
+          (other) => other !== twin && shape(other) === shape(twin),
+        );
         expect({ path, twin: Object.keys(document.paths[twin] ?? {}).length > 0 }).toEqual({
           path,
-          twin: true,
+          twin: !collides,
         });
-        expect(operation.operationId).toMatch(/-by-cloud$/);
+        if (collides) {
+          expect(operation.description).toContain('may be left out');
+        } else {
+          expect(operation.operationId).toMatch(/-by-cloud$/);
+        }
       }
     }
   });

@@ -298,6 +298,17 @@ describe(`every request example of the OpenAPI document, sent as it is (${testDa
         createdAt: new Date(),
       });
     }
+    // The caller's key pair of the examples, in the example cloud.
+    const keyPair = bodyOf(document.paths['/api/v1/keypairs'].post).body as {
+      name: string;
+      public_key: string;
+    };
+    const keyPairs = (await call('get', `/api/v1/keypairs/${EXAMPLE.cloud}`, admin)).keypairs as {
+      name: string;
+    }[];
+    if (!keyPairs.some((key) => key.name === keyPair.name)) {
+      await call('post', `/api/v1/keypairs/${EXAMPLE.cloud}`, admin, keyPair);
+    }
     // Node 3 of the example cloud, running (a listing makes the dummy cloud and its first nodes).
     await call('get', `/api/v1/nodes/${EXAMPLE.cloud}`, admin);
     const nodeId = Number(EXAMPLE.nodeId);
@@ -322,10 +333,20 @@ describe(`every request example of the OpenAPI document, sent as it is (${testDa
     }
   };
 
-  /** What one operation needs beyond the things themselves: node 3 assigned, or not. */
+  /**
+   * What one operation needs beyond the things themselves: node 3 assigned or not, with a public address
+   * or not; the example key pair not there yet for its import.
+   */
   const prepare = async (id: string, admin: string): Promise<void> => {
     const assignment = { node: EXAMPLE.nodeId, user: 'fake_test', vm_type: 'test', ttl_seconds: 3600 };
-    if (/^vm-assign/.test(id)) {
+    const keyPair = bodyOf(document.paths['/api/v1/keypairs'].post).body as { name: string };
+    if (/^keypairs-post/.test(id)) {
+      await t.http.delete(`/api/v1/keypairs/${keyPair.name}`).set(as(admin));
+    } else if (/^vm-address-release/.test(id)) {
+      await t.http.put('/api/v1/vm/address').set(as(admin)).send({ node: EXAMPLE.nodeId });
+    } else if (/^vm-address/.test(id)) {
+      await t.http.put('/api/v1/vm/address/release').set(as(admin)).send({ node: EXAMPLE.nodeId });
+    } else if (/^vm-assign/.test(id)) {
       await t.http.put('/api/v1/vm/action/release').set(as(admin)).send({ node: EXAMPLE.nodeId });
     } else if (/^vm-(extend|release)/.test(id)) {
       await t.http.put('/api/v1/vm/action/assign').set(as(admin)).send(assignment);

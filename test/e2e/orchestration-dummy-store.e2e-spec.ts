@@ -7,10 +7,14 @@ import { loadConfig } from '../../src/config/app-config.js';
 import { dataSourceOptions, openDataSource } from '../../src/database/data-source.js';
 import { DummyCloudRepository } from '../../src/orchestration/dummy-cloud.repository.js';
 import { DummyCloudEntity } from '../../src/orchestration/entities/dummy-cloud.entity.js';
+import { DummyKeyPairEntity } from '../../src/orchestration/entities/dummy-key-pair.entity.js';
 import { DummyNodeEntity } from '../../src/orchestration/entities/dummy-node.entity.js';
 import { NodeState } from '../../src/orchestration/providers/cloud-provider.js';
 import { DummyProvider } from '../../src/orchestration/providers/dummy.provider.js';
-import { cloudProviderContract } from '../contracts/cloud-provider.contract.js';
+import {
+  cloudProviderContract,
+  cloudProviderMachinesContract,
+} from '../contracts/cloud-provider.contract.js';
 import { baseTestEnv, createTestDatabase, testDatabase } from '../support/create-test-app.js';
 
 /**
@@ -26,12 +30,13 @@ async function copy(): Promise<DummyCloudRepository> {
   const config = loadConfig(baseTestEnv(dataDir, database.url));
   const source = await openDataSource({
     ...dataSourceOptions(config),
-    entities: [DummyCloudEntity, DummyNodeEntity],
+    entities: [DummyCloudEntity, DummyNodeEntity, DummyKeyPairEntity],
   });
   sources.push(source);
   return new DummyCloudRepository(
     source.getRepository(DummyCloudEntity),
     source.getRepository(DummyNodeEntity),
+    source.getRepository(DummyKeyPairEntity),
   );
 }
 
@@ -54,6 +59,17 @@ cloudProviderContract(`dummy (database store, ${testDatabase()})`, async () => {
   store ??= await copy();
   // Each test its own cloud, so each starts from the fresh state.
   return { provider: new DummyProvider(freshCloudName(), store), image: '1', size: '2' };
+});
+
+cloudProviderMachinesContract(`dummy (database store, ${testDatabase()})`, async () => {
+  store ??= await copy();
+  return {
+    provider: new DummyProvider(freshCloudName(), store),
+    image: '1',
+    size: '2',
+    fingerprints: { rsa: /^SHA256:[A-Za-z0-9+/]{43}$/, ed25519: /^SHA256:[A-Za-z0-9+/]{43}$/ },
+    addresses: true,
+  };
 });
 
 describe(`DummyCloudRepository shared by several copies (${testDatabase()})`, () => {

@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import { createTestApp, testDatabase, type TestApp } from '../support/create-test-app.js';
+import { sshPublicKey } from '../support/ssh-keys.js';
 import { expectEnvelope, writeCloudsFile } from '../support/orchestration.js';
 import { FAKE_NETWORK_ID, OpenStackFake } from '../fakes/openstack-fake.js';
 
@@ -34,7 +35,7 @@ clouds:
       OPENSTACK_PASSWORD: fake.password,
       UPSTREAM_TIMEOUT_SECONDS: '1',
     });
-    agent = await t.userToken(['agent']);
+    agent = await t.userToken(['agent'], 'agent1');
   });
 
   afterEach(() => {
@@ -124,6 +125,7 @@ clouds:
   });
 
   it('starts a server with the right POST /servers body, and stops it with DELETE', async () => {
+    await post('/api/v1/keypairs/ostack', { name: 'mykey', public_key: sshPublicKey() }).expect(201);
     fake.clearRequests();
     const started = await post('/api/v1/vm/start/ostack', {
       name: 'web-1',
@@ -140,8 +142,8 @@ clouds:
         imageRef: '7',
         flavorRef: '2',
         networks: 'auto',
-        key_name: 'mykey',
-        metadata: { purpose: 'test' },
+        key_name: 'agent1.mykey',
+        metadata: { purpose: 'test', owner: 'agent1' },
       },
     });
     expect(create.headers['x-openstack-nova-api-version']).toBe('2.37');
@@ -154,7 +156,7 @@ clouds:
       provider: 'ostack',
       state: 0,
       private_ips: ['10.0.0.1'],
-      public_ips: ['203.0.113.1'],
+      public_ips: [],
     });
     expect(fake.serverIds()).toContain(node.id);
 
@@ -175,7 +177,13 @@ clouds:
     expect(started.status).toBe(200);
     const [create] = fake.requestsTo('POST', /\/servers$/);
     expect(create.body).toEqual({
-      server: { name: 'net-1', imageRef: '1', flavorRef: '8', networks: [{ uuid: FAKE_NETWORK_ID }] },
+      server: {
+        name: 'net-1',
+        imageRef: '1',
+        flavorRef: '8',
+        networks: [{ uuid: FAKE_NETWORK_ID }],
+        metadata: { owner: 'agent1' },
+      },
     });
     await put('/api/v1/vm/stop/ostack_net', { hostname: 'net-1' }).expect(200);
   });
@@ -196,7 +204,7 @@ clouds:
     expectEnvelope(
       await post('/api/v1/vm/start/ostack', { name: 'x', image: '7', size: '2', keyname: 'no-such-key' }),
       400,
-      "Cloud 'ostack': Invalid key_name provided.",
+      "keyname 'no-such-key' is not a key pair of yours in cloud 'ostack'",
     );
   });
 

@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { ConfigError } from '../../src/config/config-error.js';
 import { createTestApp, startApp, testDatabase, type TestApp } from '../support/create-test-app.js';
+import { sshPublicKey } from '../support/ssh-keys.js';
 import { expectEnvelope, sharedDatabase, writeCloudsFile } from '../support/orchestration.js';
 
 const CLOUDS = `
@@ -58,7 +59,7 @@ describe(`area C: orchestration on dummy clouds (${testDatabase()})`, () => {
   beforeAll(async () => {
     clouds = writeCloudsFile(CLOUDS);
     t = await createTestApp({ CLOUDS_FILE: clouds.path });
-    agent = await t.userToken(['agent']);
+    agent = await t.userToken(['agent'], 'agent1');
   });
 
   afterAll(async () => {
@@ -193,6 +194,7 @@ describe(`area C: orchestration on dummy clouds (${testDatabase()})`, () => {
   describe('start and stop', () => {
     it('starts a node with the next id, its address, and extra with image, size, keyname and metadata', async () => {
       const before = (await get('/api/v1/nodes')).body.nodes as { id: string }[];
+      await post('/api/v1/keypairs', { name: 'mykey', public_key: sshPublicKey() }).expect(201);
       const started = await post('/api/v1/vm/start', {
         name: 'web-1',
         image: '3',
@@ -213,7 +215,15 @@ describe(`area C: orchestration on dummy clouds (${testDatabase()})`, () => {
           name: 'web-1',
           cloud_type: 'dummy',
           provider: 'default',
-          extra: { foo: 'bar', image: '3', size: '4', keyname: 'mykey', metadata: { purpose: 'test' } },
+          extra: {
+            foo: 'bar',
+            image: '3',
+            size: '4',
+            // The key pair at the cloud is named for its owner; the service tags every node with its owner.
+            keyname: 'agent1.mykey',
+            metadata: { purpose: 'test' },
+            tags: { owner: 'agent1' },
+          },
           private_ips: [],
           public_ips: [`127.0.0.${id}`],
           state: 0,

@@ -8,6 +8,9 @@ import {
   pickNode,
   planPower,
   RegisterCloudProvider,
+  UnsupportedOperation,
+  type AttachedAddress,
+  type CloudKeyPair,
   type CloudImage,
   type CloudNode,
   type CloudProvider,
@@ -68,7 +71,14 @@ export class ScratchProvider implements CloudProvider {
       state: NodeState.Running,
       publicIps: [],
       privateIps: [`10.9.0.${this.started}`],
-      extra: { zone: this.zone, image: request.image, size: request.size },
+      extra: {
+        zone: this.zone,
+        image: request.image,
+        size: request.size,
+        ...(request.userData === undefined ? {} : { user_data: request.userData }),
+        ...(request.securityGroups === undefined ? {} : { security_groups: [...request.securityGroups] }),
+        ...(request.tags === undefined ? {} : { tags: { ...request.tags } }),
+      },
     };
     this.nodes.set(node.id, node);
     return Promise.resolve(node);
@@ -96,6 +106,27 @@ export class ScratchProvider implements CloudProvider {
   findNode(query: NodeQuery): Promise<CloudNode> {
     // pickNode throws 'not_found'; inside then() that becomes the rejection the contract asks for.
     return Promise.resolve().then(() => pickNode([...this.nodes.values()], query, this.name));
+  }
+
+  // What this cloud cannot do it says with UnsupportedOperation: the caller gets a 409, never a 500.
+  listKeyPairs(): Promise<CloudKeyPair[]> {
+    return Promise.reject(new UnsupportedOperation(this, 'keep SSH key pairs'));
+  }
+
+  importKeyPair(): Promise<CloudKeyPair> {
+    return Promise.reject(new UnsupportedOperation(this, 'keep SSH key pairs'));
+  }
+
+  deleteKeyPair(): Promise<void> {
+    return Promise.reject(new UnsupportedOperation(this, 'keep SSH key pairs'));
+  }
+
+  attachAddress(): Promise<AttachedAddress> {
+    return Promise.reject(new UnsupportedOperation(this, 'attach public addresses'));
+  }
+
+  releaseAddress(): Promise<CloudNode> {
+    return Promise.reject(new UnsupportedOperation(this, 'release public addresses'));
   }
 }
 

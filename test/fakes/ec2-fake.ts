@@ -7,6 +7,9 @@ import type { AddressInfo } from 'node:net';
  * `Action=…&Version=2016-11-15`, a SigV4 `Authorization` header (verified: access key, scope and the
  * signature recomputed with the secret, so a wrong secret is refused as EC2 refuses it), XML replies in EC2's namespace, `NextToken` pagination, and EC2's error codes in
  * `<Response><Errors>`. Instances change state at once (stop → stopped), so tests need not wait.
+ * Key pairs (Import/Describe/DeleteKeyPair) and Elastic IPs (Allocate/Associate/Disassociate/Release/
+ * DescribeAddresses) are kept as EC2 keeps them; RunInstances checks its user data (base64), key name,
+ * security groups (names or ids) and tags (no `aws:` prefix) as EC2 does.
  */
 const NS = 'http://ec2.amazonaws.com/doc/2016-11-15/';
 const STATE_CODES: Record<string, number> = {
@@ -18,6 +21,21 @@ const STATE_CODES: Record<string, number> = {
   stopped: 80,
 };
 
+export interface FakeKeyPair {
+  id: string;
+  name: string;
+  fingerprint: string;
+  type: 'rsa' | 'ed25519';
+  publicKey: string;
+}
+
+export interface FakeAddress {
+  allocationId: string;
+  publicIp: string;
+  associationId?: string;
+  instanceId?: string;
+}
+
 export interface FakeInstance {
   id: string;
   imageId: string;
@@ -26,8 +44,13 @@ export interface FakeInstance {
   name: string;
   tags: Record<string, string>;
   keyName?: string;
+  /** The user data as it decodes from RunInstances' base64. */
+  userData?: string;
+  securityGroups: string[];
   privateIp: string;
   publicIp?: string;
+  /** An Elastic IP associated with the instance replaces its public address. */
+  elasticIp?: string;
   launchTime: string;
 }
 
@@ -64,6 +87,15 @@ export class Ec2Fake {
     { type: 'c5.xlarge', vcpus: 4, memoryMiB: 8192 },
     { type: 'r5.2xlarge', vcpus: 8, memoryMiB: 65536 },
   ];
+  readonly securityGroupList = [
+    { id: 'sg-0a1b2c3d4e5f60001', name: 'default' },
+    { id: 'sg-0a1b2c3d4e5f60002', name: 'web' },
+  ];
+  readonly keyPairs = new Map<string, FakeKeyPair>();
+  readonly addresses: FakeAddress[] = [];
+  /** The next AssociateAddress answers this EC2 error (400). */
+  failNextAssociate?: { code: string; message: string };
+  private allocated = 0;
   /** Items per page of DescribeInstances and DescribeInstanceTypes (the SDK then follows NextToken). */
   pageSize = 2;
   /** The next this-many requests answer RequestLimitExceeded (503). */
@@ -200,6 +232,24 @@ export class Ec2Fake {
         );
       case 'RebootInstances':
         return this.reboot(res, params);
+      case 'ImportKeyPair':
+        return this.importKeyPair(res, params);
+      case 'DescribeKeyPairs':
+        return this.describeKeyPairs(res, params);
+      case 'DeleteKeyPair':
+        this.keyPairs.delete(params.get('KeyName') ?? '');
+        // EC2 answers true whether or not the key pair existed.
+        return this.reply(res, 'DeleteKeyPairResponse', '<return>true</return>');
+      case 'AllocateAddress':
+        return this.allocateAddress(res, params);
+      case 'AssociateAddress':
+        return this.associateAddress(res, params);
+      case 'DisassociateAddress':
+        return this.disassociateAddress(res, params);
+      case 'ReleaseAddress':
+        return this.releaseAddress(res, params);
+      case 'DescribeAddresses':
+        return this.describeAddresses(res, params);
       default:
         this.error(res, 400, 'InvalidAction', `The action ${action} is not valid for this web service.`);
     }
@@ -277,6 +327,56 @@ export class Ec2Fake {
       tags[params.get(`TagSpecification.1.Tag.${i}.Key`) ?? ''] =
         params.get(`TagSpecification.1.Tag.${i}.Value`) ?? '';
     }
+    const reservedKey = Object.keys(tags).find((key) => key.toLowerCase().startsWith('aws:'));
+    if (reservedKey !== undefined) {
+      this.error(
+        res,
+        400,
+        'InvalidParameterValue',
+        `Tag keys starting with 'aws:' are reserved for internal use`,
+      );
+      return;
+    }
+    const longKey = Object.keys(tags).find((key) => key.length > 128);
+    if (longKey !== undefined) {
+      this.error(res, 400, 'InvalidParameterValue', `Tag key exceeds the maximum length of 128 characters`);
+      return;
+    }
+    const keyName = params.get('KeyName') ?? undefined;
+    if (keyName !== undefined && !this.keyPairs.has(keyName)) {
+      this.error(res, 400, 'InvalidKeyPair.NotFound', `The key pair '${keyName}' does not exist`);
+      return;
+    }
+    const encoded = params.get('UserData');
+    if (
+      encoded !== null &&
+      (!/^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/.test(encoded) ||
+        encoded.length > 21848)
+    ) {
+      this.error(res, 400, 'InvalidParameterValue', 'Invalid BASE64 encoding of user data.');
+      return;
+    }
+    const groups: string[] = [];
+    for (const name of list(params, 'SecurityGroup')) {
+      const group = this.securityGroupList.find((known) => known.name === name);
+      if (!group) {
+        this.error(
+          res,
+          400,
+          'InvalidGroup.NotFound',
+          `The security group '${name}' does not exist in default VPC 'vpc-0abc1234'`,
+        );
+        return;
+      }
+      groups.push(group.id);
+    }
+    for (const id of list(params, 'SecurityGroupId')) {
+      if (!this.securityGroupList.some((known) => known.id === id)) {
+        this.error(res, 400, 'InvalidGroup.NotFound', `The security group '${id}' does not exist`);
+        return;
+      }
+      groups.push(id);
+    }
     this.created += 1;
     const instance: FakeInstance = {
       id: `i-${randomBytes(9).toString('hex').slice(0, 17)}`,
@@ -285,7 +385,9 @@ export class Ec2Fake {
       state: 'running',
       name: tags.Name ?? '',
       tags,
-      keyName: params.get('KeyName') ?? undefined,
+      keyName,
+      userData: encoded === null ? undefined : Buffer.from(encoded, 'base64').toString('utf8'),
+      securityGroups: groups.length > 0 ? groups : [this.securityGroupList[0].id],
       privateIp: `172.31.${this.created >> 8}.${this.created & 255}`,
       publicIp: `198.51.100.${this.created & 255}`,
       launchTime: new Date().toISOString().replace(/\.\d+Z$/, '.000Z'),
@@ -337,6 +439,186 @@ export class Ec2Fake {
       return;
     }
     this.reply(res, 'RebootInstancesResponse', '<return>true</return>');
+  }
+
+  private importKeyPair(res: ServerResponse, params: URLSearchParams): void {
+    const name = params.get('KeyName') ?? '';
+    const material = Buffer.from(params.get('PublicKeyMaterial') ?? '', 'base64')
+      .toString('utf8')
+      .trim();
+    if (this.keyPairs.has(name)) {
+      this.error(res, 400, 'InvalidKeyPair.Duplicate', `The keypair '${name}' already exists.`);
+      return;
+    }
+    const [type, data] = material.split(/\s+/);
+    const blob = Buffer.from(data ?? '', 'base64');
+    const typeLength = blob.length >= 4 ? blob.readUInt32BE(0) : 0;
+    if (
+      (type !== 'ssh-rsa' && type !== 'ssh-ed25519') ||
+      blob.subarray(4, 4 + typeLength).toString('latin1') !== type
+    ) {
+      this.error(res, 400, 'InvalidKey.Format', 'Key is not in valid OpenSSH public key format');
+      return;
+    }
+    // EC2's fingerprints of imported keys: MD5 (RFC 4716) for RSA, base64 SHA-256 for ed25519.
+    const fingerprint =
+      type === 'ssh-rsa'
+        ? (createHash('md5').update(blob).digest('hex').match(/../g) ?? []).join(':')
+        : createHash('sha256').update(blob).digest('base64');
+    const key: FakeKeyPair = {
+      id: `key-${randomBytes(9).toString('hex').slice(0, 17)}`,
+      name,
+      fingerprint,
+      type: type === 'ssh-rsa' ? 'rsa' : 'ed25519',
+      publicKey: material,
+    };
+    this.keyPairs.set(name, key);
+    this.reply(
+      res,
+      'ImportKeyPairResponse',
+      `<keyFingerprint>${key.fingerprint}</keyFingerprint><keyName>${escapeXml(name)}</keyName><keyPairId>${key.id}</keyPairId>`,
+    );
+  }
+
+  private describeKeyPairs(res: ServerResponse, params: URLSearchParams): void {
+    const names = list(params, 'KeyName');
+    const unknown = names.find((name) => !this.keyPairs.has(name));
+    if (unknown !== undefined) {
+      this.error(res, 400, 'InvalidKeyPair.NotFound', `The key pair '${unknown}' does not exist`);
+      return;
+    }
+    const withKey = params.get('IncludePublicKey') === 'true';
+    const items = [...this.keyPairs.values()]
+      .filter((key) => names.length === 0 || names.includes(key.name))
+      .map(
+        (key) =>
+          `<item><keyPairId>${key.id}</keyPairId><keyName>${escapeXml(key.name)}</keyName><keyFingerprint>${key.fingerprint}</keyFingerprint><keyType>${key.type}</keyType>${withKey ? `<publicKey>${escapeXml(key.publicKey)}</publicKey>` : ''}<tagSet/></item>`,
+      )
+      .join('');
+    this.reply(res, 'DescribeKeyPairsResponse', `<keySet>${items}</keySet>`);
+  }
+
+  private allocateAddress(res: ServerResponse, params: URLSearchParams): void {
+    this.allocated += 1;
+    const address: FakeAddress = {
+      allocationId: `eipalloc-${randomBytes(9).toString('hex').slice(0, 17)}`,
+      publicIp: `203.0.113.${this.allocated & 255}`,
+    };
+    this.addresses.push(address);
+    this.reply(
+      res,
+      'AllocateAddressResponse',
+      `<publicIp>${address.publicIp}</publicIp><domain>${params.get('Domain') ?? 'vpc'}</domain><allocationId>${address.allocationId}</allocationId>`,
+    );
+  }
+
+  private associateAddress(res: ServerResponse, params: URLSearchParams): void {
+    const address = this.allocation(res, params);
+    if (!address) {
+      return;
+    }
+    const instanceId = params.get('InstanceId') ?? '';
+    if (this.badIds(res, [instanceId])) {
+      return;
+    }
+    const failure = this.failNextAssociate;
+    if (failure) {
+      this.failNextAssociate = undefined;
+      this.error(res, 400, failure.code, failure.message);
+      return;
+    }
+    if (address.associationId !== undefined) {
+      this.error(
+        res,
+        400,
+        'Resource.AlreadyAssociated',
+        `resource ${address.allocationId} is already associated`,
+      );
+      return;
+    }
+    const instance = this.instances.find((candidate) => candidate.id === instanceId) as FakeInstance;
+    // Associating an address with an instance that has one moves that one off it, as EC2 does.
+    for (const other of this.addresses.filter((candidate) => candidate.instanceId === instanceId)) {
+      other.associationId = undefined;
+      other.instanceId = undefined;
+    }
+    address.associationId = `eipassoc-${randomBytes(9).toString('hex').slice(0, 17)}`;
+    address.instanceId = instanceId;
+    instance.elasticIp = address.publicIp;
+    this.reply(
+      res,
+      'AssociateAddressResponse',
+      `<return>true</return><associationId>${address.associationId}</associationId>`,
+    );
+  }
+
+  /** The address of the request's AllocationId, or EC2's error for an unknown one (answered). */
+  private allocation(res: ServerResponse, params: URLSearchParams): FakeAddress | undefined {
+    const address = this.addresses.find((candidate) => candidate.allocationId === params.get('AllocationId'));
+    if (!address) {
+      this.error(
+        res,
+        400,
+        'InvalidAllocationID.NotFound',
+        `The allocation ID '${params.get('AllocationId')}' does not exist`,
+      );
+    }
+    return address;
+  }
+
+  private disassociateAddress(res: ServerResponse, params: URLSearchParams): void {
+    const address = this.addresses.find(
+      (candidate) => candidate.associationId === params.get('AssociationId'),
+    );
+    if (!address) {
+      this.error(
+        res,
+        400,
+        'InvalidAssociationID.NotFound',
+        `The association ID '${params.get('AssociationId')}' does not exist`,
+      );
+      return;
+    }
+    const instance = this.instances.find((candidate) => candidate.id === address.instanceId);
+    if (instance) {
+      instance.elasticIp = undefined;
+    }
+    address.associationId = undefined;
+    address.instanceId = undefined;
+    this.reply(res, 'DisassociateAddressResponse', '<return>true</return>');
+  }
+
+  private releaseAddress(res: ServerResponse, params: URLSearchParams): void {
+    const address = this.allocation(res, params);
+    if (!address) {
+      return;
+    }
+    if (address.associationId !== undefined) {
+      this.error(res, 400, 'InvalidIPAddress.InUse', `Address ${address.publicIp} is in use.`);
+      return;
+    }
+    this.addresses.splice(this.addresses.indexOf(address), 1);
+    this.reply(res, 'ReleaseAddressResponse', '<return>true</return>');
+  }
+
+  private describeAddresses(res: ServerResponse, params: URLSearchParams): void {
+    const filters = new Map<string, string[]>();
+    for (let i = 1; params.has(`Filter.${i}.Name`); i++) {
+      filters.set(params.get(`Filter.${i}.Name`) ?? '', list(params, `Filter.${i}.Value`));
+    }
+    const instances = filters.get('instance-id');
+    const items = this.addresses
+      .filter((address) => instances === undefined || instances.includes(address.instanceId ?? ''))
+      .map(
+        (address) =>
+          `<item><publicIp>${address.publicIp}</publicIp><allocationId>${address.allocationId}</allocationId><domain>vpc</domain>` +
+          (address.associationId
+            ? `<instanceId>${address.instanceId}</instanceId><associationId>${address.associationId}</associationId>`
+            : '') +
+          '</item>',
+      )
+      .join('');
+    this.reply(res, 'DescribeAddressesResponse', `<addressesSet>${items}</addressesSet>`);
   }
 
   /** Answers EC2's error for malformed or unknown ids; true when it did. */
@@ -402,7 +684,12 @@ function instanceXml(instance: FakeInstance): string {
     `<amiLaunchIndex>0</amiLaunchIndex><instanceType>${instance.type}</instanceType><launchTime>${instance.launchTime}</launchTime>` +
     `<placement><availabilityZone>us-east-1a</availabilityZone><tenancy>default</tenancy></placement>` +
     `<privateIpAddress>${instance.privateIp}</privateIpAddress>` +
-    (instance.publicIp && instance.state === 'running' ? `<ipAddress>${instance.publicIp}</ipAddress>` : '') +
+    (instance.elasticIp
+      ? `<ipAddress>${instance.elasticIp}</ipAddress>`
+      : instance.publicIp && instance.state === 'running'
+        ? `<ipAddress>${instance.publicIp}</ipAddress>`
+        : '') +
+    `<groupSet>${instance.securityGroups.map((id) => `<item><groupId>${id}</groupId></item>`).join('')}</groupSet>` +
     `<vpcId>vpc-0abc1234</vpcId><subnetId>subnet-0abc1234</subnetId>` +
     `<tagSet>${tags}</tagSet></item>`
   );

@@ -1,9 +1,10 @@
 import http, { type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from 'node:http';
-import { randomBytes, randomUUID } from 'node:crypto';
+import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import type { AddressInfo, Socket } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import type { CloudSettings } from '../../src/config/clouds-file.js';
+import { sshPublicKey } from '../support/ssh-keys.js';
 
 /**
  * A loopback OpenStack: Keystone v3 (password auth, tokens with a catalog pointing back here),
@@ -12,11 +13,14 @@ import type { CloudSettings } from '../../src/config/clouds-file.js';
  * to fail (500, hang, connection reset) per service or as a whole.
  *
  * Endpoints: Keystone at `<url>/identity/v3`; Nova at `<url>/<region>/<interface>/compute/v2.1/<project id>`;
- * Glance at `<url>/<region>/<interface>/image`, for regions RegionOne and RegionTwo and interfaces public
- * and internal, so a recorded path shows which catalog entry a client picked.
+ * Glance at `<url>/<region>/<interface>/image`; Neutron at `<url>/<region>/<interface>/network` (ports and
+ * floating IPs), for regions RegionOne and RegionTwo and interfaces public and internal, so a recorded path
+ * shows which catalog entry a client picked. Nova keeps key pairs (`os-keypairs`), and checks what a server
+ * is created with (base64 user data, known key name and security groups, metadata keys as Nova's schema has
+ * them); a floating IP associated in Neutron shows in the server's addresses, as in a real cloud.
  */
 
-export type FakeService = 'identity' | 'compute' | 'image';
+export type FakeService = 'identity' | 'compute' | 'image' | 'network';
 /** `server_error`: 500 with a Nova/Keystone fault body; `hang`: never answers; `down`: resets the connection. */
 export type FakeFailure = 'server_error' | 'hang' | 'down';
 
@@ -45,8 +49,12 @@ export interface OpenStackFakeOptions {
   readonly imagePageSize?: number;
   /** Nova's `max_limit`. Default 1000. */
   readonly serverPageSize?: number;
-  /** Key pairs Nova knows. Default `["mykey"]`. */
+  /** Key pairs Nova knows from the start (each with a fresh ed25519 key). Default `["mykey"]`. */
   readonly keypairs?: readonly string[];
+  /** Security groups Nova knows. Default `["default", "web"]`. */
+  readonly securityGroups?: readonly string[];
+  /** Leave the network service out of the catalog (a cloud without Neutron). */
+  readonly withoutNetwork?: boolean;
   /** Network ids Nova knows. Default one, `FAKE_NETWORK_ID`. */
   readonly networks?: readonly string[];
   /** Status of a newly created server. Default ACTIVE. */
@@ -56,6 +64,27 @@ export interface OpenStackFakeOptions {
 type Json = Record<string, unknown>;
 
 export const FAKE_NETWORK_ID = '3b1c3c35-0a6b-4d8e-9d8e-6f3a1c2b7e01';
+/** The external network floating IPs come from (a cloud's `floating_network`). */
+export const FAKE_EXTERNAL_NETWORK_ID = '9e2d7a61-4f0c-4b8a-a1d5-2c7f3e6b9a02';
+// Nova's schema for server metadata keys (nova/api/validation/parameter_types.py).
+const METADATA_KEY = /^[a-zA-Z0-9-_:. ]{1,255}$/;
+const NOVA_MAX_USER_DATA = 65535;
+
+export interface FakeKeyPair {
+  name: string;
+  public_key: string;
+  fingerprint: string;
+  type: string;
+}
+
+export interface FakeFloatingIp {
+  id: string;
+  floating_ip_address: string;
+  floating_network_id: string;
+  port_id: string | null;
+  fixed_ip_address: string | null;
+  status: string;
+}
 const FIXTURES = fileURLToPath(new URL('../fixtures/openstack/', import.meta.url));
 const REGIONS = ['RegionOne', 'RegionTwo'];
 const INTERFACES = ['public', 'internal'];
@@ -83,6 +112,14 @@ export class OpenStackFake {
   private failureAfterCreate?: FakeFailure;
   private refusingTokens = false;
   private created = 0;
+  /** Key pairs of the cloud's user, by name. */
+  readonly keypairs = new Map<string, FakeKeyPair>();
+  /** Neutron's floating IPs. */
+  readonly floatingIps: FakeFloatingIp[] = [];
+  /** One port per server, made the first time Neutron is asked about it. */
+  private readonly ports = new Map<string, string>();
+  private nextAssociateFailure?: { status: number; message: string };
+  private allocated = 0;
 
   private constructor(
     private readonly server: http.Server,
@@ -97,6 +134,9 @@ export class OpenStackFake {
     this.servers = fixture('_servers_detail.json', 'servers');
     this.flavors = fixture('_flavors_detail.json', 'flavors');
     this.images = fixture('_images_detail.json', 'images').map(toGlanceImage);
+    for (const name of options.keypairs ?? ['mykey']) {
+      this.keypairs.set(name, novaKeyPair(name, sshPublicKey('ed25519', name)));
+    }
   }
 
   static async start(options: OpenStackFakeOptions = {}): Promise<OpenStackFake> {
@@ -201,6 +241,16 @@ export class OpenStackFake {
   /** The next `POST servers` answers this status with a Nova fault carrying `message` (e.g. 403 for quota). */
   rejectNextCreate(status: number, message: string): void {
     this.nextCreateRejection = { status, message };
+  }
+
+  /** The next association of a floating IP with a port answers this status with a Neutron error. */
+  failNextAssociate(status: number, message: string): void {
+    this.nextAssociateFailure = { status, message };
+  }
+
+  /** The server as Nova has it now (user data, security groups, metadata as received). */
+  serverById(id: string): Json | undefined {
+    return this.findServer(id);
   }
 
   /** Once the next server is created, Nova fails in this way (e.g. the read-back after `POST servers`). */
@@ -308,6 +358,10 @@ export class OpenStackFake {
       this.image(req, res, route.rest, url.searchParams);
       return;
     }
+    if (route.service === 'network') {
+      this.network(req.method ?? 'GET', res, route.rest, url.searchParams, parse(raw));
+      return;
+    }
     if (route.project !== PROJECT_ID) {
       send(res, 403, {
         forbidden: { code: 403, message: 'Policy does not allow this request to be performed.' },
@@ -399,6 +453,9 @@ export class OpenStackFake {
       },
       service('compute', 'nova', (region, iface) => `/${region}/${iface}/compute/v2.1/${PROJECT_ID}`),
       service('image', 'glance', (region, iface) => `/${region}/${iface}/image`),
+      ...(this.options.withoutNetwork
+        ? []
+        : [service('network', 'neutron', (region, iface) => `/${region}/${iface}/network`)]),
     ];
   }
 
@@ -436,6 +493,8 @@ export class OpenStackFake {
       send(res, 200, { flavors: this.flavors });
     } else if (method === 'POST' && rest === '/servers') {
       this.createServer(req, res, url, body);
+    } else if (rest === '/os-keypairs' || rest.startsWith('/os-keypairs/')) {
+      this.keypairRoute(method, res, decodeURIComponent(rest.slice('/os-keypairs/'.length)), body);
     } else if (method === 'POST' && /^\/servers\/[^/]+\/action$/.test(rest)) {
       this.serverAction(res, decodeURIComponent(rest.split('/')[2]), body);
     } else if (serverPath && (method === 'GET' || method === 'DELETE')) {
@@ -482,7 +541,16 @@ export class OpenStackFake {
       badRequest("Invalid input for field/attribute server. Value: None. 'server' is a required property");
       return;
     }
-    const { name, imageRef, flavorRef, networks, key_name: keyName, metadata } = server;
+    const {
+      name,
+      imageRef,
+      flavorRef,
+      networks,
+      key_name: keyName,
+      metadata,
+      user_data: userData,
+      security_groups: securityGroups,
+    } = server;
     const microversion = microversionOf(req.headers);
     if (typeof name !== 'string' || name.trim() === '') {
       badRequest(
@@ -518,10 +586,7 @@ export class OpenStackFake {
       badRequest("Invalid input for field/attribute server. Value: {...}. 'networks' is a required property");
       return;
     }
-    if (
-      keyName !== undefined &&
-      (typeof keyName !== 'string' || !(this.options.keypairs ?? ['mykey']).includes(keyName))
-    ) {
+    if (keyName !== undefined && (typeof keyName !== 'string' || !this.keypairs.has(keyName))) {
       badRequest('Invalid key_name provided.');
       return;
     }
@@ -530,6 +595,35 @@ export class OpenStackFake {
       (!isJson(metadata) || Object.values(metadata).some((v) => typeof v !== 'string'))
     ) {
       badRequest("Invalid input for field/attribute metadata. Value: {...}. is not of type 'string'");
+      return;
+    }
+    const badKey = isJson(metadata)
+      ? Object.keys(metadata).find((key) => !METADATA_KEY.test(key))
+      : undefined;
+    if (badKey !== undefined) {
+      badRequest(
+        `Invalid input for field/attribute metadata. Value: {...}. Additional properties are not allowed ('${badKey}' was unexpected)`,
+      );
+      return;
+    }
+    if (
+      userData !== undefined &&
+      (typeof userData !== 'string' ||
+        userData.length > NOVA_MAX_USER_DATA ||
+        !/^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/.test(userData))
+    ) {
+      badRequest('User data needs to be valid base 64.');
+      return;
+    }
+    const knownGroups = this.options.securityGroups ?? ['default', 'web'];
+    const groups = Array.isArray(securityGroups) ? securityGroups.map((group) => at(group, 'name')) : [];
+    if (securityGroups !== undefined && !Array.isArray(securityGroups)) {
+      badRequest("Invalid input for field/attribute security_groups. Value: {...}. is not of type 'array'");
+      return;
+    }
+    const unknownGroup = groups.find((group) => typeof group !== 'string' || !knownGroups.includes(group));
+    if (unknownGroup !== undefined) {
+      badRequest(`Unable to find security_group with name or id '${JSON.stringify(unknownGroup)}'`);
       return;
     }
     const rejection = this.nextCreateRejection;
@@ -572,14 +666,10 @@ export class OpenStackFake {
             'OS-EXT-IPS:type': 'fixed',
             'OS-EXT-IPS-MAC:mac_addr': 'fa:16:3e:00:00:01',
           },
-          {
-            version: 4,
-            addr: `203.0.${113 + (n >> 8)}.${n & 255}`,
-            'OS-EXT-IPS:type': 'floating',
-            'OS-EXT-IPS-MAC:mac_addr': 'fa:16:3e:00:00:01',
-          },
         ],
       },
+      security_groups: (groups.length > 0 ? groups : ['default']).map((group) => ({ name: group })),
+      user_data: userData,
       accessIPv4: '',
       accessIPv6: '',
       links,
@@ -653,6 +743,185 @@ export class OpenStackFake {
     }
   }
 
+  /** Nova `os-keypairs`: list, create (import), read, delete, as Nova 2.1 answers them. */
+  private keypairRoute(method: string, res: ServerResponse, name: string, body: unknown): void {
+    if (name === '' && method === 'GET') {
+      send(res, 200, { keypairs: [...this.keypairs.values()].map((keypair) => ({ keypair })) });
+    } else if (name === '' && method === 'POST') {
+      const keypair = at(body, 'keypair');
+      const keyName = at(keypair, 'name');
+      const publicKey = at(keypair, 'public_key');
+      if (typeof keyName !== 'string' || !/^[a-zA-Z0-9 _.@-]{1,255}$/.test(keyName)) {
+        send(res, 400, {
+          badRequest: {
+            code: 400,
+            message: `Invalid input for field/attribute name. Value: ${String(keyName)}. '${String(keyName)}' does not match '^[a-zA-Z0-9 _.@-]+$'`,
+          },
+        });
+      } else if (typeof publicKey !== 'string') {
+        send(res, 400, {
+          badRequest: { code: 400, message: 'Keypair data is invalid: public_key is required' },
+        });
+      } else if (this.keypairs.has(keyName)) {
+        send(res, 409, {
+          conflictingRequest: { code: 409, message: `Key pair '${keyName}' already exists.` },
+        });
+      } else {
+        const created = novaKeyPair(keyName, publicKey);
+        if (created.fingerprint === '') {
+          send(res, 400, {
+            badRequest: { code: 400, message: 'Keypair data is invalid: failed to generate fingerprint' },
+          });
+          return;
+        }
+        this.keypairs.set(keyName, created);
+        send(res, 200, { keypair: { ...created, user_id: USER_ID } });
+      }
+    } else if (name !== '' && (method === 'GET' || method === 'DELETE')) {
+      const keypair = this.keypairs.get(name);
+      if (!keypair) {
+        send(res, 404, {
+          itemNotFound: { code: 404, message: `Keypair ${name} not found for user ${USER_ID}` },
+        });
+      } else if (method === 'GET') {
+        send(res, 200, { keypair });
+      } else {
+        this.keypairs.delete(name);
+        send(res, 202, undefined);
+      }
+    } else {
+      send(res, 405, { computeFault: { code: 405, message: 'Method not allowed' } });
+    }
+  }
+
+  /** Neutron: the ports of servers, and floating IPs (list, create, associate, delete). */
+  private network(
+    method: string,
+    res: ServerResponse,
+    rest: string,
+    query: URLSearchParams,
+    body: unknown,
+  ): void {
+    const neutronError = (status: number, type: string, message: string): void =>
+      send(res, status, { NeutronError: { type, message, detail: '' } });
+    const floatingPath = /^\/v2\.0\/floatingips\/([^/]+)$/.exec(rest);
+    if (method === 'GET' && rest === '/v2.0/ports') {
+      const device = query.get('device_id');
+      const servers = this.servers.filter((server) => device === null || String(server.id) === device);
+      send(res, 200, {
+        ports: servers.map((server) => ({
+          id: this.portOf(String(server.id)),
+          device_id: String(server.id),
+          device_owner: 'compute:nova',
+          network_id: FAKE_NETWORK_ID,
+          status: 'ACTIVE',
+          fixed_ips: [{ ip_address: fixedAddressOf(server) }],
+        })),
+      });
+    } else if (method === 'GET' && rest === '/v2.0/floatingips') {
+      const ports = query.getAll('port_id');
+      send(res, 200, {
+        floatingips: this.floatingIps.filter(
+          (ip) => ports.length === 0 || ports.includes(String(ip.port_id)),
+        ),
+      });
+    } else if (method === 'POST' && rest === '/v2.0/floatingips') {
+      const network = at(body, 'floatingip', 'floating_network_id');
+      if (network !== FAKE_EXTERNAL_NETWORK_ID) {
+        neutronError(
+          404,
+          'ExternalGatewayForFloatingIPNotFound',
+          `Network ${String(network)} could not be found.`,
+        );
+        return;
+      }
+      this.allocated += 1;
+      const ip: FakeFloatingIp = {
+        id: randomUUID(),
+        floating_ip_address: `203.0.113.${this.allocated & 255}`,
+        floating_network_id: network,
+        port_id: null,
+        fixed_ip_address: null,
+        status: 'DOWN',
+      };
+      this.floatingIps.push(ip);
+      send(res, 201, { floatingip: ip });
+    } else if (floatingPath && (method === 'PUT' || method === 'DELETE')) {
+      const ip = this.floatingIps.find((candidate) => candidate.id === floatingPath[1]);
+      if (!ip) {
+        neutronError(404, 'FloatingIPNotFound', `Floating IP ${floatingPath[1]} could not be found`);
+        return;
+      }
+      if (method === 'DELETE') {
+        this.detach(ip);
+        this.floatingIps.splice(this.floatingIps.indexOf(ip), 1);
+        send(res, 204, undefined);
+        return;
+      }
+      const port = at(body, 'floatingip', 'port_id');
+      const server = this.servers.find((candidate) => this.ports.get(String(candidate.id)) === port);
+      if (typeof port !== 'string' || !server) {
+        neutronError(404, 'PortNotFound', `Port ${String(port)} could not be found.`);
+        return;
+      }
+      const failure = this.nextAssociateFailure;
+      if (failure) {
+        this.nextAssociateFailure = undefined;
+        neutronError(failure.status, 'FloatingIPSetupException', failure.message);
+        return;
+      }
+      if (this.floatingIps.some((other) => other.port_id === port)) {
+        neutronError(
+          409,
+          'FloatingIPPortAlreadyAssociated',
+          `Cannot associate floating IP ${ip.floating_ip_address} (${ip.id}) with port ${port} using fixed IP ${fixedAddressOf(server)}, as that fixed IP already has a floating IP on external network ${FAKE_EXTERNAL_NETWORK_ID}.`,
+        );
+        return;
+      }
+      ip.port_id = port;
+      ip.fixed_ip_address = fixedAddressOf(server);
+      ip.status = 'ACTIVE';
+      const addresses = isJson(server.addresses) ? server.addresses : {};
+      const label = Object.keys(addresses)[0] ?? 'private-net';
+      server.addresses = {
+        ...addresses,
+        [label]: [
+          ...(Array.isArray(addresses[label]) ? addresses[label] : []),
+          { version: 4, addr: ip.floating_ip_address, 'OS-EXT-IPS:type': 'floating' },
+        ],
+      };
+      send(res, 200, { floatingip: ip });
+    } else {
+      neutronError(404, 'HTTPNotFound', 'The resource could not be found.');
+    }
+  }
+
+  private portOf(serverId: string): string {
+    let port = this.ports.get(serverId);
+    if (port === undefined) {
+      port = randomUUID();
+      this.ports.set(serverId, port);
+    }
+    return port;
+  }
+
+  /** Takes a floating IP off its server's addresses (a deleted or disassociated floating IP). */
+  private detach(ip: FakeFloatingIp): void {
+    for (const server of this.servers) {
+      if (isJson(server.addresses)) {
+        server.addresses = Object.fromEntries(
+          Object.entries(server.addresses).map(([label, entries]) => [
+            label,
+            (Array.isArray(entries) ? entries : []).filter(
+              (entry) => at(entry, 'addr') !== ip.floating_ip_address,
+            ),
+          ]),
+        );
+      }
+    }
+    ip.port_id = null;
+  }
+
   private findServer(id: string): Json | undefined {
     return this.servers.find((server) => String(server.id) === id);
   }
@@ -680,6 +949,10 @@ function routeOf(pathname: string): Route | undefined {
       project: compute[3],
       rest: compute[4],
     };
+  }
+  const network = /^\/([^/]+)\/([^/]+)\/network(\/.*)$/.exec(pathname);
+  if (network && REGIONS.includes(network[1]) && INTERFACES.includes(network[2])) {
+    return { service: 'network', region: network[1], interface: network[2], rest: network[3] };
   }
   const image = /^\/([^/]+)\/([^/]+)\/image(\/.*)$/.exec(pathname);
   if (image && REGIONS.includes(image[1]) && INTERFACES.includes(image[2])) {
@@ -734,6 +1007,31 @@ function fixture(file: string, member: string): Json[] {
     throw new Error(`${file} has no '${member}' list`);
   }
   return list.filter(isJson);
+}
+
+/** A key pair as Nova keeps it: its fingerprint is the MD5 of the key blob (empty when the key is unreadable). */
+function novaKeyPair(name: string, publicKey: string): FakeKeyPair {
+  const [type, data] = publicKey.trim().split(/\s+/);
+  const blob = Buffer.from(data ?? '', 'base64');
+  const typeLength = blob.length >= 4 ? blob.readUInt32BE(0) : 0;
+  const readable =
+    (type === 'ssh-rsa' || type === 'ssh-ed25519') &&
+    /^[A-Za-z0-9+/]+={0,2}$/.test(data ?? '') &&
+    blob.subarray(4, 4 + typeLength).toString('latin1') === type;
+  const fingerprint = readable
+    ? (createHash('md5').update(blob).digest('hex').match(/../g) ?? []).join(':')
+    : '';
+  return { name, public_key: publicKey.trim(), fingerprint, type: 'ssh' };
+}
+
+/** The first fixed (private) address of a server. */
+function fixedAddressOf(server: Json): string {
+  const all = Object.values(isJson(server.addresses) ? server.addresses : {}).flatMap((entries) =>
+    Array.isArray(entries) ? entries : [],
+  );
+  const fixed = all.find((entry) => at(entry, 'OS-EXT-IPS:type') !== 'floating') ?? all[0];
+  const address = at(fixed, 'addr');
+  return typeof address === 'string' ? address : '10.0.0.254';
 }
 
 function keystoneTime(ms: number): string {

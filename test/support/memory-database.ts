@@ -5,6 +5,8 @@ import type { DataSource } from 'typeorm';
 import { UserEntity } from '../../src/auth/entities/user.entity.js';
 import { loadConfig } from '../../src/config/app-config.js';
 import { dataSourceOptions, openDataSource } from '../../src/database/data-source.js';
+import { VmAddressEntity } from '../../src/orchestration/entities/vm-address.entity.js';
+import { VmJobEntity } from '../../src/orchestration/entities/vm-job.entity.js';
 import { VmLeaseEntity } from '../../src/orchestration/entities/vm-lease.entity.js';
 import { BuildEntity } from '../../src/test-monitoring/entities/build.entity.js';
 import { CheckStateEntity } from '../../src/test-monitoring/entities/check-state.entity.js';
@@ -21,7 +23,7 @@ import { GithubApiPauseEntity } from '../../src/workflows/follow/entities/github
 
 /**
  * An in-memory SQLite database with every migration applied and the registry, monitoring and
- * lease entities, for unit specs of repositories (STYLE.md 10: a real database over a mock).
+ * area C entities, for unit specs of repositories (STYLE.md 10: a real database over a mock).
  */
 export function openMemoryDatabase(): Promise<DataSource> {
   const config = loadConfig({
@@ -44,6 +46,8 @@ export function openMemoryDatabase(): Promise<DataSource> {
       GithubApiPauseEntity,
       BuildEntity,
       VmLeaseEntity,
+      VmJobEntity,
+      VmAddressEntity,
       CheckStateEntity,
       ServicePauseEntity,
     ],

@@ -3,13 +3,23 @@ import { JOB_STATES, type JobState } from '../entities/vm-job.entity.js';
 import type { Job } from '../jobs.repository.js';
 import { ON_EXPIRY, type OnExpiry } from '../entities/vm-lease.entity.js';
 import type { LeasedAssignment } from '../orchestration.service.js';
-import { nodeUuid, type CloudImage, type CloudNode, type CloudSize } from '../providers/cloud-provider.js';
+import {
+  nodeUuid,
+  type CloudImage,
+  type CloudNode,
+  type CloudProvider,
+  type CloudSize,
+} from '../providers/cloud-provider.js';
 import { DUMMY_TYPE } from '../providers/dummy.provider.js';
 
 /** The cloud a reply is about: its name in CLOUDS_FILE and its provider type. */
 export interface CloudRef {
   readonly name: string;
   readonly type: string;
+}
+
+export function refOf(cloud: Pick<CloudProvider, 'name' | 'type'>): CloudRef {
+  return { name: cloud.name, type: cloud.type };
 }
 
 const STATUS_OK = { enum: ['ok'], example: 'ok' } as const;

@@ -48,9 +48,39 @@ export interface StartNodeRequest {
   readonly image: string;
   /** An id from `listSizes()`. */
   readonly size: string;
-  /** Name of an SSH key pair known to the cloud. */
+  /** Name of an SSH key pair known to the cloud (its name at the cloud). */
   readonly keyname?: string;
   readonly metadata?: Readonly<Record<string, string>>;
+  /** cloud-init user data: text of at most 16 KiB in UTF-8; each cloud is sent it as it expects (base64). */
+  readonly userData?: string;
+  /** Security groups by name (EC2 also takes `sg-…` ids). */
+  readonly securityGroups?: readonly string[];
+  /** Tags, shown again in the node's `extra.tags`: Nova server metadata, EC2 instance tags. */
+  readonly tags?: Readonly<Record<string, string>>;
+}
+
+/** An SSH key pair as the cloud keeps it: its name there, the fingerprint the cloud reports, the public key. */
+export interface CloudKeyPair {
+  readonly name: string;
+  readonly fingerprint: string;
+  readonly publicKey: string;
+}
+
+/** A public address just attached to a node, and the node as the cloud then reports it. */
+export interface AttachedAddress {
+  readonly address: string;
+  readonly node: CloudNode;
+}
+
+/**
+ * What a provider throws for an operation its cloud cannot do (public addresses on a cloud without
+ * them, a provider without key pairs): a 409 of the caller's asking, never a 500.
+ */
+export class UnsupportedOperation extends DomainError {
+  constructor(cloud: Pick<CloudProvider, 'name' | 'type'>, what: string) {
+    super('conflict', `Cloud '${cloud.name}' (type ${cloud.type}) cannot ${what}`);
+    this.name = 'UnsupportedOperation';
+  }
 }
 
 /** A power action of the API (`vm/reboot`, `vm/poweroff`, `vm/poweron`). */
@@ -104,6 +134,33 @@ export interface CloudProvider {
    * IP addresses equals the hostname. Throws DomainError 'not_found' when none matches.
    */
   findNode(query: NodeQuery): Promise<CloudNode>;
+
+  /** Every SSH key pair of the cloud account. Throws UnsupportedOperation when the cloud has none. */
+  listKeyPairs(): Promise<CloudKeyPair[]>;
+
+  /**
+   * Imports an OpenSSH public key (one line, checked by `parseSshPublicKey`) under `name`, returning it
+   * with the fingerprint the cloud reports. Throws DomainError 'conflict' when the name is taken,
+   * 'invalid_input' when the cloud refuses the key or the name, UnsupportedOperation as above.
+   */
+  importKeyPair(name: string, publicKey: string): Promise<CloudKeyPair>;
+
+  /** Deletes the key pair. Throws DomainError 'not_found' when the cloud has none of that name. */
+  deleteKeyPair(name: string): Promise<void>;
+
+  /**
+   * Allocates a public address and attaches it to the node (a Neutron floating IP, an EC2 Elastic
+   * IP). Throws 'not_found' for an unknown node; 'conflict' when the node has a public address of this
+   * kind already or the cloud is not set up for it; UnsupportedOperation for a cloud without them. An
+   * address allocated for an attach that then fails is freed again before the error is thrown.
+   */
+  attachAddress(nodeId: string): Promise<AttachedAddress>;
+
+  /**
+   * Detaches the node's public addresses of this kind and frees them; returns the node after. Throws
+   * 'not_found' for an unknown node or one without such an address, UnsupportedOperation as above.
+   */
+  releaseAddress(nodeId: string): Promise<CloudNode>;
 }
 
 /** Builds the provider of one cloud of CLOUDS_FILE; registered under the cloud `type` it serves. */
@@ -231,11 +288,12 @@ export async function planPower(
 /**
  * Throws DomainError 'invalid_input' unless the cloud lists the request's image and size: every
  * provider checks before it starts anything, so that an unknown id is a 400 and nothing is made.
+ * Answers the size.
  */
 export async function assertStartable(
   cloud: Pick<CloudProvider, 'name' | 'listImages' | 'listSizes'>,
   request: Pick<StartNodeRequest, 'image' | 'size'>,
-): Promise<void> {
+): Promise<CloudSize> {
   const [images, sizes] = await Promise.all([cloud.listImages(), cloud.listSizes()]);
   if (!images.some((image) => image.id === request.image)) {
     throw new DomainError(
@@ -243,9 +301,11 @@ export async function assertStartable(
       `Image '${request.image}' does not exist in cloud '${cloud.name}'`,
     );
   }
-  if (!sizes.some((size) => size.id === request.size)) {
+  const size = sizes.find((candidate) => candidate.id === request.size);
+  if (!size) {
     throw new DomainError('invalid_input', `Size '${request.size}' does not exist in cloud '${cloud.name}'`);
   }
+  return size;
 }
 
 /** The message with every secret replaced by `***`, whatever a cloud echoed back. */

@@ -7,6 +7,7 @@ import {
   type DummyNodeRecord,
 } from './dummy.provider.js';
 import { InMemoryDummyCloudStore } from './in-memory-dummy-cloud.store.js';
+import { sshPublicKey } from '../../../test/support/ssh-keys.js';
 
 function freshProvider(name = 'default'): { provider: DummyProvider; store: InMemoryDummyCloudStore } {
   const store = new InMemoryDummyCloudStore();
@@ -67,14 +68,18 @@ describe('DummyProvider', () => {
     await expect(provider.listNodes()).resolves.toContainEqual(node);
   });
 
-  it('keeps keyname and metadata in extra when given', async () => {
+  it('keeps keyname, metadata, user data, security groups and tags in extra when given', async () => {
     const { provider } = freshProvider();
+    const key = await provider.importKeyPair('ops', sshPublicKey('ed25519'));
     const node = await provider.startNode({
       name: 'keyed',
       image: '1',
       size: '1',
-      keyname: 'ops',
+      keyname: key.name,
       metadata: { owner: 'ci' },
+      userData: '#!/bin/sh\necho hi\n',
+      securityGroups: ['web'],
+      tags: { owner: 'alice' },
     });
     expect(node.extra).toEqual({
       foo: 'bar',
@@ -82,8 +87,23 @@ describe('DummyProvider', () => {
       size: '1',
       keyname: 'ops',
       metadata: { owner: 'ci' },
+      user_data: '#!/bin/sh\necho hi\n',
+      security_groups: ['web'],
+      tags: { owner: 'alice' },
     });
     await expect(provider.findNode({ id: node.id })).resolves.toEqual(node);
+  });
+
+  it("gives a key pair OpenSSH's SHA256 fingerprint", async () => {
+    const { provider } = freshProvider();
+    // Made by OpenSSH's ssh-keygen, whose `ssh-keygen -lf` prints this fingerprint.
+    const line =
+      'ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIIBVerHUpq8fxlV8zVrDX3GrdEkpWYEndjJ+/kAzNAau alice@laptop';
+    await expect(provider.importKeyPair('k', line)).resolves.toEqual({
+      name: 'k',
+      fingerprint: 'SHA256:YHoLWkwG6JzBg29nXPy77BjwrcOOrd20XblvXIvOX8E',
+      publicKey: line.split(' ').slice(0, 2).join(' '),
+    });
   });
 
   it('never reuses an id: not after a destroy, not after a restart, not after destroying everything', async () => {

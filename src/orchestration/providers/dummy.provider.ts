@@ -1,7 +1,10 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { DomainError } from '../../common/errors/domain-error.js';
 import type { CloudSettings } from '../../config/clouds-file.js';
+import { opensshFingerprint, parseSshPublicKey } from './ssh-public-key.js';
 import {
+  type AttachedAddress,
+  type CloudKeyPair,
   planPower,
   assertStartable,
   NodeState,
@@ -59,8 +62,20 @@ export interface DummyCloudStore {
   /** Sets the node's state; true when the node exists. */
   setState(cloud: string, id: string, state: NodeState): Promise<boolean>;
 
+  /** Sets the node's public IPs; true when the node exists. */
+  setPublicIps(cloud: string, id: string, publicIps: readonly string[]): Promise<boolean>;
+
   /** Removes the node; true when it existed (of two racing deletes, one gets false). */
   deleteNode(cloud: string, id: string): Promise<boolean>;
+
+  /** The cloud's key pairs, by name. */
+  listKeyPairs(cloud: string): Promise<CloudKeyPair[]>;
+
+  /** Adds a key pair; false when the cloud has one of that name (of two racing inserts, one gets false). */
+  insertKeyPair(cloud: string, keyPair: CloudKeyPair): Promise<boolean>;
+
+  /** Removes a key pair; true when it existed. */
+  deleteKeyPair(cloud: string, name: string): Promise<boolean>;
 }
 
 /** Nest token of the DummyCloudStore implementation. */
@@ -97,6 +112,14 @@ export function dummyNodeAddress(id: number): string {
   return `127.${(id >>> 16) & 255}.${(id >>> 8) & 255}.${id & 255}`;
 }
 
+/**
+ * The public address a dummy cloud attaches to node n (vm/address): one of 198.18.0.0/15, the range
+ * kept for benchmarks, so that it is never one of the node's own 127.0.0.0/8 addresses.
+ */
+export function dummyAttachedAddress(id: number): string {
+  return `198.${18 + ((id >>> 16) & 1)}.${(id >>> 8) & 255}.${id & 255}`;
+}
+
 /** A cloud that behaves like Apache Libcloud's Dummy driver, its nodes kept in a DummyCloudStore. */
 export class DummyProvider implements CloudProvider {
   readonly type = DUMMY_TYPE;
@@ -126,19 +149,35 @@ export class DummyProvider implements CloudProvider {
 
   /**
    * Adds a running node with the next id (never reused), public IP 127.0.0.<id>, and `extra`
-   * `{foo: "bar", image, size}` plus `keyname` and `metadata` when given.
-   * Throws DomainError 'invalid_input' for an image or size id not in the lists.
+   * `{foo: "bar", image, size}` plus `keyname`, `metadata`, `user_data`, `security_groups` and `tags`
+   * when given. Throws DomainError 'invalid_input' for an image or size id not in the lists, or a key
+   * pair the cloud does not have.
    */
   async startNode(request: StartNodeRequest): Promise<CloudNode> {
     await assertStartable(this, request);
     await this.ensureCloud();
+    if (
+      request.keyname !== undefined &&
+      !(await this.store.listKeyPairs(this.name)).some((key) => key.name === request.keyname)
+    ) {
+      throw new DomainError(
+        'invalid_input',
+        `Key pair '${request.keyname}' does not exist in cloud '${this.name}'`,
+      );
+    }
     const id = await this.store.allocateId(this.name);
     const extra: Record<string, unknown> = { foo: 'bar', image: request.image, size: request.size };
-    if (request.keyname !== undefined) {
-      extra.keyname = request.keyname;
-    }
-    if (request.metadata !== undefined) {
-      extra.metadata = { ...request.metadata };
+    const given: [string, unknown][] = [
+      ['keyname', request.keyname],
+      ['metadata', request.metadata && { ...request.metadata }],
+      ['user_data', request.userData],
+      ['security_groups', request.securityGroups && [...request.securityGroups]],
+      ['tags', request.tags && { ...request.tags }],
+    ];
+    for (const [key, value] of given) {
+      if (value !== undefined) {
+        extra[key] = value;
+      }
     }
     const record: DummyNodeRecord = {
       id: String(id),
@@ -177,6 +216,67 @@ export class DummyProvider implements CloudProvider {
   /** The node by id, or the first by id whose name or IP equals the hostname; else DomainError 'not_found'. */
   async findNode(query: NodeQuery): Promise<CloudNode> {
     return pickNode(await this.listNodes(), query, this.name);
+  }
+
+  /** The key pairs kept for this cloud, by name. */
+  async listKeyPairs(): Promise<CloudKeyPair[]> {
+    await this.ensureCloud();
+    return this.store.listKeyPairs(this.name);
+  }
+
+  /** Keeps the key with OpenSSH's SHA256 fingerprint. Throws 'conflict' when the name is taken. */
+  async importKeyPair(name: string, publicKey: string): Promise<CloudKeyPair> {
+    const key = parseSshPublicKey(publicKey);
+    await this.ensureCloud();
+    const keyPair = { name, fingerprint: opensshFingerprint(key), publicKey: key.line };
+    if (!(await this.store.insertKeyPair(this.name, keyPair))) {
+      throw new DomainError('conflict', `Key pair '${name}' exists in cloud '${this.name}'`);
+    }
+    return keyPair;
+  }
+
+  async deleteKeyPair(name: string): Promise<void> {
+    await this.ensureCloud();
+    if (!(await this.store.deleteKeyPair(this.name, name))) {
+      throw new DomainError('not_found', `Key pair '${name}' not found in cloud '${this.name}'`);
+    }
+  }
+
+  /**
+   * Adds the node's public address (dummyAttachedAddress) to its public IPs, as a floating IP would be.
+   * Throws 'not_found' for an unknown node, 'conflict' when the node has it already.
+   */
+  async attachAddress(nodeId: string): Promise<AttachedAddress> {
+    const node = await this.findNode({ id: nodeId });
+    const address = dummyAttachedAddress(Number(node.id));
+    if (node.publicIps.includes(address)) {
+      throw new DomainError(
+        'conflict',
+        `Node ${node.id} of cloud '${this.name}' has a public address already`,
+      );
+    }
+    const publicIps = [...node.publicIps, address];
+    if (!(await this.store.setPublicIps(this.name, node.id, publicIps))) {
+      throw nodeNotFound({ id: nodeId }, this.name);
+    }
+    return { address, node: { ...node, publicIps } };
+  }
+
+  /** Takes the attached address off the node. Throws 'not_found' for an unknown node or one without it. */
+  async releaseAddress(nodeId: string): Promise<CloudNode> {
+    const node = await this.findNode({ id: nodeId });
+    const address = dummyAttachedAddress(Number(node.id));
+    if (!node.publicIps.includes(address)) {
+      throw new DomainError(
+        'not_found',
+        `Node ${node.id} of cloud '${this.name}' has no public address attached`,
+      );
+    }
+    const publicIps = node.publicIps.filter((ip) => ip !== address);
+    if (!(await this.store.setPublicIps(this.name, node.id, publicIps))) {
+      throw nodeNotFound({ id: nodeId }, this.name);
+    }
+    return { ...node, publicIps };
   }
 
   private ensureCloud(): Promise<void> {

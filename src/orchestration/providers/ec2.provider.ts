@@ -1,5 +1,13 @@
 import { Injectable } from '@nestjs/common';
 import {
+  AllocateAddressCommand,
+  AssociateAddressCommand,
+  DeleteKeyPairCommand,
+  DescribeAddressesCommand,
+  DescribeKeyPairsCommand,
+  DisassociateAddressCommand,
+  ImportKeyPairCommand,
+  ReleaseAddressCommand,
   DescribeImagesCommand,
   DescribeInstancesCommand,
   DescribeInstanceTypesCommand,
@@ -15,7 +23,10 @@ import {
 import { DomainError } from '../../common/errors/domain-error.js';
 import { AppConfig } from '../../config/app-config.js';
 import type { CloudSettings } from '../../config/clouds-file.js';
+import { parseSshPublicKey } from './ssh-public-key.js';
 import {
+  type AttachedAddress,
+  type CloudKeyPair,
   planPower,
   assertStartable,
   NodeState,
@@ -64,6 +75,12 @@ const INVALID = new Set([
   'InvalidAMIID.Malformed',
   'InvalidParameterValue',
   'InvalidKeyPair.NotFound',
+  'InvalidKeyPair.Format',
+  'InvalidKey.Format',
+  'InvalidGroup.NotFound',
+  'InvalidGroupId.Malformed',
+  'InvalidParameterCombination',
+  'InvalidUserData.Malformed',
 ]);
 const CREDENTIALS = new Set([
   'AuthFailure',
@@ -214,13 +231,19 @@ export class Ec2Provider implements CloudProvider {
     return pages;
   }
 
-  /** RunInstances of one instance, named by its `Name` tag, `metadata` as further tags. */
+  /**
+   * RunInstances of one instance, named by its `Name` tag, `metadata` and `tags` as further tags, user
+   * data in base64, security groups by name or (`sg-…`) by id.
+   */
   async startNode(request: StartNodeRequest): Promise<CloudNode> {
     await assertStartable(this, request);
     const tags = [
       { Key: 'Name', Value: request.name },
-      ...Object.entries(request.metadata ?? {}).map(([Key, Value]) => ({ Key, Value })),
+      ...Object.entries({ ...request.metadata, ...request.tags }).map(([Key, Value]) => ({ Key, Value })),
     ];
+    const groups = request.securityGroups ?? [];
+    const groupIds = groups.filter((group) => /^sg-[0-9a-f]+$/.test(group));
+    const groupNames = groups.filter((group) => !groupIds.includes(group));
     const reply = await this.call('starting an instance', (client) =>
       client.send(
         new RunInstancesCommand({
@@ -230,6 +253,12 @@ export class Ec2Provider implements CloudProvider {
           MaxCount: 1,
           KeyName: request.keyname,
           TagSpecifications: [{ ResourceType: 'instance', Tags: tags }],
+          UserData:
+            request.userData === undefined
+              ? undefined
+              : Buffer.from(request.userData, 'utf8').toString('base64'),
+          SecurityGroupIds: groupIds.length > 0 ? groupIds : undefined,
+          SecurityGroups: groupNames.length > 0 ? groupNames : undefined,
         }),
       ),
     );
@@ -274,6 +303,122 @@ export class Ec2Provider implements CloudProvider {
       (id) => this.getInstance(id),
       () => this.listNodes(),
     );
+  }
+
+  /** DescribeKeyPairs, with the public keys. */
+  async listKeyPairs(): Promise<CloudKeyPair[]> {
+    const reply = await this.call('listing key pairs', (client) =>
+      client.send(new DescribeKeyPairsCommand({ IncludePublicKey: true })),
+    );
+    return (reply.KeyPairs ?? []).flatMap((key) =>
+      key.KeyName
+        ? [
+            {
+              name: key.KeyName,
+              fingerprint: key.KeyFingerprint ?? '',
+              publicKey: key.PublicKey?.trim() ?? '',
+            },
+          ]
+        : [],
+    );
+  }
+
+  /** ImportKeyPair; EC2's fingerprint (MD5 for RSA, SHA-256 for ed25519) in the answer. */
+  async importKeyPair(name: string, publicKey: string): Promise<CloudKeyPair> {
+    const key = parseSshPublicKey(publicKey);
+    try {
+      const reply = await this.call(`importing key pair ${name}`, (client) =>
+        client.send(
+          new ImportKeyPairCommand({ KeyName: name, PublicKeyMaterial: Buffer.from(key.line, 'utf8') }),
+        ),
+      );
+      return { name, fingerprint: reply.KeyFingerprint ?? '', publicKey: key.line };
+    } catch (error) {
+      if (error instanceof DomainError && /InvalidKeyPair\.Duplicate/.test(error.message)) {
+        throw new DomainError('conflict', `Key pair '${name}' exists in cloud '${this.name}'`);
+      }
+      throw error;
+    }
+  }
+
+  /** DeleteKeyPair, after DescribeKeyPairs: EC2 answers a deletion of an unknown name with success. */
+  async deleteKeyPair(name: string): Promise<void> {
+    if (!(await this.listKeyPairs()).some((key) => key.name === name)) {
+      throw new DomainError('not_found', `Key pair '${name}' not found in cloud '${this.name}'`);
+    }
+    await this.call(`deleting key pair ${name}`, (client) =>
+      client.send(new DeleteKeyPairCommand({ KeyName: name })),
+    );
+  }
+
+  /**
+   * An Elastic IP: AllocateAddress, then AssociateAddress with the instance; released again when the
+   * association fails. 'conflict' when the instance has an Elastic IP already.
+   */
+  async attachAddress(nodeId: string): Promise<AttachedAddress> {
+    const node = await this.getInstance(nodeId);
+    if (node.state === NodeState.Terminated) {
+      throw nodeNotFound({ id: nodeId }, this.name);
+    }
+    const attached = await this.addressesOf(nodeId);
+    if (attached.length > 0) {
+      throw new DomainError(
+        'conflict',
+        `Instance ${nodeId} of cloud '${this.name}' has the Elastic IP ${attached.map((a) => a.PublicIp).join(', ')} already`,
+      );
+    }
+    const allocated = await this.call('allocating an Elastic IP', (client) =>
+      client.send(new AllocateAddressCommand({ Domain: 'vpc' })),
+    );
+    const { AllocationId, PublicIp } = allocated;
+    if (!AllocationId || !PublicIp) {
+      throw this.upstream('allocating an Elastic IP', 'the answer has no allocation');
+    }
+    try {
+      await this.call(
+        `attaching ${PublicIp} to instance ${nodeId}`,
+        (client) => client.send(new AssociateAddressCommand({ AllocationId, InstanceId: nodeId })),
+        nodeId,
+      );
+    } catch (error) {
+      // Nothing half-made: the address allocated for this attach is released again.
+      await this.call(`releasing ${PublicIp}`, (client) =>
+        client.send(new ReleaseAddressCommand({ AllocationId })),
+      ).catch(() => undefined);
+      throw error;
+    }
+    return { address: PublicIp, node: await this.getInstance(nodeId) };
+  }
+
+  /** DisassociateAddress and ReleaseAddress of each Elastic IP of the instance. */
+  async releaseAddress(nodeId: string): Promise<CloudNode> {
+    await this.getInstance(nodeId);
+    const attached = await this.addressesOf(nodeId);
+    if (attached.length === 0) {
+      throw new DomainError('not_found', `Instance ${nodeId} of cloud '${this.name}' has no Elastic IP`);
+    }
+    for (const address of attached) {
+      if (address.AssociationId) {
+        const AssociationId = address.AssociationId;
+        await this.call(`detaching ${address.PublicIp}`, (client) =>
+          client.send(new DisassociateAddressCommand({ AssociationId })),
+        );
+      }
+      const AllocationId = address.AllocationId;
+      await this.call(`releasing ${address.PublicIp}`, (client) =>
+        client.send(new ReleaseAddressCommand({ AllocationId })),
+      );
+    }
+    return this.getInstance(nodeId);
+  }
+
+  private async addressesOf(
+    nodeId: string,
+  ): Promise<{ PublicIp?: string; AllocationId?: string; AssociationId?: string }[]> {
+    const reply = await this.call(`listing the Elastic IPs of instance ${nodeId}`, (client) =>
+      client.send(new DescribeAddressesCommand({ Filters: [{ Name: 'instance-id', Values: [nodeId] }] })),
+    );
+    return reply.Addresses ?? [];
   }
 
   private async getInstance(id: string): Promise<CloudNode> {

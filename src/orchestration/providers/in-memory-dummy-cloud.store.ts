@@ -1,9 +1,10 @@
-import type { NodeState } from './cloud-provider.js';
+import type { CloudKeyPair, NodeState } from './cloud-provider.js';
 import type { DummyCloudStore, DummyNodeRecord } from './dummy.provider.js';
 
 interface CloudState {
   nextId: number;
   readonly nodes: Map<string, DummyNodeRecord>;
+  readonly keyPairs: Map<string, CloudKeyPair>;
 }
 
 /**
@@ -20,6 +21,7 @@ export class InMemoryDummyCloudStore implements DummyCloudStore {
         this.clouds.set(cloud, {
           nextId: firstFreeId,
           nodes: new Map(seed.map((node) => [node.id, copy(node)])),
+          keyPairs: new Map(),
         });
       }
     });
@@ -61,8 +63,42 @@ export class InMemoryDummyCloudStore implements DummyCloudStore {
     });
   }
 
+  setPublicIps(cloud: string, id: string, publicIps: readonly string[]): Promise<boolean> {
+    return settle(() => {
+      const { nodes } = this.state(cloud);
+      const node = nodes.get(id);
+      if (node) {
+        nodes.set(id, { ...node, publicIps: [...publicIps] });
+      }
+      return node !== undefined;
+    });
+  }
+
   deleteNode(cloud: string, id: string): Promise<boolean> {
     return settle(() => this.state(cloud).nodes.delete(id));
+  }
+
+  listKeyPairs(cloud: string): Promise<CloudKeyPair[]> {
+    return settle(() =>
+      [...this.state(cloud).keyPairs.values()]
+        .sort((a, b) => (a.name < b.name ? -1 : 1))
+        .map((key) => ({ ...key })),
+    );
+  }
+
+  insertKeyPair(cloud: string, keyPair: CloudKeyPair): Promise<boolean> {
+    return settle(() => {
+      const { keyPairs } = this.state(cloud);
+      if (keyPairs.has(keyPair.name)) {
+        return false;
+      }
+      keyPairs.set(keyPair.name, { ...keyPair });
+      return true;
+    });
+  }
+
+  deleteKeyPair(cloud: string, name: string): Promise<boolean> {
+    return settle(() => this.state(cloud).keyPairs.delete(name));
   }
 
   private state(cloud: string): CloudState {

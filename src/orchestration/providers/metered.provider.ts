@@ -1,6 +1,8 @@
 import { DomainError } from '../../common/errors/domain-error.js';
 import type { MetricsService } from '../../metrics/metrics.service.js';
 import type {
+  AttachedAddress,
+  CloudKeyPair,
   CloudImage,
   CloudNode,
   CloudProvider,
@@ -53,6 +55,26 @@ export class MeteredCloudProvider implements CloudProvider {
 
   findNode(query: NodeQuery): Promise<CloudNode> {
     return this.count('find_node', () => this.inner.findNode(query));
+  }
+
+  listKeyPairs(): Promise<CloudKeyPair[]> {
+    return this.count('list_key_pairs', () => this.inner.listKeyPairs());
+  }
+
+  importKeyPair(name: string, publicKey: string): Promise<CloudKeyPair> {
+    return this.count('import_key_pair', () => this.inner.importKeyPair(name, publicKey));
+  }
+
+  deleteKeyPair(name: string): Promise<void> {
+    return this.count('delete_key_pair', () => this.inner.deleteKeyPair(name));
+  }
+
+  attachAddress(nodeId: string): Promise<AttachedAddress> {
+    return this.count('attach_address', () => this.inner.attachAddress(nodeId));
+  }
+
+  releaseAddress(nodeId: string): Promise<CloudNode> {
+    return this.count('release_address', () => this.inner.releaseAddress(nodeId));
   }
 
   private async count<T>(operation: string, call: () => Promise<T>): Promise<T> {

@@ -252,7 +252,8 @@ describe('OpenStackProvider.startNode', () => {
     expect(node).toMatchObject({
       name: 'vm-auto',
       state: NodeState.Running,
-      publicIps: ['203.0.113.1'],
+      // A new server has its fixed address only; a public one is a floating IP attached later.
+      publicIps: [],
       privateIps: ['10.0.0.1'],
       extra: { imageId: '7', flavorId: '2' },
     });

@@ -5,7 +5,10 @@ import { OutboundError, readBody, sendRequest } from '../../common/net/http-clie
 import { AppConfig } from '../../config/app-config.js';
 import type { CloudSettings } from '../../config/clouds-file.js';
 import { isRecord } from '../../common/is-record.js';
+import { parseSshPublicKey } from './ssh-public-key.js';
 import {
+  type AttachedAddress,
+  type CloudKeyPair,
   planPower,
   assertStartable,
   NodeState,
@@ -42,6 +45,8 @@ export interface OpenStackSettings {
   readonly interface: EndpointInterface;
   /** Network id new servers are attached to; Nova picks ("auto") when unset. */
   readonly network?: string;
+  /** Id of the external network floating IPs are allocated from; no public addresses when unset. */
+  readonly floatingNetwork?: string;
 }
 
 /** Nova server status → node state: the one table of this provider (API.md 3.1). */
@@ -124,6 +129,11 @@ export function toOpenStackNode(server: Record<string, unknown>): CloudNode {
     flavorId: idOf(server.flavor),
     uri: links.find((link) => link.rel === 'self')?.href,
     metadata: server.metadata,
+    // Tags are sent as server metadata (API.md 13), so the metadata is the node's tags.
+    tags: server.metadata,
+    security_groups: Array.isArray(server.security_groups)
+      ? server.security_groups.filter(isRecord).map((group) => group.name)
+      : undefined,
     created: server.created,
     updated: server.updated,
     key_name: server.key_name,
@@ -169,6 +179,7 @@ export function parseOpenStackSettings(cloud: CloudSettings): OpenStackSettings 
     region: optional('region'),
     interface: endpointInterface,
     network: optional('network'),
+    floatingNetwork: optional('floating_network'),
   };
 }
 
@@ -177,6 +188,8 @@ interface Session {
   readonly expiresAtMs: number;
   readonly computeUrl: string;
   readonly imageUrl: string;
+  /** Neutron's base (without its version), when the catalog has one. */
+  readonly networkUrl?: string;
 }
 
 interface Reply {
@@ -310,8 +323,14 @@ export class OpenStackProvider implements CloudProvider {
     if (request.keyname !== undefined) {
       server.key_name = request.keyname;
     }
-    if (request.metadata !== undefined) {
-      server.metadata = { ...request.metadata };
+    if (request.metadata !== undefined || request.tags !== undefined) {
+      server.metadata = { ...request.metadata, ...request.tags };
+    }
+    if (request.userData !== undefined) {
+      server.user_data = Buffer.from(request.userData, 'utf8').toString('base64');
+    }
+    if (request.securityGroups !== undefined) {
+      server.security_groups = request.securityGroups.map((name) => ({ name }));
     }
     const what = 'creating a server';
     const reply = await this.call({
@@ -325,8 +344,7 @@ export class OpenStackProvider implements CloudProvider {
           : {},
     });
     if (reply.status === 400) {
-      const message = upstreamMessage(reply.body) ?? 'Nova refused the server';
-      throw new DomainError('invalid_input', this.redact(`Cloud '${this.name}': ${message}`));
+      throw this.refused(reply, 'Nova refused the server');
     }
     if (reply.status !== 202 && reply.status !== 200) {
       throw this.failed(what, reply);
@@ -406,6 +424,190 @@ export class OpenStackProvider implements CloudProvider {
       (id) => this.getServer(id),
       () => this.listNodes(),
     );
+  }
+
+  /** Nova `os-keypairs` of the cloud's user. */
+  async listKeyPairs(): Promise<CloudKeyPair[]> {
+    const reply = await this.expect(200, {
+      what: 'listing key pairs',
+      method: 'GET',
+      url: (s) => `${s.computeUrl}/os-keypairs`,
+    });
+    const list = field(reply.body, 'keypairs');
+    return (Array.isArray(list) ? list : []).flatMap((entry) => {
+      const key = field(entry, 'keypair');
+      return isRecord(key) && typeof key.name === 'string' ? [toKeyPair(key)] : [];
+    });
+  }
+
+  /** Nova `POST os-keypairs` with the public key; Nova's fingerprint in the answer. */
+  async importKeyPair(name: string, publicKey: string): Promise<CloudKeyPair> {
+    const key = parseSshPublicKey(publicKey);
+    const what = `importing key pair ${name}`;
+    const reply = await this.call({
+      what,
+      method: 'POST',
+      url: (s) => `${s.computeUrl}/os-keypairs`,
+      body: { keypair: { name, public_key: key.line } },
+    });
+    if (reply.status === 409) {
+      throw new DomainError('conflict', `Key pair '${name}' exists in cloud '${this.name}'`);
+    }
+    if (reply.status === 400) {
+      throw this.refused(reply, 'Nova refused the key pair');
+    }
+    const created = field(reply.body, 'keypair');
+    if ((reply.status !== 200 && reply.status !== 201) || !isRecord(created)) {
+      throw this.failed(what, reply);
+    }
+    return toKeyPair({ public_key: key.line, ...created, name });
+  }
+
+  async deleteKeyPair(name: string): Promise<void> {
+    const what = `deleting key pair ${name}`;
+    const reply = await this.call({
+      what,
+      method: 'DELETE',
+      url: (s) => `${s.computeUrl}/os-keypairs/${encodeURIComponent(name)}`,
+    });
+    if (reply.status === 404) {
+      throw new DomainError('not_found', `Key pair '${name}' not found in cloud '${this.name}'`);
+    }
+    if (reply.status !== 202 && reply.status !== 204 && reply.status !== 200) {
+      throw this.failed(what, reply);
+    }
+  }
+
+  /**
+   * A Neutron floating IP from the cloud's `floating_network`: allocated (`POST floatingips`), then
+   * associated with the server's port (`PUT floatingips/{id}`); deleted again if that fails. 'conflict'
+   * when no floating network is configured or the server has a floating IP already.
+   */
+  async attachAddress(nodeId: string): Promise<AttachedAddress> {
+    const network = this.settings.floatingNetwork;
+    if (network === undefined) {
+      throw new DomainError(
+        'conflict',
+        `Cloud '${this.name}' has no floating_network configured: it cannot attach public addresses`,
+      );
+    }
+    await this.getServer(nodeId);
+    const ports = await this.portsOf(nodeId);
+    if (ports.length === 0) {
+      throw new DomainError(
+        'conflict',
+        `Server ${nodeId} of cloud '${this.name}' has no port to attach an address to`,
+      );
+    }
+    const attached = await this.floatingIpsOf(ports);
+    if (attached.length > 0) {
+      throw new DomainError(
+        'conflict',
+        `Server ${nodeId} of cloud '${this.name}' has the public address ${attached.map((ip) => ip.address).join(', ')} already`,
+      );
+    }
+    const created = await this.network('allocating a floating IP', 'POST', '/v2.0/floatingips', [201], {
+      floatingip: { floating_network_id: network },
+    });
+    const ip = toFloatingIp(field(created, 'floatingip'));
+    if (ip === undefined) {
+      throw this.upstream('allocating a floating IP', 'the answer has no floating IP');
+    }
+    try {
+      await this.network(`attaching ${ip.address}`, 'PUT', `/v2.0/floatingips/${ip.id}`, [200], {
+        floatingip: { port_id: ports[0] },
+      });
+    } catch (error) {
+      // Nothing half-made: the address allocated for this attach goes back to the pool.
+      await this.network(`freeing ${ip.address}`, 'DELETE', `/v2.0/floatingips/${ip.id}`, [204, 404]).catch(
+        () => undefined,
+      );
+      throw error;
+    }
+    return { address: ip.address, node: await this.getServer(nodeId) };
+  }
+
+  /** Deletes the floating IPs of the server's ports (Neutron frees and detaches them at once). */
+  async releaseAddress(nodeId: string): Promise<CloudNode> {
+    await this.getServer(nodeId);
+    const attached = await this.floatingIpsOf(await this.portsOf(nodeId));
+    if (attached.length === 0) {
+      throw new DomainError('not_found', `Server ${nodeId} of cloud '${this.name}' has no floating IP`);
+    }
+    for (const ip of attached) {
+      await this.network(`freeing ${ip.address}`, 'DELETE', `/v2.0/floatingips/${ip.id}`, [204, 404]);
+    }
+    return this.getServer(nodeId);
+  }
+
+  private async portsOf(serverId: string): Promise<string[]> {
+    const body = await this.network(
+      `listing the ports of server ${serverId}`,
+      'GET',
+      `/v2.0/ports?device_id=${encodeURIComponent(serverId)}`,
+      [200],
+    );
+    const ports = field(body, 'ports');
+    return (Array.isArray(ports) ? ports : []).flatMap((port) => {
+      const id = idOf(port);
+      return id === undefined ? [] : [id];
+    });
+  }
+
+  private async floatingIpsOf(ports: readonly string[]): Promise<FloatingIp[]> {
+    if (ports.length === 0) {
+      return [];
+    }
+    const query = ports.map((port) => `port_id=${encodeURIComponent(port)}`).join('&');
+    const body = await this.network('listing floating IPs', 'GET', `/v2.0/floatingips?${query}`, [200]);
+    const list = field(body, 'floatingips');
+    return (Array.isArray(list) ? list : []).flatMap((entry) => {
+      const ip = toFloatingIp(entry);
+      return ip === undefined ? [] : [ip];
+    });
+  }
+
+  /**
+   * One Neutron call answering one of `ok`; Neutron's 409 (an address in use, none left) is a
+   * 'conflict' with its message, a 400 an 'invalid_input'.
+   */
+  private async network(
+    what: string,
+    method: string,
+    path: string,
+    ok: readonly number[],
+    body?: unknown,
+  ): Promise<unknown> {
+    const reply = await this.call({
+      what,
+      method,
+      url: (s) => {
+        if (s.networkUrl === undefined) {
+          throw this.upstream(what, "the token's catalog has no network endpoint (Neutron)");
+        }
+        return `${s.networkUrl}${path}`;
+      },
+      body,
+    });
+    if (reply.status === 409) {
+      throw new DomainError(
+        'conflict',
+        this.redact(`Cloud '${this.name}': ${upstreamMessage(reply.body) ?? `${what} conflicts`}`),
+      );
+    }
+    if (reply.status === 400) {
+      throw this.refused(reply, `Neutron refused ${what}`);
+    }
+    if (!ok.includes(reply.status)) {
+      throw this.failed(what, reply);
+    }
+    return reply.body;
+  }
+
+  /** A 400 of the cloud: the caller's request was refused, with the cloud's own message. */
+  private refused(reply: Reply, fallback: string): DomainError {
+    const message = upstreamMessage(reply.body) ?? fallback;
+    return new DomainError('invalid_input', this.redact(`Cloud '${this.name}': ${message}`));
   }
 
   private async getServer(id: string): Promise<CloudNode> {
@@ -543,13 +745,17 @@ export class OpenStackProvider implements CloudProvider {
       computeUrl: this.endpoint(catalog, 'compute'),
       // Glance's paths and `next` links carry the version, so the base is kept without it.
       imageUrl: this.endpoint(catalog, 'image').replace(/\/v2(\.\d+)?$/, ''),
+      // Only public addresses need Neutron: a cloud without it works for everything else.
+      networkUrl: this.endpoint(catalog, 'network', false)?.replace(/\/v2\.0$/, ''),
     };
     this.session = session;
     this.recentTokens = [token, ...this.recentTokens].slice(0, 2);
     return session;
   }
 
-  private endpoint(catalog: unknown, type: string): string {
+  private endpoint(catalog: unknown, type: string): string;
+  private endpoint(catalog: unknown, type: string, required: false): string | undefined;
+  private endpoint(catalog: unknown, type: string, required = true): string | undefined {
     const { region } = this.settings;
     const where = `interface ${this.settings.interface}${region === undefined ? '' : `, region ${region}`}`;
     const service = Array.isArray(catalog)
@@ -564,6 +770,9 @@ export class OpenStackProvider implements CloudProvider {
           endpoint.region === region),
     );
     if (typeof found?.url !== 'string' || !URL.canParse(found.url)) {
+      if (!required) {
+        return undefined;
+      }
       throw this.upstream('authentication', `the token's catalog has no ${type} endpoint (${where})`);
     }
     return found.url.replace(/\/+$/, '');
@@ -664,6 +873,27 @@ function upstreamMessage(body: unknown): string | undefined {
  */
 function isServerId(id: string): boolean {
   return /^[A-Za-z0-9_-]{1,64}$/.test(id) && id !== 'detail';
+}
+
+interface FloatingIp {
+  readonly id: string;
+  readonly address: string;
+}
+
+function toFloatingIp(value: unknown): FloatingIp | undefined {
+  const id = idOf(value);
+  const address = field(value, 'floating_ip_address');
+  return id !== undefined && typeof address === 'string' && /^[A-Za-z0-9_-]{1,64}$/.test(id)
+    ? { id, address }
+    : undefined;
+}
+
+function toKeyPair(key: Record<string, unknown>): CloudKeyPair {
+  return {
+    name: String(key.name),
+    fingerprint: typeof key.fingerprint === 'string' ? key.fingerprint : '',
+    publicKey: typeof key.public_key === 'string' ? key.public_key.trim() : '',
+  };
 }
 
 function field(value: unknown, key: string): unknown {
