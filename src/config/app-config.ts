@@ -62,6 +62,10 @@ export class AppConfig {
     readonly services: readonly TestingServiceCredentials[];
     /** Tokens from the environment by variable name (`GITHUB_TOKEN`), for the CI service class that reads one. */
     readonly serviceTokens: Readonly<Record<string, string>>;
+    /** RERUN_INTERVAL_DAYS: the re-run interval of workflows that set none; undefined: none for them. */
+    readonly rerunIntervalDays?: number;
+    /** MAX_LOG_BYTES: the tail of a build log served. */
+    readonly maxLogBytes: number;
   };
   readonly notifications!: {
     readonly maxBuildAgeDays: number;
@@ -164,6 +168,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
       upstreamTimeoutMs: schema.UPSTREAM_TIMEOUT_SECONDS * 1000,
       services: loadTestingServices(schema.TESTING_SERVICES_FILE, env),
       serviceTokens: schema.GITHUB_TOKEN ? { GITHUB_TOKEN: schema.GITHUB_TOKEN } : {},
+      rerunIntervalDays: schema.RERUN_INTERVAL_DAYS,
+      maxLogBytes: schema.MAX_LOG_BYTES,
     },
     notifications: {
       maxBuildAgeDays: schema.MAX_BUILD_AGE_DAYS,

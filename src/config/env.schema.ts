@@ -180,6 +180,15 @@ export class EnvSchema {
   @IntegerSetting(1, 3600, 'seconds')
   DATABASE_STARTUP_TIMEOUT_SECONDS: number = 30;
 
+  /** The default interval of periodic re-runs (API.md 11), in days; unset: no re-runs but a workflow's own. */
+  @IsOptional()
+  @IntegerSetting(1, 365, 'days')
+  RERUN_INTERVAL_DAYS?: number;
+
+  /** The tail of a build log served (API.md 11). */
+  @IntegerSetting(1024, 1024 ** 3, 'bytes')
+  MAX_LOG_BYTES: number = 1024 * 1024;
+
   /** TESTS_STOPPED after this many days without a finished build (API.md 6.2). */
   @IntegerSetting(1, 3650, 'days')
   MAX_BUILD_AGE_DAYS: number = 30;

@@ -5,7 +5,12 @@ import type { Viewer } from '../auth/optional-auth.decorator.js';
 import { Clock } from '../common/clock.js';
 import { DomainError } from '../common/errors/domain-error.js';
 import { plainName } from '../common/bidi.js';
-import { statusMessage, TestStatusService, type BuildView } from '../test-monitoring/index.js';
+import {
+  statusMessage,
+  TestingServiceRegistry,
+  TestStatusService,
+  type BuildView,
+} from '../test-monitoring/index.js';
 import {
   latestVersionOf,
   toIssueResponse,
@@ -16,7 +21,7 @@ import {
   type WorkflowSummaryView,
 } from '../workflows/index.js';
 import { historyChart, historyStrip, historySummary } from './chart.js';
-import { ciResourcePage, safeHref } from './ci-links.js';
+import { safeHref } from '../common/safe-href.js';
 import { renderPage } from './templates.js';
 
 /** Workflows per page of /status. */
@@ -118,6 +123,7 @@ export class StatusPagesService {
     private readonly status: TestStatusService,
     private readonly clock: Clock,
     private readonly auth: AuthService,
+    private readonly services: TestingServiceRegistry,
   ) {}
 
   /** The sign-in form; after signing in the browser goes to `next` (a status page, else /status). */
@@ -324,7 +330,7 @@ export class StatusPagesService {
             resource: instance.resource,
             resourceUrl:
               instance.service && instance.uncheckedReason === null
-                ? ciResourcePage(instance.service.type, instance.service.url, instance.resource)
+                ? this.services.resourcePage(instance.service.type, instance.service.url, instance.resource)
                 : undefined,
             // Registered from a crate that gave it no resource its service can check (API.md 12).
             never: instance.uncheckedReason ?? undefined,

@@ -332,6 +332,58 @@ export class CheckStateRepository implements OnModuleInit {
     );
   }
 
+  /**
+   * Takes the instance's trigger for `at`, unless a build was triggered on it after `notBefore`
+   * (API.md 11: one trigger per instance per 10 minutes; a periodic re-run: none since its due
+   * time). One conditional UPDATE, so that of several copies trying at once one wins. `at` is
+   * kept to the second, as MariaDB keeps it. Absent: the instance has no check state (it is
+   * never checked).
+   */
+  async takeTrigger(
+    instanceId: number,
+    at: Date,
+    notBefore: Date,
+  ): Promise<{ taken: true; previous: Date | null } | { taken: false; last: Date } | undefined> {
+    // The key is selected too: TypeORM takes a row whose selected columns are all null for no row.
+    const row = await this.states.findOne({
+      select: { instanceId: true, lastTriggerAt: true },
+      where: { instanceId },
+    });
+    if (!row) {
+      return undefined;
+    }
+    const result = await retryOnDeadlock(() =>
+      this.states
+        .createQueryBuilder()
+        .update(CheckStateEntity)
+        .set({ lastTriggerAt: at })
+        .where('instance_id = :instanceId', { instanceId })
+        .andWhere('(last_trigger_at IS NULL OR last_trigger_at <= :notBefore)', { notBefore })
+        .execute(),
+    );
+    if ((result.affected ?? 0) > 0) {
+      return { taken: true, previous: row.lastTriggerAt };
+    }
+    const now = await this.states.findOne({
+      select: { instanceId: true, lastTriggerAt: true },
+      where: { instanceId },
+    });
+    return { taken: false, last: now?.lastTriggerAt ?? at };
+  }
+
+  /** Gives back a trigger taken at `at` whose build did not start: the instance's last trigger is `previous` again. */
+  async giveBackTrigger(instanceId: number, at: Date, previous: Date | null): Promise<void> {
+    await retryOnDeadlock(() =>
+      this.states
+        .createQueryBuilder()
+        .update(CheckStateEntity)
+        .set({ lastTriggerAt: previous })
+        .where('instance_id = :instanceId', { instanceId })
+        .andWhere('last_trigger_at = :at', { at })
+        .execute(),
+    );
+  }
+
   /** Pauses a rate-limited service until `until` (a later pause already set is kept). */
   async pauseService(serviceId: number, until: Date): Promise<void> {
     // Whole seconds, rounded up: MariaDB would cut the milliseconds and end the pause early.

@@ -15,6 +15,9 @@ import { RefreshMetrics } from './refresh-metrics.js';
 import { RefreshScheduler } from './refresh.scheduler.js';
 import { RefreshService } from './refresh.service.js';
 import { TestStatusController } from './test-status.controller.js';
+import { TestRunsController } from './test-runs.controller.js';
+import { TestRunsService } from './test-runs.service.js';
+import { BuildTriggers } from './build-triggers.js';
 import { TestStatusService } from './test-status.service.js';
 import { GithubActionsService } from './testing-services/github-actions.service.js';
 import { JenkinsService } from './testing-services/jenkins.service.js';
@@ -51,13 +54,16 @@ import { Clock } from '../common/clock.js';
     RefreshService,
     RefreshScheduler,
     TestStatusService,
+    BuildTriggers,
+    TestRunsService,
     Clock,
     // The registry injects this token (optionally) to fill the status of its workflow list.
     { provide: WORKFLOW_STATUS_SOURCE, useExisting: TestStatusService },
   ],
-  controllers: [TestStatusController, BadgesController],
+  controllers: [TestStatusController, TestRunsController, BadgesController],
   exports: [
     RefreshMetrics,
+    TestingServiceRegistry,
     WORKFLOW_STATUS_SOURCE,
     TESTING_SERVICE_CATALOG,
     CheckResults,

@@ -94,6 +94,19 @@ export class WorkflowAccess {
     return instance;
   }
 
+  /** `visibleInstance`, of a workflow the caller may change (forbidden when they only see it). */
+  async editableInstance(uuid: string, user: AuthUser): Promise<TestInstanceEntity> {
+    const instance = await this.visibleInstance(uuid, user);
+    const workflow = instance.suite?.version?.workflow;
+    if (workflow && !canEdit(workflow, user)) {
+      throw new DomainError(
+        'forbidden',
+        `Only the owner of the workflow ${workflow.uuid} or an admin may change it`,
+      );
+    }
+    return instance;
+  }
+
   /**
    * A workflow the caller may change: not_found when they may not even see it, forbidden when
    * they see it (it is public) but are neither its owner nor an admin.

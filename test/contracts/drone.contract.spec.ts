@@ -18,5 +18,6 @@ testingServiceContract('Drone CI (test-only extension, loopback fake)', () => {
     },
     unknownResource: DroneFake.resource('octo/none'),
     malformedResource: 'repo/1',
+    credentials: () => ({ type: 'drone', url: fake.url, token: 'drone-contract' }),
   }));
 });

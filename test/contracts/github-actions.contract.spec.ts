@@ -13,6 +13,8 @@ testingServiceContract('GitHub Actions (loopback fake)', () => {
   return subjectWithFake(fake, (config) => ({
     service: new GithubActionsService(config),
     seed: (builds) => {
+      fake.addRepository('octo', 'repo');
+      fake.push('octo', 'repo', { branch: 'main', files: { 'README.md': 'a repository' } });
       fake.setRuns(
         'octo',
         'repo',
@@ -23,5 +25,13 @@ testingServiceContract('GitHub Actions (loopback fake)', () => {
     },
     unknownResource: 'repos/octo/none/actions/workflows/ci.yml',
     malformedResource: 'repos/octo/repo',
+    credentials: () => ({ type: 'github', url: fake.url, token: 'ghp_contract' }),
+    seedLog: (log) => {
+      fake.setRuns('octo', 'logs', 'ci.yml', [{ id: 77, conclusion: 'failure' }]);
+      fake.setRunLogs('octo', 'logs', 77, [
+        { name: 'build', text: log, steps: [{ name: 'Set up job', text: 'set up' }] },
+      ]);
+      return { resource: 'repos/octo/logs/actions/workflows/ci.yml', buildId: '77_1' };
+    },
   }));
 });

@@ -8,8 +8,9 @@ const BUILDS = {
   running: { building: true },
 } as const;
 
-testingServiceContract('Jenkins (loopback fake)', () => {
+testingServiceContract('Jenkins (loopback fake, CSRF protection on)', () => {
   const fake = new JenkinsFake();
+  fake.csrf = true;
   return subjectWithFake(fake, (config) => ({
     service: new JenkinsService(config),
     seed: (builds) => {
@@ -21,5 +22,11 @@ testingServiceContract('Jenkins (loopback fake)', () => {
     },
     unknownResource: JenkinsFake.resource('none'),
     malformedResource: 'build/1',
+    credentials: () => ({ type: 'jenkins', url: fake.url, username: 'bot', password: 'jenkins-contract' }),
+    seedLog: (log) => {
+      fake.setJob('logs', [{ number: 12, result: 'FAILURE' }]);
+      fake.setConsoleText('logs', 12, log);
+      return { resource: JenkinsFake.resource('logs'), buildId: '12' };
+    },
   }));
 });

@@ -2,13 +2,17 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { AppConfig } from '../../src/config/app-config.js';
-import { CREDENTIAL_KEYS } from '../../src/config/testing-services-file.js';
+import { CREDENTIAL_KEYS, type TestingServiceCredentials } from '../../src/config/testing-services-file.js';
 import {
   BUILD_STATUSES,
+  LogStreamError,
   RegisterTestingService,
+  TRIGGER_HOWS,
   type Build,
   type BuildCheckResult,
+  type BuildLogResult,
   type TestingService,
+  type TriggerResult,
 } from '../../src/test-monitoring/testing-services/testing-service.js';
 import { serviceTypeOf } from '../../src/workflows/crate/ro-crate-parser.js';
 import type { FakeServer } from '../fakes/fake-server.js';
@@ -30,6 +34,13 @@ export interface TestingServiceContractSubject {
   readonly unknownResource: string;
   /** A `resource` the client must refuse without asking the service. */
   readonly malformedResource: string;
+  /** Credentials the fake takes for starting builds (and reading logs). */
+  credentials(): TestingServiceCredentials;
+  /**
+   * Gives the fake one build with this log and returns its resource and build id; absent for a
+   * service whose class serves no logs (it must say so, `unavailable`).
+   */
+  readonly seedLog?: (log: string) => { resource: string; buildId: string };
   readonly dispose: () => Promise<void>;
 }
 
@@ -124,6 +135,124 @@ export function testingServiceContract(
       expect(subject.fake.requests).toHaveLength(0);
     });
 
+    describe('the web page of a resource', () => {
+      it('is an http(s) page, told without a request', () => {
+        const resource = subject.seed(['passed']);
+        subject.fake.resetLog();
+        const page = service.resourcePage({ serviceUrl: subject.fake.url, resource });
+        expect(new URL(page ?? '').protocol).toMatch(/^https?:$/);
+        expect(subject.fake.requests).toHaveLength(0);
+      });
+    });
+
+    describe('starting a build', () => {
+      const trigger = (resource: string, credentials?: TestingServiceCredentials): Promise<TriggerResult> =>
+        service.triggerBuild({ serviceUrl: subject.fake.url, resource, credentials });
+
+      it('sends nothing without credentials for the service URL, and says which setting gives them', async () => {
+        const resource = subject.seed(['passed']);
+        subject.fake.resetLog();
+        const result = await trigger(resource);
+        expect(result).toEqual({ kind: 'unavailable', reason: expect.stringContaining(subject.fake.url) });
+        expect(result.kind === 'unavailable' ? result.reason : '').toMatch(/TESTING_SERVICES_FILE/);
+        expect(subject.fake.requests).toHaveLength(0);
+        const elsewhere = { ...subject.credentials(), url: 'https://ci.elsewhere.example' };
+        await expect(trigger(resource, elsewhere)).resolves.toMatchObject({ kind: 'unavailable' });
+        expect(subject.fake.requests).toHaveLength(0);
+      });
+
+      it('starts one with credentials, and the next check finds it, newest', async () => {
+        const resource = subject.seed(['passed', 'failed']);
+        const before = buildsOf(await check(resource));
+        const result = await trigger(resource, subject.credentials());
+        expect(result).toEqual({ kind: 'triggered', how: expect.any(String) });
+        expect(TRIGGER_HOWS).toContain(result.kind === 'triggered' ? result.how : '');
+        const after = buildsOf(await check(resource));
+        expect(after).toHaveLength(before.length + 1);
+        expect(before.map((build) => build.buildId)).not.toContain(after[0].buildId);
+      });
+
+      it('refuses a malformed resource without sending a request', async () => {
+        subject.fake.resetLog();
+        await expect(trigger(subject.malformedResource, subject.credentials())).resolves.toMatchObject({
+          kind: 'unavailable',
+        });
+        expect(subject.fake.requests).toHaveLength(0);
+      });
+
+      it('answers upstream trouble as values: a 5xx refused, a hang a timeout, a 429 a pause', async () => {
+        const resource = subject.seed(['passed']);
+        subject.fake.fail({ kind: 'status', status: 503 });
+        await expect(trigger(resource, subject.credentials())).resolves.toMatchObject({
+          kind: 'refused',
+          reason: expect.stringMatching(/503/),
+        });
+        subject.fake.heal();
+        subject.fake.fail({ kind: 'hang' });
+        await expect(trigger(resource, subject.credentials())).resolves.toMatchObject({ kind: 'timeout' });
+        subject.fake.heal();
+        subject.fake.limitRate({ status: 429, retryAfterSeconds: 60 });
+        const now = new Date();
+        await expect(
+          service.triggerBuild({
+            serviceUrl: subject.fake.url,
+            resource,
+            credentials: subject.credentials(),
+            now,
+          }),
+        ).resolves.toMatchObject({ kind: 'rate_limited', until: new Date(now.getTime() + 60_000) });
+      });
+    });
+
+    describe('reading a build log', () => {
+      const read = (resource: string, buildId: string, signal = new AbortController().signal) =>
+        service.buildLog({
+          serviceUrl: subject.fake.url,
+          resource,
+          buildId,
+          credentials: subject.credentials(),
+          signal,
+        });
+
+      it('serves the whole log in order, a build without one is none, or says it serves no logs', async () => {
+        if (!subject.seedLog) {
+          subject.fake.resetLog();
+          await expect(read(subject.seed(['passed']), '1')).resolves.toMatchObject({ kind: 'unavailable' });
+          expect(subject.fake.requests).toHaveLength(0);
+          return;
+        }
+        const text = Array.from({ length: 2000 }, (_, line) => `line ${line}: ${'x'.repeat(line % 70)}`).join(
+          '\n',
+        );
+        const { resource, buildId } = subject.seedLog(text);
+        const result = await read(resource, buildId);
+        expect(result).toMatchObject({ kind: 'log', contentType: expect.stringMatching(/^text\/plain/) });
+        expect((await whole(result)).toString('utf8')).toBe(text);
+        await expect(read(resource, '987654')).resolves.toMatchObject({ kind: 'none' });
+      });
+
+      it('answers upstream trouble as values, and a log broken off as a LogStreamError', async () => {
+        if (!subject.seedLog) {
+          return;
+        }
+        const { resource, buildId } = subject.seedLog('a log\n');
+        subject.fake.fail({ kind: 'status', status: 500 });
+        await expect(read(resource, buildId)).resolves.toMatchObject({ kind: 'refused' });
+        subject.fake.heal();
+        subject.fake.fail({ kind: 'hang' });
+        await expect(read(resource, buildId)).resolves.toMatchObject({ kind: 'timeout' });
+        subject.fake.heal();
+        const aborted = new AbortController();
+        aborted.abort();
+        const result = await read(resource, buildId, aborted.signal);
+        if (result.kind === 'log') {
+          await expect(whole(result)).rejects.toBeInstanceOf(LogStreamError);
+        } else {
+          expect(result.kind).toBe('refused');
+        }
+      });
+    });
+
     it('pauses on a 429 until its Retry-After', async () => {
       const resource = subject.seed(['passed']);
       subject.fake.limitRate({ status: 429, retryAfterSeconds: 60 });
@@ -152,6 +281,18 @@ export async function subjectWithFake(
       rmSync(dataDir, { recursive: true, force: true });
     },
   };
+}
+
+/** Every chunk of a log, joined (the contract's logs are small). */
+async function whole(result: BuildLogResult): Promise<Buffer> {
+  if (result.kind !== 'log') {
+    throw new Error(`expected a log, got ${JSON.stringify(result)}`);
+  }
+  const chunks: Buffer[] = [];
+  for await (const chunk of result.chunks) {
+    chunks.push(chunk);
+  }
+  return Buffer.concat(chunks);
 }
 
 function expectBuildShape(build: Build): void {

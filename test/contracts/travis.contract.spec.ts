@@ -17,5 +17,11 @@ testingServiceContract('Travis CI (loopback fake)', () => {
     },
     unknownResource: TravisFake.resource('octo/none'),
     malformedResource: 'builds/1',
+    credentials: () => ({ type: 'travis', url: fake.url, token: 'travis-contract' }),
+    seedLog: (log) => {
+      fake.setRepo('octo/logs', [{ id: 500, state: 'failed' }]);
+      fake.setJobLog(TravisFake.jobIdOf(500), log);
+      return { resource: TravisFake.resource('octo/logs'), buildId: '500' };
+    },
   }));
 });

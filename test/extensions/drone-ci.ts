@@ -5,6 +5,9 @@ import {
   type BuildCheckRequest,
   type BuildCheckResult,
   type BuildStatus,
+  type ResourceTarget,
+  type TriggerRequest,
+  type TriggerResult,
 } from '../../src/test-monitoring/testing-services/testing-service.js';
 import {
   buildLimit,
@@ -37,16 +40,57 @@ export class DroneService extends HttpTestingService {
   readonly type = 'drone';
   readonly settings = ['token'] as const;
 
+  /** The repository's page: Drone serves its web pages and its API on one host, `{url}/{owner}/{name}`. */
+  override resourcePage(target: ResourceTarget): string | undefined {
+    const repository = repositoryOf(target.resource);
+    return repository === undefined ? undefined : joinUrl(target.serviceUrl, repository);
+  }
+
+  /**
+   * `POST {url}/api/repos/{owner}/{name}/builds?branch=…` (Drone's "create a build", on the
+   * version's first ref, else the repository's default branch) with the configured token.
+   * Drone keeps its logs per step as JSON: this client serves none (`buildLog` stays unavailable).
+   */
+  override async triggerBuild(request: TriggerRequest): Promise<TriggerResult> {
+    const repository = repositoryOf(request.resource);
+    if (repository === undefined) {
+      return { kind: 'unavailable', reason: notARepository(request.resource) };
+    }
+    const token = this.http.credentials(request)?.token;
+    if (!token) {
+      return this.noCredentials(request.serviceUrl);
+    }
+    const ref = request.selection?.refs[0];
+    const call = {
+      method: 'POST' as const,
+      url: joinUrl(
+        request.serviceUrl,
+        ['api', 'repos', ...repository, 'builds'],
+        ref === undefined ? '' : `branch=${encodeURIComponent(ref)}`,
+      ),
+      headers: { accept: 'application/json' },
+      authorization: `Bearer ${token}`,
+      allowPrivate: this.http.allowPrivate(request.serviceUrl),
+      now: request.now ?? new Date(),
+    };
+    const answer = await this.http.call(call);
+    if (answer.kind !== 'answer') {
+      return answer;
+    }
+    if (answer.status >= 200 && answer.status < 300) {
+      answer.body.resume();
+      return { kind: 'triggered', how: 'build' };
+    }
+    return this.http.fault(answer, call);
+  }
+
   /** `resource` is `repos/{owner}/{name}`; one request, `GET {url}/api/repos/{owner}/{name}/builds`. */
   async latestBuilds(request: BuildCheckRequest): Promise<BuildCheckResult> {
-    const segments = resourceSegments(request.resource);
-    if (segments?.length !== 3 || segments[0] !== 'repos') {
-      return {
-        kind: 'failed',
-        reason: `'${request.resource}' is not a Drone repository (repos/{owner}/{name})`,
-      };
+    const repository = repositoryOf(request.resource);
+    if (repository === undefined) {
+      return { kind: 'failed', reason: notARepository(request.resource) };
     }
-    const [, owner, name] = segments;
+    const [owner, name] = repository;
     const token = this.http.credentials(request)?.token;
     const answer = await this.http.getJson({
       url: joinUrl(
@@ -75,6 +119,16 @@ export class DroneService extends HttpTestingService {
       .sort((a, b) => Number(b.buildId) - Number(a.buildId));
     return { kind: 'builds', builds, etag: answer.etag };
   }
+}
+
+/** `[owner, name]` of a `repos/{owner}/{name}` resource. */
+function repositoryOf(resource: string): [string, string] | undefined {
+  const segments = resourceSegments(resource);
+  return segments?.length === 3 && segments[0] === 'repos' ? [segments[1], segments[2]] : undefined;
+}
+
+function notARepository(resource: string): string {
+  return `'${resource}' is not a Drone repository (repos/{owner}/{name})`;
 }
 
 function toBuild(raw: unknown, webBase: string): Build | undefined {

@@ -20,6 +20,8 @@ const UNFINISHED = new Set(['running', 'pending', 'blocked']);
 
 export class DroneFake extends FakeServer {
   private readonly repos = new Map<string, Record<string, unknown>[]>();
+  /** Builds created through the API (`POST /api/repos/{owner}/{name}/builds?branch=`): the repository and branch. */
+  readonly triggers: { slug: string; branch: string | null }[] = [];
 
   constructor() {
     super('Drone');
@@ -41,6 +43,15 @@ export class DroneFake extends FakeServer {
   protected route(request: FakeRequest): FakeAnswer {
     const [api, repos, owner, name, builds, ...rest] = request.segments;
     if (
+      request.method === 'POST' &&
+      api === 'api' &&
+      repos === 'repos' &&
+      builds === 'builds' &&
+      rest.length === 0
+    ) {
+      return this.createBuild(`${owner}/${name}`, request);
+    }
+    if (
       request.method !== 'GET' ||
       api !== 'api' ||
       repos !== 'repos' ||
@@ -55,6 +66,22 @@ export class DroneFake extends FakeServer {
     }
     const perPage = Math.min(Number(request.query.get('per_page') ?? '25') || 25, 100);
     return { status: 200, body: listed.slice(0, perPage) };
+  }
+
+  /** Drone's "create a build": the new build is pending, numbered after the latest. */
+  private createBuild(slug: string, request: FakeRequest): FakeAnswer {
+    this.triggers.push({ slug, branch: request.query.get('branch') });
+    if (!request.headers.authorization?.startsWith('Bearer ')) {
+      return { status: 401, body: { message: 'Unauthorized' } };
+    }
+    const listed = this.repos.get(slug);
+    if (listed === undefined) {
+      return { status: 404, body: { message: 'Not Found' } };
+    }
+    const number = Math.max(0, ...listed.map((build) => Number(build.number))) + 1;
+    const build = this.buildJson(slug, { number, status: 'pending', started: 0 });
+    this.repos.set(slug, [build, ...listed]);
+    return { status: 200, body: build };
   }
 
   private buildJson(slug: string, build: FakeDroneBuild): Record<string, unknown> {

@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import http, { type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import type { Readable } from 'node:stream';
 
 /**
  * The shared base of the CI fakes (GitHub, Travis, Jenkins): a real HTTP server on 127.0.0.1
@@ -37,6 +38,11 @@ export interface FakeAnswer {
   body?: unknown;
   /** A body serialised already (large answers are cached this way; HTML pages need a content-type header). */
   text?: string;
+  /**
+   * A body made as it is read (a large log), piped with back-pressure and without an ETag;
+   * `headers` should give its content type.
+   */
+  stream?: () => Readable;
   headers?: Record<string, string>;
 }
 
@@ -49,6 +55,8 @@ export interface RecordedRequest {
   headers: IncomingHttpHeaders;
   /** When it arrived (ms since the epoch). */
   at: number;
+  /** The request body as text (the fakes read at most 1 MiB of it). */
+  body: string;
   /** Arrival order across every fake of the process: orders requests to two fakes without a clock. */
   seq: number;
 }
@@ -61,7 +69,12 @@ export interface FakeRequest {
   segments: string[];
   query: URLSearchParams;
   headers: IncomingHttpHeaders;
+  /** The request body as text. */
+  body: string;
 }
+
+/** Request bodies the fakes keep: a trigger's JSON is tiny. */
+const MAX_REQUEST_BODY = 1024 * 1024;
 
 interface FailureRule {
   match?: string | RegExp;
@@ -213,18 +226,20 @@ export abstract class FakeServer {
     const path = queryAt === -1 ? rawUrl : rawUrl.slice(0, queryAt);
     this.totalRequests++;
     this.counts.set(path, (this.counts.get(path) ?? 0) + 1);
+    const recorded: RecordedRequest = {
+      method: req.method ?? 'GET',
+      url: rawUrl,
+      path,
+      headers: req.headers,
+      at: Date.now(),
+      seq: ++arrivals,
+      body: '',
+    };
     if (this.recordLimit > 0) {
       if (this.requests.length >= this.recordLimit) {
         this.requests.shift();
       }
-      this.requests.push({
-        method: req.method ?? 'GET',
-        url: rawUrl,
-        path,
-        headers: req.headers,
-        at: Date.now(),
-        seq: ++arrivals,
-      });
+      this.requests.push(recorded);
     }
     this.inFlight++;
     this.peakInFlight = Math.max(this.peakInFlight, this.inFlight);
@@ -235,7 +250,7 @@ export abstract class FakeServer {
         this.unfinishedWaiters.splice(0).forEach((wake) => wake());
       }
     });
-    req.resume();
+    recorded.body = await readRequestBody(req);
     if (this.latencyMs > 0) {
       await delay(this.latencyMs);
     }
@@ -294,7 +309,21 @@ export abstract class FakeServer {
       this.send(res, 400, { message: 'bad path encoding' }, {});
       return;
     }
-    const answer = this.route({ method: req.method ?? 'GET', segments, query, headers: req.headers });
+    const answer = this.route({
+      method: req.method ?? 'GET',
+      segments,
+      query,
+      headers: req.headers,
+      body: recorded.body,
+    });
+    if (answer.stream) {
+      res.writeHead(answer.status, { ...answer.headers });
+      const body = answer.stream();
+      // A client that goes away ends the reading too, as a real server's would.
+      res.once('close', () => body.destroy());
+      body.pipe(res);
+      return;
+    }
     const text = answer.text ?? JSON.stringify(answer.body ?? null);
     const headers: Record<string, string> = { ...answer.headers };
     if (this.etags && answer.status === 200) {
@@ -322,6 +351,20 @@ export abstract class FakeServer {
     });
     res.end(text);
   }
+}
+
+/** The body as text, at most MAX_REQUEST_BODY bytes of it (the rest is read and dropped). */
+async function readRequestBody(req: IncomingMessage): Promise<string> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of req) {
+    const buffer = chunk as Buffer;
+    if (size < MAX_REQUEST_BODY) {
+      chunks.push(buffer);
+    }
+    size += buffer.length;
+  }
+  return Buffer.concat(chunks).subarray(0, MAX_REQUEST_BODY).toString('utf8');
 }
 
 function matches(match: string | RegExp | undefined, path: string): boolean {

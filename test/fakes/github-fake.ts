@@ -30,6 +30,17 @@ import { FakeServer, type FakeAnswer, type FakeRequest } from './fake-server.js'
  *   top-level folder `{o}-{r}-{sha7}/`. A private repository answers 404 on every route
  *   without its token (`Authorization: Bearer <token>`), and its archive URL carries a
  *   short-lived token of its own, as GitHub's does.
+ * - triggers (API.md 11), each needing a token (`Authorization: Bearer …`, else 401):
+ *   `POST /repos/{o}/{r}/actions/workflows/{file or id}/dispatches {"ref"}` → 204, and a new run on
+ *   that ref (a workflow without the `workflow_dispatch` trigger, `setDispatchable(…, false)`: 422
+ *   "Workflow does not have 'workflow_dispatch' trigger"; a ref the repository lacks, when the
+ *   repository was added: 422 "No ref found for: …"); `POST /repos/{o}/{r}/actions/runs/{id}/rerun`
+ *   → 201 and the run's next attempt. What each received is in `dispatches` and `reruns`; the new
+ *   run or attempt is `triggeredRun` (default: queued, started now)
+ * - run logs: `GET /repos/{o}/{r}/actions/runs/{id}/logs` and `…/attempts/{n}/logs` → 302 to the
+ *   archive host (a signed URL there, as GitHub's blob storage), which serves the zip set by
+ *   `setRunLogs`: one `{n}_{job}.txt` per job at the top (the whole job's log) and the job's steps
+ *   in a folder of its name, as GitHub packs them; 404 for a run without logs
  * - anything else → 404 `{"message": "Not Found"}`
  */
 
@@ -96,6 +107,16 @@ interface WorkflowEntry {
   pages: Map<string, string>;
   /** The workflow's `state`: `active`, `disabled_manually`, `disabled_inactivity`, `disabled_fork`… */
   state: string;
+  /** Whether its file has the `workflow_dispatch` trigger. */
+  dispatchable: boolean;
+}
+
+/** A job's log in a run's log archive (`setRunLogs`). */
+export interface FakeJobLog {
+  name: string;
+  text: string | Buffer;
+  /** Its steps' logs, in the job's folder of the archive. */
+  steps?: { name: string; text: string }[];
 }
 
 const FIXTURES = 'test/fixtures/github';
@@ -123,6 +144,24 @@ const EPOCH = Date.UTC(2024, 0, 1);
 export class GithubFake extends FakeServer {
   /** Runs for workflows nobody set, e.g. for a benchmark of thousands of instances; undefined → 404. */
   defaultRuns?: (owner: string, repo: string, workflow: string) => FakeGithubRun[] | undefined;
+  /** Workflow dispatches received: the workflow as named in the path, and the body's ref. */
+  readonly dispatches: { owner: string; repo: string; workflow: string; ref: unknown }[] = [];
+  /** Re-runs received. */
+  readonly reruns: { owner: string; repo: string; runId: number }[] = [];
+  /**
+   * What a triggered run (or re-run attempt) looks like; default queued, started now. A test that
+   * moves the service's clock starts it at that time instead.
+   */
+  triggeredRun: () => Omit<FakeGithubRun, 'id' | 'attempt' | 'branch'> = () => ({
+    status: 'queued',
+    conclusion: null,
+    startedAt: new Date(),
+  });
+  private nextRunId = 5_000_000;
+  /** `owner/repo/run id/attempt` → the log archive of that attempt. */
+  private readonly logArchives = new Map<string, Buffer>();
+  /** Signed archive URLs handed out (GitHub's are short-lived links to its blob storage). */
+  private readonly logTokens = new Set<string>();
 
   private readonly workflows = new Map<string, WorkflowEntry>();
   /** `owner/repo/run id` → workflow: run ids are unique per repository here (globally on GitHub). */
@@ -248,6 +287,27 @@ export class GithubFake extends FakeServer {
     this.entry(owner, repo, String(workflow), true).state = state;
   }
 
+  /** Whether the workflow's file has the `workflow_dispatch` trigger (it has by default). */
+  setDispatchable(owner: string, repo: string, workflow: string | number, dispatchable: boolean): void {
+    this.entry(owner, repo, String(workflow), true).dispatchable = dispatchable;
+  }
+
+  /** The log archive of a run's attempt (default the first): one file per job, in this order. */
+  setRunLogs(owner: string, repo: string, runId: number, jobs: FakeJobLog[], attempt = 1): void {
+    const files: { name: string; data?: string | Buffer }[] = [];
+    // GitHub lists the steps' folders first and the jobs' whole logs after them, in no job order.
+    jobs.forEach((job) => {
+      files.push({ name: `${job.name}/` });
+      job.steps?.forEach((step, at) =>
+        files.push({ name: `${job.name}/${at + 1}_${step.name}.txt`, data: step.text }),
+      );
+    });
+    [...jobs.entries()]
+      .reverse()
+      .forEach(([index, job]) => files.push({ name: `${index}_${job.name}.txt`, data: job.text }));
+    this.logArchives.set(`${owner}/${repo}/${runId}/${attempt}`, buildZip(files));
+  }
+
   /** The workflow disappears: its paths answer 404. */
   removeWorkflow(owner: string, repo: string, workflow: string | number): void {
     const entry = this.workflows.get(key(owner, repo, String(workflow)));
@@ -276,6 +336,19 @@ export class GithubFake extends FakeServer {
 
   protected route(request: FakeRequest): FakeAnswer {
     const s = request.segments;
+    if (request.method === 'POST' && s[0] === 'repos' && s[3] === 'actions') {
+      return this.triggerRoute(request);
+    }
+    if (
+      request.method === 'GET' &&
+      s[0] === 'repos' &&
+      s[3] === 'actions' &&
+      s[4] === 'runs' &&
+      s.at(-1) === 'logs' &&
+      (s.length === 7 || (s.length === 9 && s[6] === 'attempts'))
+    ) {
+      return this.logsRedirect(s[1], s[2], s[5], s.length === 9 ? s[7] : undefined);
+    }
     if (request.method === 'GET' && s[0] === 'repos' && s.length >= 3 && s[3] !== 'actions') {
       return this.repositoryRoute(request);
     }
@@ -302,6 +375,66 @@ export class GithubFake extends FakeServer {
       return attempt ? { status: 200, body: attempt } : notFound();
     }
     return notFound();
+  }
+
+  /** Dispatches and re-runs (see the routes above). */
+  private triggerRoute(request: FakeRequest): FakeAnswer {
+    const [, owner, repo, , kind, id, action] = request.segments;
+    if (!request.headers.authorization) {
+      return {
+        status: 401,
+        body: { message: 'Requires authentication', documentation_url: 'https://docs.github.com/rest' },
+      };
+    }
+    if (kind === 'workflows' && action === 'dispatches' && request.segments.length === 7) {
+      const entry = this.entry(owner, repo, id, false);
+      if (!entry) {
+        return notFound();
+      }
+      const ref = parseJson(request.body)?.ref;
+      this.dispatches.push({ owner, repo, workflow: id, ref });
+      if (!entry.dispatchable) {
+        return unprocessable("Workflow does not have 'workflow_dispatch' trigger");
+      }
+      const repository = this.repositories.get(key(owner, repo, ''));
+      if (typeof ref !== 'string' || (repository && resolveRef(repository, ref) === undefined)) {
+        return unprocessable(`No ref found for: ${String(ref)}`);
+      }
+      this.put(entry, { ...this.triggeredRun(), id: this.nextRunId++, branch: ref });
+      entry.pages.clear();
+      return { status: 204, text: '' };
+    }
+    if (kind === 'runs' && action === 'rerun' && request.segments.length === 7) {
+      const entry = this.runIndex.get(key(owner, repo, id));
+      const attempts = entry?.runs.get(Number(id));
+      if (!entry || !attempts) {
+        return notFound();
+      }
+      this.reruns.push({ owner, repo, runId: Number(id) });
+      const last = latest(attempts);
+      this.put(entry, {
+        ...this.triggeredRun(),
+        id: Number(id),
+        attempt: Math.max(...attempts.keys()) + 1,
+        branch: typeof last?.head_branch === 'string' ? last.head_branch : 'main',
+      });
+      entry.pages.clear();
+      return { status: 201, body: {} };
+    }
+    return notFound();
+  }
+
+  /** A run's log archive: a redirect to a signed URL of the archive host, as GitHub answers. */
+  private logsRedirect(owner: string, repo: string, runId: string, attempt: string | undefined): FakeAnswer {
+    const attempts = this.runIndex.get(key(owner, repo, runId))?.runs.get(Number(runId));
+    const number = attempt ?? String(attempts ? Math.max(...attempts.keys()) : 1);
+    const path = `/logs/${owner}/${repo}/${runId}/${number}.zip`;
+    if (!this.logArchives.has(`${owner}/${repo}/${runId}/${number}`)) {
+      return notFound();
+    }
+    const token = randomBytes(12).toString('hex');
+    this.logTokens.add(token);
+    return { status: 302, text: '', headers: { location: `${this.archiveBase}${path}?sig=${token}` } };
   }
 
   private repositoryRoute(request: FakeRequest): FakeAnswer {
@@ -371,6 +504,20 @@ export class GithubFake extends FakeServer {
   private serveArchive(req: http.IncomingMessage, res: http.ServerResponse): void {
     const url = new URL(req.url ?? '/', this.archiveBase);
     this.archiveRequests.push({ path: url.pathname, authorization: req.headers.authorization });
+    const log = /^\/logs\/([^/]+)\/([^/]+)\/(\d+)\/(\d+)\.zip$/.exec(url.pathname);
+    if (log) {
+      const archive = this.logArchives.get(`${log[1]}/${log[2]}/${log[3]}/${log[4]}`);
+      if (!archive || !this.logTokens.has(url.searchParams.get('sig') ?? '')) {
+        res
+          .writeHead(403, { 'content-type': 'application/xml' })
+          .end('<Error><Code>AuthenticationFailed</Code></Error>');
+        return;
+      }
+      res
+        .writeHead(200, { 'content-type': 'application/zip', 'content-length': String(archive.length) })
+        .end(archive);
+      return;
+    }
     const [owner, repo, format, sha] = url.pathname.split('/').filter((part) => part !== '');
     const repository = this.repositories.get(key(owner ?? '', repo ?? '', ''));
     const archive = format === 'legacy.zip' ? repository?.archives.get(sha ?? '') : undefined;
@@ -515,6 +662,7 @@ export class GithubFake extends FakeServer {
       runs: new Map(),
       pages: new Map(),
       state: 'active',
+      dispatchable: true,
     };
     // A workflow is reachable by its file name and by its id, as on GitHub.
     this.workflows.set(key(owner, repo, workflow), entry);
@@ -639,6 +787,26 @@ function createdWindow(created: string | null): { from: number; until: number } 
       return { from: -Infinity, until: at };
     default:
       return { from: -Infinity, until: at - 1 };
+  }
+}
+
+function unprocessable(message: string): FakeAnswer {
+  return {
+    status: 422,
+    body: {
+      message,
+      documentation_url: 'https://docs.github.com/rest/actions/workflows#create-a-workflow-dispatch-event',
+      status: '422',
+    },
+  };
+}
+
+function parseJson(text: string): Record<string, unknown> | undefined {
+  try {
+    const value: unknown = JSON.parse(text);
+    return typeof value === 'object' && value !== null ? (value as Record<string, unknown>) : undefined;
+  } catch {
+    return undefined;
   }
 }
 

@@ -1,3 +1,5 @@
+import { randomBytes } from 'node:crypto';
+import type { Readable } from 'node:stream';
 import { FakeServer, type FakeAnswer, type FakeRequest } from './fake-server.js';
 
 /**
@@ -8,6 +10,13 @@ import { FakeServer, type FakeAnswer, type FakeRequest } from './fake-server.js'
  * - `GET /job/{a}[/job/{b}…]/api/json?tree=builds[fields]{from,to}` → `{_class, builds: […]}` newest first,
  *   with only the fields asked for; a folder answers `{_class}` (no builds)
  * - `GET /job/…/lastBuild/api/json` and `/job/…/{number}/api/json` → one build; 404 when there is none
+ * - `POST /job/…/build` → 201 with the queue item in `Location`, and a new build of the job
+ *   (`triggeredBuild`, default building, started now); what each received is in `triggers`. With
+ *   `csrf` on (Jenkins's default) a POST without a valid crumb is a 403 ("No valid crumb was
+ *   included in the request"): `GET /crumbIssuer/api/json` issues one, bound to the session
+ *   cookie it sets (404 with `csrf` off, as without a crumb issuer)
+ * - `GET /job/…/{number}/consoleText` → the build's log as plain text (`setConsoleText`; a build
+ *   without one: 404)
  * - anything else → Jenkins's HTML 404 page
  */
 
@@ -36,6 +45,17 @@ const ALL_FIELDS = ['number', 'url', 'result', 'building', 'timestamp', 'duratio
 export class JenkinsFake extends FakeServer {
   /** Builds for jobs nobody set (names joined by `/`); undefined → 404. */
   defaultBuilds?: (job: string) => FakeJenkinsBuild[] | undefined;
+  /** CSRF protection: POSTs need a crumb of the crumb issuer and its session cookie. */
+  csrf = false;
+  /** Builds started by POSTs: the job's names, and the crumb header and cookie sent. */
+  readonly triggers: { job: string[]; crumb: unknown; cookie: unknown }[] = [];
+  /** What a triggered build looks like; default building, started now. */
+  triggeredBuild: () => Omit<FakeJenkinsBuild, 'number'> = () => ({ building: true, timestamp: Date.now() });
+  /** session → crumb, as the crumb issuer handed them out. */
+  private readonly crumbs = new Map<string, string>();
+  private queueItems = 0;
+  /** `job key/number` → the build's console log, or a function making a large one as it is read. */
+  private readonly consoles = new Map<string, string | (() => Readable)>();
 
   private readonly jobs = new Map<string, JobEntry>();
   private readonly folders = new Set<string>();
@@ -55,6 +75,11 @@ export class JenkinsFake extends FakeServer {
     for (let depth = 1; depth < names.length; depth++) {
       this.folders.add(jobKey(names.slice(0, depth)));
     }
+  }
+
+  /** The console log of one build of a job. */
+  setConsoleText(job: string | string[], number: number, log: string | (() => Readable)): void {
+    this.consoles.set(`${jobKey(typeof job === 'string' ? job.split('/') : job)}/${number}`, log);
   }
 
   removeJob(job: string | string[]): void {
@@ -81,6 +106,21 @@ export class JenkinsFake extends FakeServer {
       at += 2;
     }
     const tail = s.slice(at);
+    if (request.method === 'GET' && names.length === 0 && s.join('/') === 'crumbIssuer/api/json') {
+      return this.issueCrumb();
+    }
+    if (request.method === 'POST' && names.length > 0 && tail.length === 1 && tail[0] === 'build') {
+      return this.startBuild(names, request);
+    }
+    if (request.method === 'GET' && names.length > 0 && tail.length === 2 && tail[1] === 'consoleText') {
+      const log = this.consoles.get(`${jobKey(names)}/${tail[0]}`);
+      const headers = { 'content-type': 'text/plain;charset=utf-8' };
+      return log === undefined
+        ? notFound()
+        : typeof log === 'string'
+          ? { status: 200, text: log, headers }
+          : { status: 200, stream: log, headers };
+    }
     if (request.method !== 'GET' || names.length === 0 || tail.at(-2) !== 'api' || tail.at(-1) !== 'json') {
       return notFound();
     }
@@ -103,6 +143,47 @@ export class JenkinsFake extends FakeServer {
       return build ? { status: 200, body: build } : notFound();
     }
     return notFound();
+  }
+
+  private issueCrumb(): FakeAnswer {
+    if (!this.csrf) {
+      return notFound();
+    }
+    const session = randomBytes(8).toString('hex');
+    const crumb = randomBytes(16).toString('hex');
+    this.crumbs.set(session, crumb);
+    return {
+      status: 200,
+      body: { _class: 'hudson.security.csrf.DefaultCrumbIssuer', crumb, crumbRequestField: 'Jenkins-Crumb' },
+      headers: { 'set-cookie': `JSESSIONID.fake=${session}; Path=/; HttpOnly` },
+    };
+  }
+
+  private startBuild(names: string[], request: FakeRequest): FakeAnswer {
+    const crumb = request.headers['jenkins-crumb'];
+    const cookie = request.headers.cookie;
+    this.triggers.push({ job: names, crumb, cookie });
+    if (this.csrf) {
+      const session = /JSESSIONID\.fake=([0-9a-f]+)/.exec(cookie ?? '')?.[1];
+      if (session === undefined || this.crumbs.get(session) !== crumb) {
+        return {
+          status: 403,
+          text: '<html><head><title>Error 403 No valid crumb was included in the request</title></head><body><h2>HTTP ERROR 403 No valid crumb was included in the request</h2></body></html>',
+          headers: { 'content-type': 'text/html;charset=iso-8859-1' },
+        };
+      }
+    }
+    const job = this.lookup(names);
+    if (!job) {
+      return notFound();
+    }
+    const number = Math.max(0, ...job.builds.map((build) => Number(build.number))) + 1;
+    job.builds = [this.buildJson(job, { ...this.triggeredBuild(), number }), ...job.builds];
+    return {
+      status: 201,
+      text: '',
+      headers: { location: `${this.url}/queue/item/${++this.queueItems}/` },
+    };
   }
 
   private lookup(names: string[]): JobEntry | undefined {

@@ -1,3 +1,4 @@
+import type { Readable } from 'node:stream';
 import { FakeServer, type FakeAnswer, type FakeRequest } from './fake-server.js';
 
 /**
@@ -10,6 +11,11 @@ import { FakeServer, type FakeAnswer, type FakeRequest } from './fake-server.js'
  *   (`branch.name` keeps the builds of that branch, or tag: Travis files tag builds under a branch of the tag's name)
  * - `GET /repo/{id or url-encoded slug}/branch/{name}` → the branch, when a build ran on it (404 otherwise)
  * - `GET /repo/{id or url-encoded slug}` → the repository
+ * - `POST /repo/{id or url-encoded slug}/requests {"request": {"branch"}}` (API v3, `Authorization:
+ *   token …`, else 403 `login_required`) → 202 `{"@type": "pending", …}` and a new build on that
+ *   branch (`triggeredBuild`, default `created`); what each received is in `triggers`
+ * - `GET /build/{id}` → the build with its jobs; `GET /job/{id}/log.txt` → the job's log as plain
+ *   text (`setJobLog`), 404 when it has none
  * - anything else → 404 `{"@type": "error", "error_type": "not_found", …}`
  */
 
@@ -23,6 +29,8 @@ export interface FakeTravisBuild {
   duration?: number | null;
   /** The branch it ran on (`branch.name`); default `main`. */
   branch?: string;
+  /** `updated_at`; default the finish, else the start, else a fixed date. */
+  updatedAt?: Date;
 }
 
 type Json = Record<string, unknown>;
@@ -41,6 +49,16 @@ const UNFINISHED = new Set(['created', 'received', 'started']);
 export class TravisFake extends FakeServer {
   /** Builds for repositories nobody set (by slug or id as requested); undefined → 404. */
   defaultBuilds?: (repository: string) => FakeTravisBuild[] | undefined;
+  /** Build requests received: the repository as named in the path, the body, the API version header. */
+  readonly triggers: { repository: string; body: unknown; apiVersion: unknown }[] = [];
+  /** What a requested build looks like; default `created` (not started yet), requested now. */
+  triggeredBuild: () => Omit<FakeTravisBuild, 'id' | 'branch'> = () => ({
+    state: 'created',
+    startedAt: null,
+  });
+  private nextBuildId = 9_000_000;
+  /** job id → its log, or a function making a large one as it is read. */
+  private readonly jobLogs = new Map<number, string | (() => Readable)>();
 
   private readonly repos = new Map<string, RepoEntry>();
   private nextRepoId = 1000;
@@ -58,6 +76,16 @@ export class TravisFake extends FakeServer {
     this.repos.set(slug, entry);
     this.repos.set(String(entry.id), entry);
     return entry.id;
+  }
+
+  /** The log of a job (each build has one job, id `build id + 1`, see `jobIdOf`). */
+  setJobLog(jobId: number, log: string | (() => Readable)): void {
+    this.jobLogs.set(jobId, log);
+  }
+
+  /** The id of the one job the fake gives each build. */
+  static jobIdOf(buildId: number): number {
+    return buildId + 1;
   }
 
   removeRepo(slug: string): void {
@@ -80,6 +108,25 @@ export class TravisFake extends FakeServer {
 
   protected route(request: FakeRequest): FakeAnswer {
     const s = request.segments;
+    if (request.method === 'POST' && s[0] === 'repo' && s[2] === 'requests' && s.length === 3) {
+      return this.requestBuild(request);
+    }
+    if (request.method === 'GET' && s[0] === 'build' && s.length === 2) {
+      const build = [...this.repos.values()]
+        .flatMap((entry) => entry.builds)
+        .find((b) => String(b.id) === s[1]);
+      return build ? { status: 200, body: build } : notFound('build');
+    }
+    if (request.method === 'GET' && s[0] === 'job' && s[2] === 'log.txt' && s.length === 3) {
+      const log = this.jobLogs.get(Number(s[1]));
+      if (log === undefined) {
+        return notFound('log');
+      }
+      const headers = { 'content-type': 'text/plain' };
+      return typeof log === 'string'
+        ? { status: 200, text: log, headers }
+        : { status: 200, stream: log, headers };
+    }
     if (request.method === 'GET' && s[0] === 'repo' && s[2] === 'branch' && s.length >= 4) {
       const entry = this.lookup(s[1]);
       const name = s.slice(3).join('/');
@@ -152,6 +199,53 @@ export class TravisFake extends FakeServer {
       entry.pages.set(cacheKey, json);
     }
     return { status: 200, text: json };
+  }
+
+  private requestBuild(request: FakeRequest): FakeAnswer {
+    const repository = request.segments[1];
+    let body: unknown;
+    try {
+      body = JSON.parse(request.body) as unknown;
+    } catch {
+      body = undefined;
+    }
+    this.triggers.push({ repository, body, apiVersion: request.headers['travis-api-version'] });
+    if (!request.headers.authorization?.startsWith('token ')) {
+      return {
+        status: 403,
+        body: { '@type': 'error', error_type: 'login_required', error_message: 'login required' },
+      };
+    }
+    const entry = this.lookup(repository);
+    if (!entry) {
+      return notFound('repository');
+    }
+    const branch =
+      typeof body === 'object' &&
+      body !== null &&
+      typeof (body as { request?: { branch?: unknown } }).request?.branch === 'string'
+        ? (body as { request: { branch: string } }).request.branch
+        : 'main';
+    const id = this.nextBuildId++;
+    entry.builds = [buildJson(entry, { ...this.triggeredBuild(), id, branch }), ...entry.builds];
+    entry.pages.clear();
+    return {
+      status: 202,
+      body: {
+        '@type': 'pending',
+        remaining_requests: 9,
+        repository: repositoryJson(entry, 'minimal'),
+        request: {
+          repository: { id: entry.id, owner_name: entry.slug.split('/')[0] },
+          user: { id: 1 },
+          id: id + 500,
+          message: null,
+          branch,
+          config: {},
+        },
+        resource_type: 'request',
+      },
+    };
   }
 
   private lookup(repository: string): RepoEntry | undefined {
@@ -263,7 +357,7 @@ function buildJson(entry: RepoEntry, build: FakeTravisBuild): Json {
       id: 1,
       login: 'octocat',
     },
-    updated_at: iso(finishedAt ?? started ?? new Date(EPOCH)),
+    updated_at: iso(build.updatedAt ?? finishedAt ?? started ?? new Date(EPOCH)),
   };
 }
 

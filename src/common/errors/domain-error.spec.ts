@@ -11,6 +11,8 @@ describe('httpStatusOf', () => {
     expect(httpStatusOf('rate_limited')).toBe(429);
     expect(httpStatusOf('upstream_failed')).toBe(502);
     expect(httpStatusOf('upstream_timeout')).toBe(503);
+    expect(httpStatusOf('upstream_rate_limited')).toBe(503);
+    expect(httpStatusOf('gateway_timeout')).toBe(504);
     expect(httpStatusOf('database_unavailable')).toBe(503);
     expect(httpStatusOf('insufficient_storage')).toBe(507);
     expect(httpStatusOf('invalid_route')).toBe(500);

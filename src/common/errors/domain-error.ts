@@ -8,6 +8,8 @@ export type ErrorKind =
   | 'rate_limited'
   | 'upstream_failed'
   | 'upstream_timeout'
+  | 'upstream_rate_limited'
+  | 'gateway_timeout'
   | 'database_unavailable'
   | 'insufficient_storage'
   | 'invalid_route';
@@ -53,8 +55,11 @@ export function httpStatusOf(kind: ErrorKind): number {
     case 'upstream_failed':
       return 502;
     case 'upstream_timeout':
+    case 'upstream_rate_limited':
     case 'database_unavailable':
       return 503;
+    case 'gateway_timeout':
+      return 504;
     case 'insufficient_storage':
       return 507;
     case 'invalid_route':

@@ -421,6 +421,21 @@ describe('GithubActionsService', () => {
     });
   });
 
+  describe('resourcePage (the status pages link it)', () => {
+    it('links the workflow on github.com and on GitHub Enterprise', () => {
+      const service = new GithubActionsService(configWith());
+      const page = (serviceUrl: string, resource: string) => service.resourcePage({ serviceUrl, resource });
+      expect(page('https://api.github.com', 'repos/o/r/actions/workflows/ci.yml')).toBe(
+        'https://github.com/o/r/actions/workflows/ci.yml',
+      );
+      expect(page('https://ghe.example.org/api/v3', 'repos/o/r/actions/workflows/42')).toBe(
+        'https://ghe.example.org/o/r/actions/workflows/42',
+      );
+      expect(page('https://api.github.com', 'repos/o/r')).toBe('https://github.com');
+      expect(page('not a url', 'repos/o/r/actions/workflows/ci.yml')).toBeUndefined();
+    });
+  });
+
   describe('resourceProblem (checked when an instance is registered or added)', () => {
     it('accepts a workflow by file or id and names what is wrong with anything else', () => {
       const github = new GithubActionsService(configWith());

@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { join } from 'node:path';
 import { Injectable } from '@nestjs/common';
 import {
   isFinishedStatus,
@@ -6,19 +7,28 @@ import {
   type BuildCheckRequest,
   type BuildCheckResult,
   type BuildStatus,
+  type BuildLogRequest,
+  type BuildLogResult,
+  type ResourceTarget,
+  type TriggerRequest,
+  type TriggerResult,
+  type UpstreamFault,
   findConfiguredService,
   normalizeServiceUrl,
   RegisterTestingService,
 } from './testing-service.js';
 import type { InstanceTarget } from '../../workflows/index.js';
 import { inRegistrationWindow, MissingRefs } from '../build-selection.js';
+import { entryChunks, jobLogsInOrder, removeTemporary, saveTemporary, zipEntries } from './log-archive.js';
 import {
   buildLimit,
   isRecord,
   joinUrl,
   resourceSegments,
   toDate,
+  faultOfTrouble,
   HttpTestingService,
+  type UpstreamCall,
   type UpstreamTrouble,
 } from './upstream.js';
 
@@ -113,14 +123,192 @@ export class GithubActionsService extends HttpTestingService {
   }
 
   /**
+   * The workflow's page on the web site: `https://github.com/{o}/{r}/actions/workflows/{file}` for
+   * the public API, the same path on a GitHub Enterprise host (its API is `{host}/api/v3`).
+   */
+  override resourcePage(target: ResourceTarget): string | undefined {
+    const web = githubWebBase(target.serviceUrl);
+    const named = workflowOf(target.resource);
+    if (web === undefined || named === undefined) {
+      return web;
+    }
+    const [owner, repo, workflow] = named;
+    return `${web}/${[owner, repo, 'actions', 'workflows', workflow].map(encodeURIComponent).join('/')}`;
+  }
+
+  /**
    * GITHUB_TOKEN is the token of the public API when TESTING_SERVICES_FILE does not configure that
    * URL (a configured entry, with or without a token, wins).
    */
   private environmentToken(serviceUrl: string): string | undefined {
-    const configured = findConfiguredService(this.config.monitoring.services, this.type, PUBLIC_API);
-    return configured === undefined && normalizeServiceUrl(serviceUrl) === PUBLIC_API
+    const api = this.config.registry.github.apiUrl;
+    const configured = findConfiguredService(this.config.monitoring.services, this.type, api);
+    return configured === undefined && normalizeServiceUrl(serviceUrl) === normalizeServiceUrl(api)
       ? this.config.monitoring.serviceTokens.GITHUB_TOKEN
       : undefined;
+  }
+
+  /**
+   * API.md 11: a `workflow_dispatch` of the workflow on the version's ref (the first of the
+   * selection's refs that is a branch or tag of the repository, else its default branch):
+   * `POST …/actions/workflows/{id}/dispatches {"ref"}` → 204. A workflow without that trigger
+   * (GitHub's 422 says so) gets a re-run of `latestBuildId`'s run instead:
+   * `POST …/actions/runs/{run id}/rerun` → 201. Needs a token: GITHUB_TOKEN for GITHUB_API_URL, or
+   * the service's entry in TESTING_SERVICES_FILE.
+   */
+  override async triggerBuild(request: TriggerRequest): Promise<TriggerResult> {
+    const named = workflowOf(request.resource);
+    if (named === undefined) {
+      return { kind: 'unavailable', reason: notAWorkflow(request.resource) };
+    }
+    const now = request.now ?? new Date();
+    const base = this.requestBase(request, now);
+    if (base.authorization === undefined) {
+      const api = normalizeServiceUrl(this.config.registry.github.apiUrl);
+      return this.noCredentials(
+        request.serviceUrl,
+        normalizeServiceUrl(request.serviceUrl) === api
+          ? 'GITHUB_TOKEN (or TESTING_SERVICES_FILE)'
+          : 'TESTING_SERVICES_FILE',
+      );
+    }
+    const [owner, repo, workflow] = named;
+    const ref = await this.dispatchRef(request, owner, repo, base);
+    if (typeof ref !== 'string') {
+      return ref;
+    }
+    const dispatch: UpstreamCall = {
+      ...base,
+      method: 'POST',
+      url: joinUrl(request.serviceUrl, [
+        'repos',
+        owner,
+        repo,
+        'actions',
+        'workflows',
+        workflow,
+        'dispatches',
+      ]),
+      json: { ref },
+    };
+    const answer = await this.http.call(dispatch);
+    if (answer.kind !== 'answer') {
+      return answer;
+    }
+    if (answer.status >= 200 && answer.status < 300) {
+      answer.body.resume();
+      return { kind: 'triggered', how: 'dispatch' };
+    }
+    const fault = await this.http.fault(answer, dispatch);
+    if (answer.status !== 422 || !/workflow_dispatch/i.test(fault.reason)) {
+      return fault;
+    }
+    const runId = /^(\d+)_\d+$/.exec(request.latestBuildId ?? '')?.[1];
+    if (runId === undefined) {
+      return { kind: 'refused', status: 422, reason: `${fault.reason}; and it has no run to re-run` };
+    }
+    const rerun: UpstreamCall = {
+      ...base,
+      method: 'POST',
+      url: joinUrl(request.serviceUrl, ['repos', owner, repo, 'actions', 'runs', runId, 'rerun']),
+    };
+    const again = await this.http.call(rerun);
+    if (again.kind !== 'answer') {
+      return again;
+    }
+    if (again.status >= 200 && again.status < 300) {
+      again.body.resume();
+      return { kind: 'triggered', how: 'rerun' };
+    }
+    return this.http.fault(again, rerun);
+  }
+
+  /**
+   * The run attempt's log archive (`GET …/actions/runs/{id}/attempts/{n}/logs`, which GitHub
+   * answers with a redirect to a short-lived URL of its storage, where the token is not sent),
+   * saved under DATA_DIR/tmp while its job logs are read, in job order. `none` when GitHub keeps
+   * none (404, or 410 once the logs expired).
+   */
+  override async buildLog(request: BuildLogRequest): Promise<BuildLogResult> {
+    const named = workflowOf(request.resource);
+    if (named === undefined) {
+      return { kind: 'unavailable', reason: notAWorkflow(request.resource) };
+    }
+    const attempt = /^(\d+)_(\d+)$/.exec(request.buildId);
+    if (attempt === null) {
+      return {
+        kind: 'none',
+        reason: `'${request.buildId}' is not a GitHub run attempt (<run id>_<attempt>)`,
+      };
+    }
+    const [owner, repo] = named;
+    const call: UpstreamCall = {
+      ...this.requestBase(request, request.now ?? new Date()),
+      method: 'GET',
+      url: joinUrl(request.serviceUrl, [
+        'repos',
+        owner,
+        repo,
+        'actions',
+        'runs',
+        attempt[1],
+        'attempts',
+        attempt[2],
+        'logs',
+      ]),
+      signal: request.signal,
+    };
+    const answer = await this.http.open(call);
+    if (answer.kind !== 'answer') {
+      return answer;
+    }
+    if (answer.status === 404 || answer.status === 410) {
+      answer.done();
+      return {
+        kind: 'none',
+        reason: `GitHub keeps no log of run ${attempt[1]} attempt ${attempt[2]} (${answer.status})`,
+      };
+    }
+    if (answer.status < 200 || answer.status >= 300) {
+      const fault = await this.http.fault(answer, call);
+      answer.done();
+      return fault;
+    }
+    return {
+      kind: 'log',
+      contentType: 'text/plain; charset=utf-8',
+      chunks: jobLogs(join(this.config.dataDir, 'tmp'), answer.chunks),
+    };
+  }
+
+  /** The first of the selection's refs that the repository has, else its default branch. */
+  private async dispatchRef(
+    request: TriggerRequest,
+    owner: string,
+    repo: string,
+    base: RequestBase,
+  ): Promise<string | UpstreamFault> {
+    for (const ref of request.selection?.refs ?? []) {
+      const exists = await this.refExists(request.serviceUrl, owner, repo, ref, base);
+      if (exists === true) {
+        return ref;
+      }
+      if (exists !== false) {
+        return faultOfTrouble(exists);
+      }
+    }
+    const repository = await this.http.getJson({
+      ...base,
+      url: joinUrl(request.serviceUrl, ['repos', owner, repo]),
+      notFound: `repository ${owner}/${repo} not found`,
+    });
+    if (repository.kind !== 'json') {
+      return faultOfTrouble(repository);
+    }
+    const branch = isRecord(repository.body) ? repository.body.default_branch : undefined;
+    return typeof branch === 'string' && branch !== ''
+      ? branch
+      : { kind: 'refused', reason: `the GitHub answer for ${owner}/${repo} has no default_branch` };
   }
 
   /**
@@ -144,7 +332,10 @@ export class GithubActionsService extends HttpTestingService {
     return due ? { ...result, ...(await this.disabled(request, now)) } : result;
   }
 
-  private requestBase(request: BuildCheckRequest, now: Date): RequestBase {
+  private requestBase(
+    request: Pick<BuildCheckRequest, 'serviceUrl' | 'credentials'>,
+    now: Date,
+  ): RequestBase {
     const token = this.http.credentials(request)?.token ?? this.environmentToken(request.serviceUrl);
     return {
       headers: { accept: 'application/vnd.github+json', 'x-github-api-version': '2022-11-28' },
@@ -350,6 +541,32 @@ export function stateReadDue(resource: string, now: Date, intervalMs: number): b
   const phase = createHash('sha1').update(resource).digest().readUInt32BE(0) % STATE_PERIOD_MS;
   const at = now.getTime() - phase;
   return Math.floor(at / STATE_PERIOD_MS) !== Math.floor((at - intervalMs) / STATE_PERIOD_MS);
+}
+
+/** The web site of a GitHub API: github.com for the public API, the Enterprise host without `/api/v3`. */
+function githubWebBase(apiUrl: string): string | undefined {
+  let api: URL;
+  try {
+    api = new URL(apiUrl);
+  } catch {
+    return undefined;
+  }
+  if (api.hostname === 'api.github.com') {
+    return 'https://github.com';
+  }
+  return `${api.origin}${api.pathname.replace(/\/+$/, '').replace(/\/api(\/v3)?$/, '')}`;
+}
+
+/** A run's log archive, saved to a temporary file, read as its job logs in job order; the file is removed after. */
+async function* jobLogs(folder: string, archive: AsyncIterable<Buffer>): AsyncGenerator<Buffer> {
+  const path = await saveTemporary(folder, archive);
+  try {
+    for (const entry of jobLogsInOrder(await zipEntries(path))) {
+      yield* entryChunks(path, entry);
+    }
+  } finally {
+    await removeTemporary(path);
+  }
 }
 
 /** GitHub's search syntax takes ISO 8601 times; whole seconds, as GitHub keeps them. */

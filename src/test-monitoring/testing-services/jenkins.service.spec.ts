@@ -197,3 +197,13 @@ describe('JenkinsService', () => {
     });
   });
 });
+
+describe('JenkinsService.resourcePage (the status pages link it)', () => {
+  it('links a job, nested in folders, under its server', () => {
+    const service = new JenkinsService(configWith());
+    expect(service.resourcePage({ serviceUrl: 'https://ci.example.org/', resource: 'job/a/job/b' })).toBe(
+      'https://ci.example.org/job/a/job/b/',
+    );
+    expect(service.resourcePage({ serviceUrl: 'https://ci.example.org', resource: 'a/b' })).toBeUndefined();
+  });
+});

@@ -5,8 +5,24 @@ import {
   type BuildCheckRequest,
   type BuildCheckResult,
   type BuildStatus,
+  type BuildLogRequest,
+  type BuildLogResult,
+  type ResourceTarget,
+  type TriggerRequest,
+  type TriggerResult,
+  type UpstreamFault,
 } from './testing-service.js';
-import { buildLimit, isRecord, joinUrl, resourceSegments, toDate, HttpTestingService } from './upstream.js';
+import type { TestingServiceCredentials } from '../../config/testing-services-file.js';
+import {
+  buildLimit,
+  contentTypeOf,
+  isRecord,
+  joinUrl,
+  resourceSegments,
+  toDate,
+  HttpTestingService,
+  type UpstreamCall,
+} from './upstream.js';
 
 const RESULTS: Readonly<Record<string, BuildStatus>> = {
   SUCCESS: 'passed',
@@ -40,22 +56,163 @@ export class JenkinsService extends HttpTestingService {
     return jobSegments(resource) === undefined ? notAJob(resource) : undefined;
   }
 
+  /** The job's page: its path under the server (`{url}/job/a/job/b/`), as Jenkins links it. */
+  override resourcePage(target: ResourceTarget): string | undefined {
+    const segments = jobSegments(target.resource);
+    return segments === undefined ? undefined : `${joinUrl(target.serviceUrl, segments)}/`;
+  }
+
+  /**
+   * API.md 11: `POST {url}/{job}/build` → 201 (the build is queued). Jenkins with CSRF protection
+   * refuses it (403) without a crumb: then the crumb of `{url}/crumbIssuer/api/json` is sent in the
+   * header it names, with the session cookie it was issued for, once. Needs a username and a
+   * password or API token in TESTING_SERVICES_FILE.
+   */
+  override async triggerBuild(request: TriggerRequest): Promise<TriggerResult> {
+    const segments = jobSegments(request.resource);
+    if (segments === undefined) {
+      return { kind: 'unavailable', reason: notAJob(request.resource) };
+    }
+    const authorization = this.authorization(request);
+    if (authorization === undefined) {
+      return this.noCredentials(request.serviceUrl);
+    }
+    const base = {
+      headers: { accept: 'application/json' },
+      authorization,
+      allowPrivate: this.http.allowPrivate(request.serviceUrl),
+      now: request.now ?? new Date(),
+    };
+    const build: UpstreamCall = {
+      ...base,
+      method: 'POST',
+      url: joinUrl(request.serviceUrl, [...segments, 'build']),
+    };
+    const answer = await this.http.call(build);
+    if (answer.kind !== 'answer') {
+      return answer;
+    }
+    if (answer.status >= 200 && answer.status < 300) {
+      answer.body.resume();
+      return { kind: 'triggered', how: 'build' };
+    }
+    const refusal = await this.http.fault(answer, build);
+    if (answer.status !== 403) {
+      return refusal;
+    }
+    const crumb = await this.crumb(request.serviceUrl, base);
+    if (crumb === undefined) {
+      return refusal;
+    }
+    if (crumb.kind !== 'crumb') {
+      return crumb;
+    }
+    const again = await this.http.call({ ...build, headers: { ...build.headers, ...crumb.headers } });
+    if (again.kind !== 'answer') {
+      return again;
+    }
+    if (again.status >= 200 && again.status < 300) {
+      again.body.resume();
+      return { kind: 'triggered', how: 'build' };
+    }
+    return this.http.fault(again, build);
+  }
+
+  /** The build's console log, `GET {url}/{job}/{number}/consoleText`, as Jenkins sends it; `none` on a 404. */
+  override async buildLog(request: BuildLogRequest): Promise<BuildLogResult> {
+    const segments = jobSegments(request.resource);
+    if (segments === undefined) {
+      return { kind: 'unavailable', reason: notAJob(request.resource) };
+    }
+    if (!/^\d+$/.test(request.buildId)) {
+      return { kind: 'none', reason: `'${request.buildId}' is not a Jenkins build number` };
+    }
+    const call: UpstreamCall = {
+      method: 'GET',
+      url: joinUrl(request.serviceUrl, [...segments, request.buildId, 'consoleText']),
+      headers: { accept: 'text/plain' },
+      authorization: this.authorization(request),
+      allowPrivate: this.http.allowPrivate(request.serviceUrl),
+      now: request.now ?? new Date(),
+      signal: request.signal,
+    };
+    const answer = await this.http.open(call);
+    if (answer.kind !== 'answer') {
+      return answer;
+    }
+    if (answer.status === 404) {
+      answer.done();
+      return { kind: 'none', reason: `Jenkins keeps no console log of build ${request.buildId} (404)` };
+    }
+    if (answer.status < 200 || answer.status >= 300) {
+      const fault = await this.http.fault(answer, call);
+      answer.done();
+      return fault;
+    }
+    return { kind: 'log', contentType: contentTypeOf(answer.headers), chunks: answer.chunks };
+  }
+
+  /**
+   * The CSRF crumb as headers to send (its field, and the session cookie it belongs to); undefined
+   * when Jenkins issues none (no CSRF protection: the 403 was something else).
+   */
+  private async crumb(
+    serviceUrl: string,
+    base: Omit<UpstreamCall, 'method' | 'url'>,
+  ): Promise<{ kind: 'crumb'; headers: Record<string, string> } | UpstreamFault | undefined> {
+    const call: UpstreamCall = {
+      ...base,
+      method: 'GET',
+      url: joinUrl(serviceUrl, ['crumbIssuer', 'api', 'json']),
+    };
+    const answer = await this.http.call(call);
+    if (answer.kind !== 'answer') {
+      return answer;
+    }
+    if (answer.status === 404) {
+      answer.body.resume();
+      return undefined;
+    }
+    if (answer.status < 200 || answer.status >= 300) {
+      return this.http.fault(answer, call);
+    }
+    const body = await this.http.json(answer);
+    if (!isRecord(body) || typeof body.crumb !== 'string' || typeof body.crumbRequestField !== 'string') {
+      return { kind: 'refused', reason: 'the crumb issuer of Jenkins answered without a crumb' };
+    }
+    const headers: Record<string, string> = { [body.crumbRequestField.toLowerCase()]: body.crumb };
+    const cookies = (answer.headers['set-cookie'] ?? [])
+      .map((cookie) => cookie.split(';')[0])
+      .filter(Boolean);
+    if (cookies.length > 0) {
+      headers.cookie = cookies.join('; ');
+    }
+    return { kind: 'crumb', headers };
+  }
+
+  /** HTTP Basic with the configured username and password (or API token in `token`). */
+  private authorization(request: {
+    serviceUrl: string;
+    credentials?: TestingServiceCredentials;
+  }): string | undefined {
+    const credentials = this.http.credentials(request);
+    const password = credentials?.password ?? credentials?.token;
+    return credentials?.username && password
+      ? `Basic ${Buffer.from(`${credentials.username}:${password}`).toString('base64')}`
+      : undefined;
+  }
+
   async latestBuilds(request: BuildCheckRequest): Promise<BuildCheckResult> {
     const segments = jobSegments(request.resource);
     if (segments === undefined) {
       return { kind: 'failed', reason: notAJob(request.resource) };
     }
     const job = segments.filter((_, index) => index % 2 === 1).join('/');
-    const credentials = this.http.credentials(request);
-    const password = credentials?.password ?? credentials?.token;
     const tree = `builds[${TREE_FIELDS}]{0,${buildLimit(request)}}`;
     const answer = await this.http.getJson({
       url: joinUrl(request.serviceUrl, [...segments, 'api', 'json'], `tree=${encodeURIComponent(tree)}`),
       headers: { accept: 'application/json' },
-      authorization:
-        credentials?.username && password
-          ? `Basic ${Buffer.from(`${credentials.username}:${password}`).toString('base64')}`
-          : undefined,
+      authorization: this.authorization(request),
       etag: request.etag,
       allowPrivate: this.http.allowPrivate(request.serviceUrl),
       timeoutMs: this.http.timeoutMs,

@@ -6,7 +6,10 @@ import {
   normalizeServiceUrl,
   TestingServiceRegistry,
   type BuildCheckResult,
+  type BuildLogResult,
+  type ResourceTarget,
   type TestingService,
+  type TriggerResult,
 } from './testing-service.js';
 
 class StubService implements TestingService {
@@ -20,6 +23,18 @@ class StubService implements TestingService {
 
   latestBuilds(): Promise<BuildCheckResult> {
     return Promise.resolve({ kind: 'builds', builds: [] });
+  }
+
+  resourcePage(target: ResourceTarget): string | undefined {
+    return `${target.serviceUrl}/${target.resource}`;
+  }
+
+  triggerBuild(): Promise<TriggerResult> {
+    return Promise.resolve({ kind: 'unavailable', reason: 'a stub' });
+  }
+
+  buildLog(): Promise<BuildLogResult> {
+    return Promise.resolve({ kind: 'unavailable', reason: 'a stub' });
   }
 }
 
@@ -36,6 +51,14 @@ describe('TestingServiceRegistry', () => {
   const travis = new StubService('travis');
   const jenkins = new StubService('jenkins');
   const registry = registryOf([github, travis, jenkins]);
+
+  it("asks the type's class for a resource's web page, and links only http(s) pages", () => {
+    expect(registry.resourcePage('travis', 'https://ci.example.org', 'repo/1')).toBe(
+      'https://ci.example.org/repo/1',
+    );
+    expect(registry.resourcePage('jenkins', 'javascript:alert(1)', 'job/x')).toBeUndefined();
+    expect(registry.resourcePage('unknown', 'https://ci.example.org', 'job/x')).toBeUndefined();
+  });
 
   it('returns the client of each type', () => {
     expect(registry.for('github')).toBe(github);

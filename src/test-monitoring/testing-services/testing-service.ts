@@ -3,6 +3,7 @@ import { DiscoveryService } from '@nestjs/core';
 import { registrationsProvider } from '../../common/discovered.js';
 import type { BuildSelection } from '../build-selection.js';
 import { DomainError } from '../../common/errors/domain-error.js';
+import { safeHref } from '../../common/safe-href.js';
 import { AppConfig } from '../../config/app-config.js';
 import { ConfigError } from '../../config/config-error.js';
 import {
@@ -87,13 +88,97 @@ export type BuildCheckResult =
   | { kind: 'not_modified'; workflowDisabled?: boolean }
   /** The service refuses calls until `until`: pause every instance of that service. */
   | { kind: 'rate_limited'; until: Date }
-  /** Unreachable, timed out, 4xx/5xx, or an answer that is not what the API documents. */
-  | { kind: 'failed'; reason: string; retryAfter?: Date };
+  /**
+   * Unreachable, timed out (`timeout`), 4xx/5xx, or an answer that is not what the API documents.
+   */
+  | { kind: 'failed'; reason: string; retryAfter?: Date; timeout?: true };
+
+/** Where a test instance lives: its service's API base URL and the resource there. */
+export interface ResourceTarget {
+  serviceUrl: string;
+  resource: string;
+}
+
+/** How a build was started (API.md 11): a workflow dispatch, a re-run, a Travis request, a Jenkins build. */
+export const TRIGGER_HOWS = ['dispatch', 'rerun', 'request', 'build'] as const;
+export type TriggerHow = (typeof TRIGGER_HOWS)[number];
+
+/** A trigger of a new build of one test instance. */
+export interface TriggerRequest extends ResourceTarget {
+  /** The configured credentials for `serviceUrl`, as for a check; a trigger is never sent without. */
+  credentials?: TestingServiceCredentials;
+  /**
+   * The version's refs (API.md 7.2): the build runs on the first that is a branch or tag of the
+   * repository, else on its default branch (services that know refs).
+   */
+  selection?: BuildSelection;
+  /** The instance's latest stored build, newest first by start: what a re-run would run again. */
+  latestBuildId?: string;
+  /** The time of the trigger, for relative `Retry-After` values. Default: now. */
+  now?: Date;
+}
+
+/**
+ * Upstream trouble of a trigger or a log read, as values: `refused` (the service answered an
+ * error, or could not be reached: the reply says its status and message, never a credential),
+ * `rate_limited` (pause the service until `until`), `timeout` (no answer within the upstream
+ * timeout).
+ */
+export type UpstreamFault =
+  | { kind: 'refused'; reason: string; status?: number }
+  | { kind: 'rate_limited'; until: Date; reason: string }
+  | { kind: 'timeout'; reason: string };
+
+/**
+ * What this service cannot do for this instance here: the operation is not one it has, or it
+ * needs credentials that are not configured (the reason names the service URL and the setting).
+ * Nothing was sent. The area's filter answers it with a 409.
+ */
+export interface Unavailable {
+  kind: 'unavailable';
+  reason: string;
+}
+
+export type TriggerResult = { kind: 'triggered'; how: TriggerHow } | Unavailable | UpstreamFault;
+
+/** A read of one build's log. */
+export interface BuildLogRequest extends ResourceTarget {
+  credentials?: TestingServiceCredentials;
+  /** The build, as `Build.buildId` reported it. */
+  buildId: string;
+  /** Aborted when nobody waits for the log any more: the client stops reading upstream. */
+  signal: AbortSignal;
+  now?: Date;
+}
+
+export type BuildLogResult =
+  /**
+   * The log as the service sends it: `contentType` from its first answer, `chunks` read from
+   * upstream as they are consumed (never all at once). Iterating rejects with a `LogStreamError`
+   * when the service stops answering or the request is aborted.
+   */
+  | { kind: 'log'; contentType: string; chunks: AsyncIterable<Buffer> }
+  /** The service keeps no log of this build (expired, never written, or no such build). */
+  | { kind: 'none'; reason: string }
+  | Unavailable
+  | UpstreamFault;
+
+/** A log stream that broke off: the service went silent (`timeout`), failed, or nobody waits (`aborted`). */
+export class LogStreamError extends Error {
+  constructor(
+    readonly reason: 'timeout' | 'refused' | 'aborted',
+    message: string,
+  ) {
+    super(message);
+    this.name = 'LogStreamError';
+  }
+}
 
 /**
  * A client of one CI service (STYLE.md 6): stateless, instance and credentials come from the caller.
  * A new service is one class implementing this, marked @RegisterTestingService(), and one line in a
- * module's providers (docs/extending.md).
+ * module's providers (docs/extending.md). What a CI service can do is its class's to tell: the
+ * scheduler, the trigger and log routes and the status pages only ask it.
  */
 export interface TestingService extends CrateServiceType {
   /** The settings of TESTING_SERVICES_FILE it reads; any other one given for it stops the start-up. */
@@ -103,9 +188,30 @@ export interface TestingService extends CrateServiceType {
    * Fetches the latest builds of one test instance, in one upstream request in the steady state.
    * Never rejects for upstream problems: those are `failed`/`rate_limited` results. Every call has
    * the configured upstream timeout and passes the private-address guard unless the service URL is
-   * configured (trusted) or private links are allowed.
+   * configured (trusted) or private links are allowed. Each build's `url` is its web page.
    */
   latestBuilds(request: BuildCheckRequest): Promise<BuildCheckResult>;
+
+  /**
+   * The web page of the instance's resource (a workflow, a repository, a job) on the service's web
+   * site, or undefined when it cannot be told. Makes no request.
+   */
+  resourcePage(target: ResourceTarget): string | undefined;
+
+  /**
+   * Starts a new build of the instance's resource. Sends nothing and answers `unavailable` without
+   * credentials configured for the service URL, or when the service cannot start builds. Never
+   * rejects for upstream problems; the same timeout and address guard as `latestBuilds`.
+   */
+  triggerBuild(request: TriggerRequest): Promise<TriggerResult>;
+
+  /**
+   * Opens the log of one build (the service's whole log, in its order: the caller keeps what it
+   * needs of it). `unavailable` when the service keeps no logs it can serve. Never rejects for
+   * upstream problems before the log starts; the headers come within the upstream timeout, and
+   * every pause in the log's bytes is bounded by it too.
+   */
+  buildLog(request: BuildLogRequest): Promise<BuildLogResult>;
 }
 
 /** Registers a TestingService class: with this decorator and listed in any module's providers. */
@@ -159,6 +265,14 @@ export class TestingServiceRegistry implements TestingServiceCatalog, OnModuleIn
 
   has(type: string): boolean {
     return this.byType.has(type);
+  }
+
+  /**
+   * The web page of an instance's resource as its service's class tells it (API.md 5.4), when it
+   * is an http(s) URL; undefined for a type no client serves or a page it cannot tell.
+   */
+  resourcePage(type: string, serviceUrl: string, resource: string): string | undefined {
+    return safeHref(this.byType.get(type)?.resourcePage({ serviceUrl, resource }));
   }
 
   types(): string[] {

@@ -237,3 +237,13 @@ describe('TravisService builds per version (API.md 7.2)', () => {
     });
   });
 });
+
+describe('TravisService.resourcePage (the status pages link it)', () => {
+  it('links a repository by slug on the web site of its API, and the site alone for a numeric id', () => {
+    const service = new TravisService(configWith());
+    const page = (serviceUrl: string, resource: string) => service.resourcePage({ serviceUrl, resource });
+    expect(page('https://api.travis-ci.com', 'repo/o%2Fr')).toBe('https://app.travis-ci.com/github/o/r');
+    expect(page('https://travis.example.org/api', 'repo/o/r')).toBe('https://travis.example.org/github/o/r');
+    expect(page('https://api.travis-ci.com', 'repo/1002447')).toBe('https://app.travis-ci.com');
+  });
+});

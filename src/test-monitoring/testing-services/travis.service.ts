@@ -5,6 +5,13 @@ import {
   type BuildCheckRequest,
   type BuildCheckResult,
   type BuildStatus,
+  type BuildLogRequest,
+  type BuildLogResult,
+  LogStreamError,
+  type ResourceTarget,
+  type TriggerRequest,
+  type TriggerResult,
+  type UpstreamFault,
   normalizeServiceUrl,
   RegisterTestingService,
 } from './testing-service.js';
@@ -16,7 +23,11 @@ import {
   joinUrl,
   resourceSegments,
   toDate,
+  contentTypeOf,
+  faultOfTrouble,
   HttpTestingService,
+  type UpstreamCall,
+  type UpstreamGet,
   type UpstreamTrouble,
 } from './upstream.js';
 
@@ -90,6 +101,182 @@ export class TravisService extends HttpTestingService {
     const web = /^\/*github\/([^/]+)\/([^/]+?)\/*$/.exec(target.resource.trim());
     const resource = web ? `repo/${encodeURIComponent(`${web[1]}/${web[2]}`)}` : target.resource;
     return { url, resource };
+  }
+
+  /**
+   * The repository's page: `{web}/github/{owner}/{name}` by slug (the web site of the API, see
+   * travisWebBase); for a numeric id, the web site itself.
+   */
+  override resourcePage(target: ResourceTarget): string | undefined {
+    let web: string;
+    try {
+      web = travisWebBase(target.serviceUrl);
+    } catch {
+      return undefined;
+    }
+    const repository = repositoryOf(target.resource);
+    return repository?.includes('/') ? `${web}/github/${repository}` : web;
+  }
+
+  /**
+   * API.md 11: a build request on the version's branch (the first of the selection's refs Travis
+   * has a branch of, else the repository's default branch), API v3:
+   * `POST {url}/repo/{id or slug}/requests {"request": {"branch"}}` with `Travis-API-Version: 3`
+   * → 202. Needs the service's token in TESTING_SERVICES_FILE.
+   */
+  override async triggerBuild(request: TriggerRequest): Promise<TriggerResult> {
+    const repository = repositoryOf(request.resource);
+    if (repository === undefined) {
+      return { kind: 'unavailable', reason: notARepository(request.resource) };
+    }
+    const token = this.http.credentials(request)?.token;
+    if (!token) {
+      return this.noCredentials(request.serviceUrl);
+    }
+    const now = request.now ?? new Date();
+    const base = {
+      headers: { accept: 'application/json', 'travis-api-version': '3' },
+      authorization: `token ${token}`,
+      allowPrivate: this.http.allowPrivate(request.serviceUrl),
+      timeoutMs: this.http.timeoutMs,
+      now,
+    };
+    const branch = await this.requestBranch(request, repository, base);
+    if (typeof branch !== 'string') {
+      return branch;
+    }
+    const call: UpstreamCall = {
+      ...base,
+      method: 'POST',
+      url: joinUrl(request.serviceUrl, ['repo', repository, 'requests']),
+      json: { request: { branch } },
+    };
+    const answer = await this.http.call(call);
+    if (answer.kind !== 'answer') {
+      return answer;
+    }
+    if (answer.status >= 200 && answer.status < 300) {
+      answer.body.resume();
+      return { kind: 'triggered', how: 'request' };
+    }
+    return this.http.fault(answer, call);
+  }
+
+  /**
+   * The logs of the build's jobs, in the build's job order (`GET {url}/build/{id}` for its jobs,
+   * then `GET {url}/job/{id}/log.txt` of each, which Travis may redirect to its log storage). A
+   * job without a log is skipped; `none` when the build is unknown or its first job has no log.
+   */
+  override async buildLog(request: BuildLogRequest): Promise<BuildLogResult> {
+    if (repositoryOf(request.resource) === undefined) {
+      return { kind: 'unavailable', reason: notARepository(request.resource) };
+    }
+    if (!/^\d+$/.test(request.buildId)) {
+      return { kind: 'none', reason: `'${request.buildId}' is not a Travis build id` };
+    }
+    const token = this.http.credentials(request)?.token;
+    const now = request.now ?? new Date();
+    const base = {
+      headers: { accept: 'application/json', 'travis-api-version': '3' },
+      authorization: token ? `token ${token}` : undefined,
+      allowPrivate: this.http.allowPrivate(request.serviceUrl),
+      timeoutMs: this.http.timeoutMs,
+      now,
+    };
+    const build = await this.http.getJson({
+      ...base,
+      url: joinUrl(request.serviceUrl, ['build', request.buildId]),
+      notFound: NO_SUCH_BUILD,
+    });
+    if (build.kind === 'failed' && build.reason === `${NO_SUCH_BUILD} (404)`) {
+      return { kind: 'none', reason: `Travis has no build ${request.buildId}` };
+    }
+    if (build.kind !== 'json') {
+      return faultOfTrouble(build);
+    }
+    const jobs = isRecord(build.body) && Array.isArray(build.body.jobs) ? build.body.jobs : [];
+    const jobIds = jobs.flatMap((job) => (isRecord(job) && typeof job.id === 'number' ? [job.id] : []));
+    const open = async (jobId: number) => {
+      const call: UpstreamCall = {
+        ...base,
+        method: 'GET',
+        headers: { accept: 'text/plain', 'travis-api-version': '3' },
+        url: joinUrl(request.serviceUrl, ['job', String(jobId), 'log.txt']),
+        signal: request.signal,
+      };
+      const answer = await this.http.open(call);
+      if (answer.kind !== 'answer') {
+        return answer;
+      }
+      if (answer.status === 404) {
+        answer.done();
+        return undefined;
+      }
+      if (answer.status < 200 || answer.status >= 300) {
+        const fault = await this.http.fault(answer, call);
+        answer.done();
+        return fault;
+      }
+      return answer;
+    };
+    const first = jobIds.length === 0 ? undefined : await open(jobIds[0]);
+    if (first === undefined) {
+      return { kind: 'none', reason: `Travis keeps no log of build ${request.buildId}` };
+    }
+    if (first.kind !== 'answer') {
+      return first;
+    }
+    const firstChunks = first.chunks;
+    async function* chunks(): AsyncGenerator<Buffer> {
+      yield* firstChunks;
+      for (const jobId of jobIds.slice(1)) {
+        const next = await open(jobId);
+        if (next === undefined) {
+          continue;
+        }
+        if (next.kind !== 'answer') {
+          throw new LogStreamError(next.kind === 'timeout' ? 'timeout' : 'refused', next.reason);
+        }
+        yield* next.chunks;
+      }
+    }
+    return { kind: 'log', contentType: contentTypeOf(first.headers), chunks: chunks() };
+  }
+
+  /** The first of the selection's refs that is a branch Travis knows, else the default branch. */
+  private async requestBranch(
+    request: TriggerRequest,
+    repository: string,
+    base: Omit<UpstreamGet, 'url' | 'notFound'>,
+  ): Promise<string | UpstreamFault> {
+    for (const ref of request.selection?.refs ?? []) {
+      const branch = await this.http.getJson({
+        ...base,
+        url: joinUrl(request.serviceUrl, ['repo', repository, 'branch', ref]),
+        notFound: NO_SUCH_BRANCH,
+      });
+      if (branch.kind === 'json') {
+        return ref;
+      }
+      if (branch.kind !== 'failed' || branch.reason !== `${NO_SUCH_BRANCH} (404)`) {
+        return faultOfTrouble(branch);
+      }
+    }
+    const answer = await this.http.getJson({
+      ...base,
+      url: joinUrl(request.serviceUrl, ['repo', repository]),
+      notFound: `repository ${repository} not found`,
+    });
+    if (answer.kind !== 'json') {
+      return faultOfTrouble(answer);
+    }
+    const branch =
+      isRecord(answer.body) && isRecord(answer.body.default_branch)
+        ? answer.body.default_branch.name
+        : undefined;
+    return typeof branch === 'string' && branch !== ''
+      ? branch
+      : { kind: 'refused', reason: `the Travis answer for ${repository} has no default_branch` };
   }
 
   /**
@@ -206,6 +393,9 @@ export class TravisService extends HttpTestingService {
     };
   }
 }
+
+/** The not-found reason of a build read for its jobs. */
+const NO_SUCH_BUILD = 'no such build';
 
 /** The not-found reason of a branch lookup: a 404 there is an answer (no such branch), not a failure. */
 const NO_SUCH_BRANCH = 'no such branch';

@@ -7,11 +7,19 @@ import { OutboundError, readBody, sendRequest } from '../../common/net/http-clie
 import {
   DEFAULT_BUILD_LIMIT,
   findConfiguredService,
+  LogStreamError,
   MAX_BUILD_LIMIT,
   normalizeServiceUrl,
   type BuildCheckRequest,
   type BuildCheckResult,
+  type BuildLogRequest,
+  type BuildLogResult,
+  type ResourceTarget,
   type TestingService,
+  type TriggerRequest,
+  type TriggerResult,
+  type Unavailable,
+  type UpstreamFault,
 } from './testing-service.js';
 import { isRecord } from '../../common/is-record.js';
 import { parseRateLimit, parseRetryAfter } from '../../common/net/rate-limit.js';
@@ -48,6 +56,75 @@ export interface UpstreamGet {
   /** The failure reason of a 404, e.g. `workflow not found`. */
   notFound: string;
   now: Date;
+}
+
+/** A request of a trigger or a log read (see UpstreamHttp.call and UpstreamHttp.open). */
+export interface UpstreamCall {
+  method: 'GET' | 'POST';
+  url: string;
+  headers: Record<string, string>;
+  /** Sent only to the service's own origin, never after a cross-origin redirect. */
+  authorization?: string;
+  /** Sent as JSON (with its content type). */
+  json?: unknown;
+  allowPrivate: boolean;
+  now: Date;
+  /** Redirects followed; default MAX_REDIRECTS. */
+  maxRedirects?: number;
+  /** Aborts the call, and the reading of a log, when nobody waits for it any more. */
+  signal?: AbortSignal;
+}
+
+/** An answer whose body is still to be read (or drained). */
+export interface UpstreamAnswer {
+  kind: 'answer';
+  status: number;
+  headers: IncomingHttpHeaders;
+  /** The URL that answered, after redirects. */
+  url: string;
+  body: IncomingMessage;
+}
+
+/**
+ * An opened log: the answer, and its body as chunks with every pause bounded by the upstream
+ * timeout. A caller that does not read the chunks (an error answer: read `fault` first) calls
+ * `done`, which ends the bound and the connection.
+ */
+export interface UpstreamStream extends UpstreamAnswer {
+  chunks: AsyncIterable<Buffer>;
+  done(): void;
+}
+
+/** Longer than any log could take to arrive: a stream is bounded by its pauses, not by its length. */
+const NO_TOTAL_LIMIT_MS = 24 * 3600_000;
+
+/** Aborts when `ms` pass without `reset`: the bound of every pause in a stream. */
+class IdleDeadline {
+  private readonly controller = new AbortController();
+  private timer?: NodeJS.Timeout;
+
+  constructor(private readonly ms: number) {
+    this.reset();
+  }
+
+  get signal(): AbortSignal {
+    return this.controller.signal;
+  }
+
+  get expired(): boolean {
+    return this.controller.signal.aborted;
+  }
+
+  reset(): void {
+    clearTimeout(this.timer);
+    this.timer = setTimeout(() => {
+      this.controller.abort(new DOMException('the service went silent', 'TimeoutError'));
+    }, this.ms);
+  }
+
+  stop(): void {
+    clearTimeout(this.timer);
+  }
 }
 
 /** The ETag of an answer, as sent back in `If-None-Match` (weak validators kept as they are). */
@@ -139,7 +216,10 @@ export class UpstreamHttp {
   }
 
   /** The request's credentials, when they belong to this service type and this very URL. */
-  credentials(request: BuildCheckRequest): TestingServiceCredentials | undefined {
+  credentials(request: {
+    serviceUrl: string;
+    credentials?: TestingServiceCredentials;
+  }): TestingServiceCredentials | undefined {
     const credentials = request.credentials;
     if (
       credentials === undefined ||
@@ -198,11 +278,165 @@ export class UpstreamHttp {
       };
     } catch (error) {
       if (error instanceof OutboundError) {
-        return { kind: 'failed', reason: error.message };
+        return error.reason === 'timeout'
+          ? { kind: 'failed', reason: error.message, timeout: true }
+          : { kind: 'failed', reason: error.message };
       }
       throw error;
     }
   }
+
+  /**
+   * One request whose whole exchange (headers and body) is bounded by the upstream timeout; the
+   * caller reads or drains the answer's body. Never rejects for upstream problems.
+   */
+  async call(call: UpstreamCall): Promise<UpstreamAnswer | UpstreamFault> {
+    this.counter?.countUpstreamRequest(this.type);
+    try {
+      const response = await sendRequest(call.url, this.outbound(call, this.timeoutMs, call.signal));
+      return { kind: 'answer', ...response };
+    } catch (error) {
+      return faultOf(error);
+    }
+  }
+
+  /**
+   * A request whose body is read as it comes (a log): the headers within the upstream timeout,
+   * then no pause in the body longer than it (a long log may take longer as a whole). Its chunks
+   * reject with a LogStreamError when the service goes silent, fails, or `call.signal` aborts.
+   */
+  async open(call: UpstreamCall): Promise<UpstreamStream | UpstreamFault> {
+    this.counter?.countUpstreamRequest(this.type);
+    const idle = new IdleDeadline(this.timeoutMs);
+    const signal = call.signal ? AbortSignal.any([idle.signal, call.signal]) : idle.signal;
+    let response: Awaited<ReturnType<typeof sendRequest>>;
+    try {
+      response = await sendRequest(call.url, this.outbound(call, NO_TOTAL_LIMIT_MS, signal));
+    } catch (error) {
+      idle.stop();
+      return idle.expired ? timeoutFault(call.url, this.timeoutMs) : faultOf(error);
+    }
+    idle.reset();
+    const timeoutMs = this.timeoutMs;
+    const done = (): void => {
+      idle.stop();
+      response.body.destroy();
+    };
+    async function* chunks(): AsyncGenerator<Buffer> {
+      try {
+        for await (const chunk of response.body) {
+          idle.reset();
+          yield chunk as Buffer;
+        }
+      } catch (error) {
+        if (call.signal?.aborted) {
+          throw new LogStreamError('aborted', 'nobody waits for the log any more');
+        }
+        if (idle.expired) {
+          throw new LogStreamError('timeout', `${hostOf(call.url)} sent nothing for ${timeoutMs / 1000} s`);
+        }
+        throw new LogStreamError(
+          'refused',
+          error instanceof OutboundError ? error.message : `${hostOf(call.url)} broke off the log`,
+        );
+      } finally {
+        done();
+      }
+    }
+    return { kind: 'answer', ...response, chunks: chunks(), done };
+  }
+
+  /** The JSON body of an answer; undefined when it is not JSON (or too large to be an API's answer). */
+  async json(answer: UpstreamAnswer): Promise<unknown> {
+    try {
+      return JSON.parse((await readBody(answer.body, MAX_ANSWER_BYTES)).toString('utf8')) as unknown;
+    } catch {
+      return undefined;
+    }
+  }
+
+  /**
+   * An error answer as a fault: a rate limit (`x-ratelimit-*`, `Retry-After`, a 429) pauses the
+   * service; anything else is `refused` with the service's status and message, any credential of
+   * the request taken out. Reads the (bounded) error body.
+   */
+  async fault(answer: UpstreamAnswer, call: UpstreamCall): Promise<UpstreamFault> {
+    const message = withoutSecrets(await errorMessage(answer.body), secretsOf(call.authorization));
+    const reason = `${hostOf(call.url)} answered ${answer.status}${message === '' ? '' : `: ${message}`}`;
+    const until = parseRateLimit(answer.status, answer.headers, call.now, message);
+    return until
+      ? { kind: 'rate_limited', until, reason }
+      : { kind: 'refused', status: answer.status, reason };
+  }
+
+  private outbound(
+    call: UpstreamCall,
+    timeoutMs: number,
+    signal: AbortSignal | undefined,
+  ): Parameters<typeof sendRequest>[1] {
+    const headers = { ...call.headers };
+    let body: string | undefined;
+    if (call.json !== undefined) {
+      headers['content-type'] = 'application/json';
+      body = JSON.stringify(call.json);
+    }
+    return {
+      method: call.method,
+      headers,
+      body,
+      originOnlyHeaders: call.authorization === undefined ? undefined : { authorization: call.authorization },
+      timeoutMs,
+      allowPrivate: call.allowPrivate,
+      maxRedirects: call.maxRedirects ?? MAX_REDIRECTS,
+      signal,
+    };
+  }
+}
+
+/** An answer's media type as sent (a log without one is taken as plain text). */
+export function contentTypeOf(headers: IncomingHttpHeaders): string {
+  const type = headers['content-type'];
+  return typeof type === 'string' && type.trim() !== '' ? type.trim() : 'text/plain';
+}
+
+/** A check's trouble (from getJson) as the fault of a trigger or a log read. */
+export function faultOfTrouble(trouble: UpstreamTrouble): UpstreamFault {
+  switch (trouble.kind) {
+    case 'rate_limited':
+      return {
+        kind: 'rate_limited',
+        until: trouble.until,
+        reason: `the service is rate-limited until ${trouble.until.toISOString()}`,
+      };
+    case 'failed':
+      return trouble.timeout
+        ? { kind: 'timeout', reason: trouble.reason }
+        : { kind: 'refused', reason: trouble.reason };
+    case 'not_modified':
+      return { kind: 'refused', reason: 'the service answered 304 to a request without a validator' };
+  }
+}
+
+/** A failed exchange as a fault: a timeout, or anything else that left no answer. */
+function faultOf(error: unknown): UpstreamFault {
+  if (!(error instanceof OutboundError)) {
+    throw error;
+  }
+  return { kind: error.reason === 'timeout' ? 'timeout' : 'refused', reason: error.message };
+}
+
+function timeoutFault(url: string, timeoutMs: number): UpstreamFault {
+  return { kind: 'timeout', reason: `${hostOf(url)} did not answer within ${timeoutMs / 1000} s` };
+}
+
+/**
+ * One request of a trigger (`call`) or a log (`open`), and an error answer turned into a fault
+ * (`fault`), for every client. Added to UpstreamHttp below.
+ */
+export interface UpstreamCalls {
+  call(call: UpstreamCall): Promise<UpstreamAnswer | UpstreamFault>;
+  open(call: UpstreamCall): Promise<UpstreamStream | UpstreamFault>;
+  fault(answer: UpstreamAnswer, call: UpstreamCall): Promise<UpstreamFault>;
 }
 
 /**
@@ -285,4 +519,36 @@ export abstract class HttpTestingService implements TestingService {
   }
 
   abstract latestBuilds(request: BuildCheckRequest): Promise<BuildCheckResult>;
+
+  /** Without an override the web page is not known. */
+  resourcePage(_target: ResourceTarget): string | undefined {
+    return undefined;
+  }
+
+  /** Without an override the service cannot start builds (a 409 for the caller). */
+  triggerBuild(_request: TriggerRequest): Promise<TriggerResult> {
+    return Promise.resolve(this.unavailable('start builds'));
+  }
+
+  /** Without an override the service serves no logs (a 409 for the caller). */
+  buildLog(_request: BuildLogRequest): Promise<BuildLogResult> {
+    return Promise.resolve(this.unavailable('serve build logs'));
+  }
+
+  protected unavailable(what: string): Unavailable {
+    return { kind: 'unavailable', reason: `the ${this.type} service cannot ${what}` };
+  }
+
+  /**
+   * A trigger is sent only with credentials configured for its service URL: without them, the
+   * refusal names the URL and the setting that would give them.
+   */
+  protected noCredentials(serviceUrl: string, setting = 'TESTING_SERVICES_FILE'): Unavailable {
+    return {
+      kind: 'unavailable',
+      reason:
+        `no credentials for the ${this.type} service ${normalizeServiceUrl(serviceUrl)}: ` +
+        `configure them in ${setting} to start builds there`,
+    };
+  }
 }

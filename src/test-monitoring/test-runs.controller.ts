@@ -1,0 +1,138 @@
+import { Controller, Get, HttpCode, Param, Post, Res, StreamableFile } from '@nestjs/common';
+import type { Response } from 'express';
+import {
+  ApiAcceptedResponse,
+  ApiConflictResponse,
+  ApiForbiddenResponse,
+  ApiGatewayTimeoutResponse,
+  ApiOkResponse,
+  ApiOperation,
+  ApiResponse,
+  ApiServiceUnavailableResponse,
+  ApiTags,
+  ApiTooManyRequestsResponse,
+} from '@nestjs/swagger';
+import type { AuthUser } from '../auth/auth-user.js';
+import { CurrentUser } from '../auth/current-user.decorator.js';
+import { CurrentViewer, OptionalAuth, type Viewer } from '../auth/optional-auth.decorator.js';
+import { TAGS } from '../common/api-tags.js';
+import { ProblemDto } from '../common/dto/error-bodies.dto.js';
+import { InstanceUuidParam, RegistryReads } from '../workflows/index.js';
+import { BuildParams } from './dto/status-requests.dto.js';
+import { StartedBuildDto, toStartedBuildResponse } from './dto/test-runs.dto.js';
+import { TestRunsService } from './test-runs.service.js';
+
+const RETRY_AFTER = {
+  'Retry-After': {
+    description: 'Seconds to wait before trying again',
+    schema: { type: 'integer', example: 540 },
+  },
+};
+
+/** Tests that run (API.md 11): builds started on the CI services. */
+@RegistryReads()
+@ApiTags(TAGS.status)
+@Controller('instances')
+export class TestRunsController {
+  constructor(private readonly runs: TestRunsService) {}
+
+  @Post(':instance_uuid/builds')
+  @HttpCode(202)
+  @ApiOperation({
+    operationId: 'instances-builds-post',
+    summary: "Start a build of a test instance on its CI service (the workflow's owner or an admin)",
+    description:
+      "GitHub: a `workflow_dispatch` of the workflow on the version's ref (its source ref or the branch or tag " +
+      "named like it, else the repository's default branch); a workflow without that trigger gets a re-run of " +
+      "the latest run among the version's builds. Travis: a build request on that branch (API v3). Jenkins: a " +
+      'build of the job (with the CSRF crumb when Jenkins asks for one). Only with credentials configured for ' +
+      "the instance's service URL: `GITHUB_TOKEN` for `GITHUB_API_URL`, or the service's entry in " +
+      '`TESTING_SERVICES_FILE`. At most one build per instance per 10 minutes, whoever asks. The instance is ' +
+      'checked at once, so that the new run shows in its builds as soon as the service lists it.',
+  })
+  @ApiAcceptedResponse({ type: StartedBuildDto, description: 'The CI service accepted the build' })
+  @ApiForbiddenResponse({
+    type: ProblemDto,
+    description: 'The workflow is public, but the caller is neither its owner nor an admin',
+  })
+  @ApiConflictResponse({
+    type: ProblemDto,
+    description:
+      'No credentials for the service URL (the detail names it and the setting that would give them), or the ' +
+      'service cannot start builds',
+  })
+  @ApiTooManyRequestsResponse({
+    type: ProblemDto,
+    description: 'A build of this instance was started less than 10 minutes ago',
+    headers: RETRY_AFTER,
+  })
+  @ApiResponse({
+    status: 502,
+    type: ProblemDto,
+    description: 'The CI service refused the build: its status and message (never a credential)',
+  })
+  @ApiServiceUnavailableResponse({
+    type: ProblemDto,
+    description: 'The CI service is rate-limited (or the database did not answer in time)',
+    headers: RETRY_AFTER,
+  })
+  @ApiGatewayTimeoutResponse({ type: ProblemDto, description: 'The CI service did not answer in time' })
+  async trigger(
+    @Param() { instance_uuid }: InstanceUuidParam,
+    @CurrentUser() user: AuthUser,
+  ): Promise<StartedBuildDto> {
+    return toStartedBuildResponse(await this.runs.trigger(instance_uuid, user));
+  }
+
+  @Get(':instance_uuid/builds/:build_id/logs')
+  @OptionalAuth()
+  @ApiOperation({
+    operationId: 'instances-builds-get-logs',
+    summary: "The tail of a build's log, as plain text",
+    description:
+      'The last `MAX_LOG_BYTES` (default 1 MiB) of the log the CI service keeps, read from it as it comes: GitHub, ' +
+      "the run attempt's log archive with its jobs' logs in job order; Travis, the log of each of the build's " +
+      "jobs; Jenkins, the build's console text. A log longer than that starts at the next line (at most 1 KiB " +
+      "later). Readable by whoever may see the build. The log is the CI service's: it may hold what that service's " +
+      'jobs printed, never a credential of this service.',
+  })
+  @ApiOkResponse({
+    description: 'The tail of the log',
+    content: {
+      'text/plain': {
+        schema: { type: 'string' },
+        example: '##[group]Run planemo test\n…\nAll tests passed\n',
+      },
+    },
+  })
+  @ApiConflictResponse({ type: ProblemDto, description: 'The CI service serves no logs here' })
+  @ApiResponse({
+    status: 502,
+    type: ProblemDto,
+    description: 'The CI service refused the log, or broke it off: its status and message',
+  })
+  @ApiServiceUnavailableResponse({
+    type: ProblemDto,
+    description: 'The CI service is rate-limited (or the database did not answer in time)',
+    headers: RETRY_AFTER,
+  })
+  @ApiGatewayTimeoutResponse({
+    type: ProblemDto,
+    description: 'The CI service did not answer, or paused longer than UPSTREAM_TIMEOUT_SECONDS',
+  })
+  async log(
+    @Param() { instance_uuid, build_id }: BuildParams,
+    @CurrentViewer() user: Viewer,
+    @Res({ passthrough: true }) response: Response,
+  ): Promise<StreamableFile> {
+    // A client that goes away stops the reading of the log from the CI service.
+    const gone = new AbortController();
+    response.once('close', () => {
+      if (!response.writableFinished) {
+        gone.abort();
+      }
+    });
+    const log = await this.runs.log(instance_uuid, build_id, user, gone.signal);
+    return new StreamableFile(log.body, { type: log.contentType, length: log.body.length });
+  }
+}
