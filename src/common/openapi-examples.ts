@@ -10,7 +10,7 @@ export const EXAMPLE = {
   version: '1.0',
   suiteUuid: '5c9d2b7e-1a3f-4c8e-b2d1-9e8f7a6b5c4d',
   instanceUuid: '7a1f7f3e-2b1c-4d7e-9a4b-1c2d3e4f5a6b',
-  buildId: '8765',
+  buildId: '8765_1',
   userId: 7,
   apiKeyId: 3,
   channelId: 3,

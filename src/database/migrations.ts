@@ -23,6 +23,7 @@ import { DeliveriesOutliveNotifications1795732023364 } from '../../migrations/17
 import { VersionMainWorkflow1795734002929 } from '../../migrations/1795734002929-version-main-workflow.js';
 import { CheckTimesAndTriggers1795734038184 } from '../../migrations/1795734038184-check-times-and-triggers.js';
 import { FollowedRepositories1795735901419 } from '../../migrations/1795735901419-followed-repositories.js';
+import { WorkflowRerunInterval1795746357022 } from '../../migrations/1795746357022-workflow-rerun-interval.js';
 
 /**
  * Every migration, oldest first. Listed here rather than found by a file glob, so the
@@ -53,4 +54,5 @@ export const MIGRATIONS: (new () => MigrationInterface)[] = [
   VersionMainWorkflow1795734002929,
   CheckTimesAndTriggers1795734038184,
   FollowedRepositories1795735901419,
+  WorkflowRerunInterval1795746357022,
 ];

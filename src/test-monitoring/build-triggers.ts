@@ -46,9 +46,11 @@ export class BuildTriggers {
   /**
    * Starts a build of the target at `now`, unless a build was triggered on it after `notBefore`
    * (then `rate_limited`, with the seconds until the spacing allows another). Resolves how it was
-   * started; throws DomainError otherwise, and then nothing counts as triggered.
+   * started; throws DomainError otherwise, and then nothing counts as triggered, except for a
+   * periodic re-run (`periodic`) the service refused: that one waits for its next due time rather
+   * than asking again at every cycle (a rate limit pauses the service instead).
    */
-  async start(target: TriggerTarget, now: Date, notBefore: Date): Promise<TriggerHow> {
+  async start(target: TriggerTarget, now: Date, notBefore: Date, periodic = false): Promise<TriggerHow> {
     let client: TestingService;
     try {
       client = this.services.for(target.service.type);
@@ -85,7 +87,9 @@ export class BuildTriggers {
         now,
       });
     } catch (error) {
-      await this.checkStates.giveBackTrigger(target.instanceId, at, taken.previous);
+      if (!periodic) {
+        await this.checkStates.giveBackTrigger(target.instanceId, at, taken.previous);
+      }
       throw error;
     }
     if (result.kind === 'triggered') {
@@ -94,7 +98,9 @@ export class BuildTriggers {
       );
       return result.how;
     }
-    await this.checkStates.giveBackTrigger(target.instanceId, at, taken.previous);
+    if (!periodic || result.kind === 'rate_limited') {
+      await this.checkStates.giveBackTrigger(target.instanceId, at, taken.previous);
+    }
     if (result.kind === 'rate_limited') {
       this.logger.warn(
         `${target.service.type} service ${target.service.url} is rate-limited: paused until ${result.until.toISOString()}`,

@@ -15,6 +15,7 @@ import { rawDate } from '../database/raw-date.js';
 import { BuildsRepository } from './builds.repository.js';
 import { CheckResults, type RecordedCheck } from './check-results.js';
 import { CheckStateEntity } from './entities/check-state.entity.js';
+import { BuildEntity } from './entities/build.entity.js';
 import { ServicePauseEntity } from './entities/service-pause.entity.js';
 import type { Build } from './testing-services/testing-service.js';
 import type { RecordedBuildPair } from './builds.repository.js';
@@ -330,6 +331,65 @@ export class CheckStateRepository implements OnModuleInit {
         .where('instance_id IN (:...ids)', { ids: [...instanceIds].sort((a, b) => a - b) })
         .execute(),
     );
+  }
+
+  /** The re-run intervals workflows set themselves (API.md 11), each once: read from their index. */
+  async rerunIntervalsInUse(): Promise<number[]> {
+    const rows = await this.states.manager
+      .createQueryBuilder()
+      .select('DISTINCT w.rerunIntervalDays', 'days')
+      .from('WorkflowEntity', 'w')
+      .where('w.rerunIntervalDays IS NOT NULL')
+      .getRawMany<{ days: number | string }>();
+    return rows.map((row) => Number(row.days));
+  }
+
+  /**
+   * Instances due a periodic re-run (API.md 11) among those of workflows with this interval (`own`)
+   * or without one (the service default): whose latest build started at `cutoff` or before, with
+   * no trigger since, whose service is not paused at `now`. At most `limit`, in id order. An
+   * instance without builds has nothing to re-run.
+   */
+  async dueReruns(
+    interval: { own: boolean; days: number },
+    cutoff: Date,
+    now: Date,
+    limit: number,
+  ): Promise<number[]> {
+    const query = this.states
+      .createQueryBuilder('c')
+      .innerJoin('WorkflowVersionEntity', 'v', 'v.id = c.versionId')
+      .innerJoin('WorkflowEntity', 'w', 'w.id = v.workflowId')
+      .leftJoin(ServicePauseEntity, 'p', 'p.serviceId = c.serviceId')
+      .select('c.instanceId', 'id')
+      .where(interval.own ? 'w.rerunIntervalDays = :days' : 'w.rerunIntervalDays IS NULL', {
+        days: interval.days,
+      })
+      .andWhere('(c.lastTriggerAt IS NULL OR c.lastTriggerAt <= :cutoff)', { cutoff })
+      .andWhere('(p.pausedUntil IS NULL OR p.pausedUntil <= :now)', { now })
+      .andWhere((sub) => {
+        const any = sub
+          .subQuery()
+          .select('1')
+          .from(BuildEntity, 'b')
+          .where('b.instanceId = c.instanceId')
+          .getQuery();
+        return `EXISTS ${any}`;
+      })
+      .andWhere((sub) => {
+        const recent = sub
+          .subQuery()
+          .select('1')
+          .from(BuildEntity, 'r')
+          .where('r.instanceId = c.instanceId')
+          .andWhere('r.startedAt > :cutoff')
+          .getQuery();
+        return `NOT EXISTS ${recent}`;
+      })
+      .orderBy('c.instanceId', 'ASC')
+      .limit(limit);
+    const rows = await query.getRawMany<{ id: number | string }>();
+    return rows.map((row) => Number(row.id));
   }
 
   /**

@@ -12,6 +12,7 @@ import { CheckStateRepository } from './check-state.repository.js';
 import { leaseDeadline, leaseMs, tickMs } from './refresh-decisions.js';
 import { formatCycleReport, RefreshMetrics, type CycleReport } from './refresh-metrics.js';
 import { RefreshService } from './refresh.service.js';
+import { PeriodicReruns } from './periodic-reruns.js';
 import { Clock } from '../common/clock.js';
 
 /**
@@ -45,6 +46,7 @@ export class RefreshScheduler implements OnApplicationBootstrap, OnModuleDestroy
     private readonly metrics: RefreshMetrics,
     private readonly config: AppConfig,
     private readonly clock: Clock = new Clock(),
+    private readonly reruns?: PeriodicReruns,
   ) {}
 
   /** How often the tick runs (see refresh-decisions.ts). */
@@ -113,6 +115,15 @@ export class RefreshScheduler implements OnApplicationBootstrap, OnModuleDestroy
     this.registry.addTimeout(TIMER_NAME, timer);
   }
 
+  /** Periodic re-runs (API.md 11); their failure never stops the checks of the cycle. */
+  private async startReruns(now: Date): Promise<void> {
+    try {
+      await this.reruns?.run(now);
+    } catch (error) {
+      this.logger.error({ err: error }, 'periodic re-runs failed');
+    }
+  }
+
   private async cycle(fixedNow: Date | undefined): Promise<CycleReport | undefined> {
     const started = performance.now();
     const before = this.metrics.snapshot();
@@ -120,6 +131,8 @@ export class RefreshScheduler implements OnApplicationBootstrap, OnModuleDestroy
     let claimedAny = false;
     let now = fixedNow ?? new Date(this.clock.nowMs());
     try {
+      // Before the claims: the instances it starts builds of are due, and checked in this cycle.
+      await this.startReruns(now);
       while (!this.stopping) {
         now = fixedNow ?? new Date(this.clock.nowMs());
         const instances = await this.checkStates.claimDue(now, this.owner, BATCH_SIZE, this.leaseMs);

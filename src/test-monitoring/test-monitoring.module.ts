@@ -18,6 +18,7 @@ import { TestStatusController } from './test-status.controller.js';
 import { TestRunsController } from './test-runs.controller.js';
 import { TestRunsService } from './test-runs.service.js';
 import { BuildTriggers } from './build-triggers.js';
+import { PeriodicReruns } from './periodic-reruns.js';
 import { TestStatusService } from './test-status.service.js';
 import { GithubActionsService } from './testing-services/github-actions.service.js';
 import { JenkinsService } from './testing-services/jenkins.service.js';
@@ -55,6 +56,7 @@ import { Clock } from '../common/clock.js';
     RefreshScheduler,
     TestStatusService,
     BuildTriggers,
+    PeriodicReruns,
     TestRunsService,
     Clock,
     // The registry injects this token (optionally) to fill the status of its workflow list.
@@ -64,6 +66,7 @@ import { Clock } from '../common/clock.js';
   exports: [
     RefreshMetrics,
     TestingServiceRegistry,
+    TestRunsService,
     WORKFLOW_STATUS_SOURCE,
     TESTING_SERVICE_CATALOG,
     CheckResults,

@@ -178,16 +178,22 @@ export class WorkflowsController {
   @ApiOperation({
     operationId: 'workflows-put',
     summary:
-      "Rename a workflow (its latest version's name), make it public or private, follow its repository",
+      "Rename a workflow (its latest version's name), make it public or private, follow its repository, " +
+      'set how often its tests re-run',
     description:
       'Owner or admin. Absent members stay as they are. `follow` (API.md 12): the tags and branches of the ' +
       'GitHub repository the workflow was registered from whose new versions it registers (400 for a workflow ' +
-      'registered from another kind of link). Answers the workflow at its latest version, as ' +
+      'registered from another kind of link). `rerun_interval_days` (API.md 11): a build of each of its ' +
+      "test instances is started when the instance's latest build started longer ago than that many days; " +
+      'null: the service default (`RERUN_INTERVAL_DAYS`). Answers the workflow at its latest version, as ' +
       '`workflows-get-latest-version-by-id` does.',
   })
   @ApiBody({
     type: UpdateWorkflowDto,
-    examples: { publish: { summary: 'Make it public', value: { public: true } } },
+    examples: {
+      publish: { summary: 'Make it public', value: { public: true } },
+      rerun: { summary: 'Re-run its tests every 30 days', value: { rerun_interval_days: 30 } },
+    },
   })
   @ApiOkResponse({ type: WorkflowDto, description: 'The workflow as changed' })
   @ApiForbiddenResponse(FORBIDDEN)
@@ -202,6 +208,7 @@ export class WorkflowsController {
       {
         name: body.name,
         public: body.public,
+        rerunIntervalDays: body.rerun_interval_days,
         follow: body.follow === undefined ? undefined : body.follow && followGlobs(body.follow),
       },
       user,

@@ -65,6 +65,8 @@ export interface WorkflowChanges {
   /** The latest version's name, which is the workflow's (API.md 2.3). */
   name?: string;
   public?: boolean;
+  /** Days between periodic re-runs (API.md 11); null: the service's default. */
+  rerunIntervalDays?: number | null;
 }
 
 /** An instance added to a suite through the API. */
@@ -852,8 +854,12 @@ export class WorkflowsRepository {
     changes: WorkflowChanges,
   ): Promise<boolean> {
     return this.dataSource.transaction(async (tx) => {
-      if (changes.public !== undefined) {
-        const updated = await tx.update(WorkflowEntity, { id: workflowId }, { public: changes.public });
+      if (changes.public !== undefined || changes.rerunIntervalDays !== undefined) {
+        const updated = await tx.update(
+          WorkflowEntity,
+          { id: workflowId },
+          { public: changes.public, rerunIntervalDays: changes.rerunIntervalDays },
+        );
         if ((updated.affected ?? 0) === 0) {
           return false;
         }

@@ -151,6 +151,8 @@ describe(`every request example of the OpenAPI document, sent as it is (${testDa
     clouds = writeCloudsFile(`clouds:\n  ${EXAMPLE.cloud}: {type: dummy}\n`);
     t = await createTestApp({
       GITHUB_API_URL: github.url,
+      // Its credential: the examples start a build and read its log.
+      GITHUB_TOKEN: 'ghp_a-token-for-the-examples',
       CLOUDS_FILE: clouds.path,
       METRICS_TOKEN,
       GITHUB_WEBHOOK_SECRET: WEBHOOK_SECRET,
@@ -169,6 +171,12 @@ describe(`every request example of the OpenAPI document, sent as it is (${testDa
         'test/planemo.yml': '- doc: a test\n',
       },
     });
+    // The example instance's workflow, with the example build and its log.
+    github.addRepository('o', 'r');
+    github.push('o', 'r', { branch: 'main', files: { 'README.md': 'r' } });
+    const [run, attempt] = EXAMPLE.buildId.split('_').map(Number);
+    github.setRuns('o', 'r', 'nightly.yml', [{ id: run, attempt }]);
+    github.setRunLogs('o', 'r', run, [{ name: 'test', text: 'All tests passed\n' }], attempt);
   });
 
   afterAll(async () => {
@@ -235,7 +243,7 @@ describe(`every request example of the OpenAPI document, sent as it is (${testDa
     if (!(await dataSource.getRepository(TestInstanceEntity).existsBy({ uuid: EXAMPLE.instanceUuid }))) {
       const added = await call('post', `/suites/${EXAMPLE.suiteUuid}/instances`, admin, {
         name: 'added through the API',
-        service: { type: 'github', url: 'https://api.github.com' },
+        service: { type: 'github', url: github.url },
         resource: 'repos/o/r/actions/workflows/nightly.yml',
       });
       await moveId('test_instances', 'uuid', added.uuid, EXAMPLE.instanceUuid);

@@ -179,6 +179,8 @@ describe('workflow registry (API.md 2.1–2.5, 2.7)', () => {
         public: false,
         // Not registered from a repository (API.md 12): nothing followed.
         follow: null,
+        // Re-run after the service default (API.md 11).
+        rerun_interval_days: null,
         meta: {
           base_url: base,
           resource: `/workflows/${uuid}`,

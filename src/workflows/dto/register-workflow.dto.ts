@@ -1,7 +1,17 @@
 import { applyDecorators } from '@nestjs/common';
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
-import { IsBoolean, IsDefined, IsOptional, MaxLength, ValidateBy, ValidateNested } from 'class-validator';
+import {
+  IsBoolean,
+  IsDefined,
+  IsInt,
+  IsOptional,
+  Max,
+  MaxLength,
+  Min,
+  ValidateBy,
+  ValidateNested,
+} from 'class-validator';
 import { FollowRequestDto } from '../follow/dto/follow.dto.js';
 import { IsAnyUuid, IsHttpUrl, OptionalText } from '../../common/validation.js';
 import { COLUMN_LENGTHS } from '../columns.js';
@@ -135,6 +145,23 @@ export class UpdateWorkflowDto {
       "repository's `.lifemonitor.yaml`. Following begins now: tags there already are not registered.",
   })
   follow?: FollowRequestDto | null;
+
+  // Null passes IsOptional: it gives the workflow the service's default again.
+  @IsOptional()
+  @IsInt({ message: 'rerun_interval_days must be an integer from 1 to 365, or null' })
+  @Min(1, { message: 'rerun_interval_days must be an integer from 1 to 365, or null' })
+  @Max(365, { message: 'rerun_interval_days must be an integer from 1 to 365, or null' })
+  @ApiPropertyOptional({
+    type: 'integer',
+    minimum: 1,
+    maximum: 365,
+    nullable: true,
+    example: 30,
+    description:
+      'Days between periodic re-runs of its tests (API.md 11): a build of a test instance is started when its ' +
+      'latest build started longer ago than that. Null: the service default, `RERUN_INTERVAL_DAYS` (unset: none).',
+  })
+  rerun_interval_days?: number | null;
 }
 
 export class RegisteredWorkflowDto {

@@ -166,6 +166,15 @@ export class WorkflowDto {
       'registers (API.md 12), and what following did lately; null for other workflows',
   })
   follow!: FollowDto | null;
+
+  @ApiProperty({
+    type: 'integer',
+    nullable: true,
+    example: 30,
+    description:
+      'Days between periodic re-runs of its tests (API.md 11); null: the service default (`RERUN_INTERVAL_DAYS`)',
+  })
+  rerun_interval_days!: number | null;
 }
 
 export class WorkflowRefDto {
@@ -285,6 +294,7 @@ export function toWorkflowResponse(view: WorkflowView, baseUrl: string): Workflo
     },
     version: shown,
     follow: view.follow ? toFollowResponse(view.follow) : null,
+    rerun_interval_days: workflow.rerunIntervalDays ?? null,
   };
   if (view.previous !== undefined) {
     reply.previous_versions = view.previous.map((previous) => toVersionResponse(workflow, previous, baseUrl));

@@ -23,6 +23,7 @@ import { COLUMN_LENGTHS } from '../columns.js';
 @Index('IDX_workflows_owner_latest', ['ownerId', 'latestVersionId'])
 @Index('IDX_workflows_public_latest', ['public', 'latestVersionId'])
 @Index('IDX_workflows_latest', ['latestVersionId'])
+@Index('IDX_workflows_rerun_interval', ['rerunIntervalDays'])
 export class WorkflowEntity {
   @PrimaryGeneratedColumn({ type: 'integer' })
   id!: number;
@@ -59,6 +60,10 @@ export class WorkflowEntity {
   /** The badge token sealed for its owner to read again (see BadgeTokens). */
   @Column({ name: 'badge_token_sealed', type: 'varchar', length: 255, nullable: true })
   badgeTokenSealed!: string | null;
+
+  /** Days between periodic re-runs of its tests (API.md 11); null: the service's RERUN_INTERVAL_DAYS. */
+  @Column({ name: 'rerun_interval_days', type: 'integer', nullable: true })
+  rerunIntervalDays!: number | null;
 
   @OneToMany(() => WorkflowVersionEntity, (version) => version.workflow)
   versions?: Relation<WorkflowVersionEntity>[];
