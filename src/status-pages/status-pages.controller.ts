@@ -27,7 +27,10 @@ import { Public } from '../auth/public.decorator.js';
 import { clearSessionCookie, extractToken, setSessionCookie } from '../auth/token-carriers.js';
 import { FormFields } from '../common/form-fields.js';
 import { SameOriginForm } from '../common/same-origin-form.js';
-import { OptionalQueryInt, OptionalText } from '../common/validation.js';
+import { EXAMPLE } from '../common/openapi-examples.js';
+import { IsUuidParam, OptionalQueryInt, OptionalText } from '../common/validation.js';
+import { DomainError } from '../common/errors/domain-error.js';
+import { TestRunsService } from '../test-monitoring/index.js';
 import { OptionalVersionQuery, WorkflowUuidParam } from '../workflows/index.js';
 import { FAVICON } from './favicon.js';
 import { HtmlErrorFilter } from './html-error.filter.js';
@@ -52,6 +55,11 @@ export class StatusListQuery extends RefreshQuery {
 export class StatusPageQuery extends RefreshQuery {
   @OptionalVersionQuery()
   version?: string;
+}
+
+export class RunTestsParams extends WorkflowUuidParam {
+  @IsUuidParam('The test instance uuid', EXAMPLE.instanceUuid)
+  instance_uuid!: string;
 }
 
 export class SignInQuery {
@@ -102,7 +110,10 @@ export function StatusPage(): MethodDecorator {
 @UseFilters(HtmlErrorFilter)
 @Controller('status')
 export class StatusPagesController {
-  constructor(private readonly pages: StatusPagesService) {}
+  constructor(
+    private readonly pages: StatusPagesService,
+    private readonly runs: TestRunsService,
+  ) {}
 
   @Get()
   @StatusPage()
@@ -188,6 +199,25 @@ export class StatusPagesController {
     const cookie = await this.pages.signOut(extractToken(request)?.token);
     clearSessionCookie(response, cookie);
     response.set('Cache-Control', 'no-store').redirect(303, '/status');
+  }
+
+  /**
+   * "Run tests now" (API.md 11): POST /instances/{uuid}/builds for a browser, the same rules, then
+   * 303 back to the workflow's page; a refusal is an HTML error page with the API's status.
+   */
+  @Post(':wf_uuid/instances/:instance_uuid/builds')
+  @SameOriginForm()
+  @ApiExcludeEndpoint()
+  async runTests(
+    @Param() { wf_uuid, instance_uuid }: RunTestsParams,
+    @CurrentViewer() viewer: Viewer,
+    @Res() response: Response,
+  ): Promise<void> {
+    if (!viewer) {
+      throw new DomainError('unauthorized', 'Sign in to start a build');
+    }
+    await this.runs.trigger(instance_uuid, viewer);
+    response.set('Cache-Control', 'no-store').redirect(303, `/status/${wf_uuid}`);
   }
 
   @Get(':wf_uuid')

@@ -12,6 +12,7 @@ import {
   type BuildView,
 } from '../test-monitoring/index.js';
 import {
+  canEdit,
   latestVersionOf,
   toIssueResponse,
   toIssueTypeResponse,
@@ -285,6 +286,7 @@ export class StatusPagesService {
       [];
     const builds = new Map<number, BuildView>(status.latestBuilds.map((view) => [view.instance.id, view]));
     const issues = await this.workflows.issuesOf(status.version);
+    const mayRun = viewer !== undefined && canEdit(status.workflow, viewer);
     const aggregate = status.aggregate;
     const unbuilt = status.latestBuilds.length === 0;
     // A version without builds of its own yet (API.md 7.2) shows the one before it beside it.
@@ -335,6 +337,11 @@ export class StatusPagesService {
             // Registered from a crate that gave it no resource its service can check (API.md 12).
             never: instance.uncheckedReason ?? undefined,
             lastCheck: check ? { ...shown(check.at), ok: check.ok, error: check.error } : undefined,
+            // "Run tests now" (API.md 11): for the owner and admins, on an instance that is checked.
+            run:
+              mayRun && instance.service && instance.uncheckedReason === null
+                ? `/status/${uuid}/instances/${instance.uuid}/builds`
+                : undefined,
             build: view
               ? {
                   id: view.build.buildId,
@@ -342,6 +349,7 @@ export class StatusPagesService {
                   started: shown(view.build.startedAt),
                   duration: duration(view.build.durationSeconds),
                   url: safeHref(view.build.url),
+                  log: `/instances/${instance.uuid}/builds/${encodeURIComponent(view.build.buildId)}/logs`,
                 }
               : undefined,
           };

@@ -25,6 +25,8 @@ button.link { font: inherit; color: #ffffff; background: none; border: 0; paddin
 form.sign-in { max-width: 360px; }
 form.sign-in label { display: block; font-weight: 600; margin: 12px 0 4px; }
 form.sign-in input { box-sizing: border-box; width: 100%; font: inherit; padding: 8px 10px; border: 1px solid #57606a; border-radius: 6px; }
+form.run { margin: 6px 0 0; }
+form.run button { font: inherit; font-size: 14px; font-weight: 600; padding: 4px 12px; color: #ffffff; background: #1a7f37; border: 1px solid #116329; border-radius: 6px; cursor: pointer; }
 form.sign-in button { margin-top: 16px; font: inherit; font-weight: 600; padding: 8px 20px; color: #ffffff; background: #1a7f37; border: 1px solid #116329; border-radius: 6px; cursor: pointer; }
 .problem { color: #a40e26; font-weight: 600; }
 main { padding: 16px 24px 40px; max-width: 1180px; }
@@ -161,22 +163,24 @@ const WORKFLOW = `<% layout('@layout', { title: it.title, viewer: it.viewer, her
 <% it.suites.forEach(function (suite) { %>
 <h3>Suite <bdi><%= suite.name %></bdi></h3>
 <table class="stack">
-<thead><tr><th scope="col">Instance</th><th scope="col">Service</th><th scope="col">Latest build</th><th scope="col">Started</th><th scope="col">Duration</th><th scope="col">CI run</th></tr></thead>
+<thead><tr><th scope="col">Instance</th><th scope="col">Service</th><th scope="col">Latest build</th><th scope="col">Started</th><th scope="col">Duration</th><th scope="col">CI run</th><th scope="col">Log</th></tr></thead>
 <tbody>
 <% suite.instances.forEach(function (instance) { %>
 <tr>
 <th scope="row"><bdi><%= instance.name %></bdi></th>
 <td data-label="Service"><% if (instance.resourceUrl) { %><a href="<%= instance.resourceUrl %>"><%= instance.service %>: <%= instance.resource %></a><% } else if (instance.resource) { %><%= instance.service %>: <%= instance.resource %><% } else { %><%= instance.service %>: <span class="muted">no resource</span><% } %>
-<% if (!instance.never) { %><br><% if (!instance.lastCheck) { %><span class="muted">not checked yet</span><% } else if (instance.lastCheck.ok) { %><span class="muted">checked <time datetime="<%= instance.lastCheck.iso %>"><%= instance.lastCheck.text %></time></span><% } else { %><span class="check-failed">check failed <time datetime="<%= instance.lastCheck.iso %>"><%= instance.lastCheck.text %></time>: <%= instance.lastCheck.error %></span><% } %><% } %></td>
+<% if (!instance.never) { %><br><% if (!instance.lastCheck) { %><span class="muted">not checked yet</span><% } else if (instance.lastCheck.ok) { %><span class="muted">checked <time datetime="<%= instance.lastCheck.iso %>"><%= instance.lastCheck.text %></time></span><% } else { %><span class="check-failed">check failed <time datetime="<%= instance.lastCheck.iso %>"><%= instance.lastCheck.text %></time>: <%= instance.lastCheck.error %></span><% } %><% } %>
+<% if (instance.run) { %><form method="post" action="<%= instance.run %>" class="run"><button type="submit">Run tests now</button></form><% } %></td>
 <% if (instance.never) { %>
-<td colspan="4" data-label="Latest build"><span class="severity error-issue">never checked</span> <%= instance.never %></td>
+<td colspan="5" data-label="Latest build"><span class="severity error-issue">never checked</span> <%= instance.never %></td>
 <% } else if (instance.build) { %>
 <td data-label="Latest build"><span class="state <%= instance.build.status %>"><%= instance.build.status %></span></td>
 <td data-label="Started"><time datetime="<%= instance.build.started.iso %>"><%= instance.build.started.text %></time></td>
 <td data-label="Duration"><%= instance.build.duration %></td>
 <td data-label="CI run"><% if (instance.build.url) { %><a href="<%= instance.build.url %>">Build <%= instance.build.id %></a><% } else { %>Build <%= instance.build.id %><% } %></td>
+<td data-label="Log"><a href="<%= instance.build.log %>">Log<span class="visually-hidden"> of build <%= instance.build.id %></span></a></td>
 <% } else { %>
-<td colspan="4" class="muted">No builds yet</td>
+<td colspan="5" class="muted">No builds yet</td>
 <% } %>
 </tr>
 <% }) %>

@@ -6,6 +6,7 @@
 export { WorkflowsModule } from './workflows.module.js';
 export {
   WorkflowAccess,
+  canEdit,
   visibleToSql,
   type BadgeVersion,
   type VisibleVersion,

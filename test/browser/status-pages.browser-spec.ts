@@ -10,6 +10,7 @@ import { FollowedRefEntity } from '../../src/workflows/follow/entities/followed-
 import { FollowedRepositoryEntity } from '../../src/workflows/follow/entities/followed-repository.entity.js';
 import { launchChromium, recordOutsideRequests, SCREENSHOTS } from '../support/browser.js';
 import { createTestApp, type TestApp } from '../support/create-test-app.js';
+import { GithubFake } from '../fakes/github-fake.js';
 import { LinkServer } from '../fakes/link-server.js';
 import { seedBuilds, seedVersion, type SeededVersion } from '../support/monitoring-seed.js';
 import { buildZip } from '../support/zip-builder.js';
@@ -35,7 +36,12 @@ describe('status pages in a real browser', () => {
   let t: TestApp;
   let browser: Browser;
   let aliceToken: string;
-  const w = {} as Record<'rnaseq' | 'variants' | 'proteomics' | 'metagenomics' | 'internal', SeededVersion>;
+  let aliceId: number;
+  let fake: GithubFake;
+  const w = {} as Record<
+    'rnaseq' | 'variants' | 'proteomics' | 'metagenomics' | 'internal' | 'runnable',
+    SeededVersion
+  >;
 
   /** Builds over the last 30 days, one run most days; a run fails when (day + instance + shift) divides by `failEvery` (0: never). */
   const history = async (
@@ -67,11 +73,14 @@ describe('status pages in a real browser', () => {
   };
 
   beforeAll(async () => {
-    t = await createTestApp();
+    // The GitHub API of the workflow whose tests the owner runs from its page.
+    fake = new GithubFake();
+    await fake.start();
+    t = await createTestApp({ GITHUB_API_URL: fake.url, GITHUB_TOKEN: 'ghp_status-pages-token' });
     browser = await launchChromium();
     const dataSource = t.app.get(DataSource);
     aliceToken = await t.userToken(['user'], 'alice');
-    const aliceId = (await t.http.get('/users/current').set('Authorization', `Bearer ${aliceToken}`)).body
+    aliceId = (await t.http.get('/users/current').set('Authorization', `Bearer ${aliceToken}`)).body
       .id as number;
     const seed = (name: string, repo: string, instances: number, isPublic = true) =>
       seedVersion(dataSource, {
@@ -114,6 +123,7 @@ describe('status pages in a real browser', () => {
     await browser?.close();
     await links?.close();
     await t?.close();
+    await fake?.stop();
   });
 
   let links: LinkServer;
@@ -230,9 +240,14 @@ describe('status pages in a real browser', () => {
     expect(await instance.locator('td a').first().getAttribute('href')).toBe(
       'https://github.com/org/variants/actions/workflows/ci.yml',
     );
-    expect(await instance.locator('td a').last().getAttribute('href')).toMatch(
+    expect(await instance.locator('td[data-label="CI run"] a').getAttribute('href')).toMatch(
       /^https:\/\/github\.com\/org\/variants\/actions\/runs\/\d+$/,
     );
+    // Beside each build, its log (API.md 11); the button to run the tests is for the owner only.
+    expect(await instance.locator('td[data-label="Log"] a').getAttribute('href')).toMatch(
+      new RegExp(`^/instances/${w.variants.instances[0].uuid}/builds/\\d+_1/logs$`),
+    );
+    expect(await page.getByRole('button', { name: 'Run tests now' }).count()).toBe(0);
     expect(await page.locator('tbody tr').count()).toBe(2);
     expect(await axe(page)).toEqual([]);
     await page.screenshot({ path: `${SCREENSHOTS}/status-workflow.png`, fullPage: true });
@@ -515,5 +530,72 @@ describe('status pages in a real browser', () => {
     const refused = await open(await context(false), '/workflows/issues.html?back=javascript:alert(1)');
     expect(refused.status).toBe(400);
     expect(await refused.page.locator('main').innerText()).toContain('back must be an http(s) URL or a path');
+  });
+
+  it("lets the owner run the tests from the workflow's page and read the log of a build; no violation", async () => {
+    // Seeded last, so that the lists of the tests before stay as they are.
+    const dataSource = t.app.get(DataSource);
+    w.runnable = await seedVersion(dataSource, {
+      ownerId: aliceId,
+      public: true,
+      name: 'Single-cell atlas',
+      version: '2.0',
+      suites: [
+        {
+          name: 'test1',
+          instances: [
+            {
+              type: 'github',
+              url: fake.url,
+              resource: 'repos/org/atlas/actions/workflows/ci.yml',
+              name: 'ubuntu-latest',
+            },
+          ],
+        },
+      ],
+    });
+    fake.addRepository('org', 'atlas');
+    fake.push('org', 'atlas', { branch: 'main', files: { 'README.md': 'atlas' } });
+    fake.setRuns('org', 'atlas', 'ci.yml', [{ id: 7100, conclusion: 'failure' }]);
+    fake.setRunLogs('org', 'atlas', 7100, [
+      { name: 'test', text: '##[group]Run planemo test\nTool atlas_filter failed: reference data moved\n' },
+    ]);
+    await seedBuilds(dataSource, w.runnable.instances[0].id, [
+      {
+        buildId: '7100_1',
+        status: 'failed',
+        startedAt: new Date(Date.now() - 40 * DAY),
+        durationSeconds: 312,
+        url: `https://github.com/org/atlas/actions/runs/7100`,
+      },
+    ]);
+    const alice = await context(true);
+    const { page, status, outside } = await open(alice, `/status/${w.runnable.workflowUuid}`);
+    expect(status).toBe(200);
+    const row = page.locator('tbody tr').first();
+    expect(await row.locator('td[data-label="Log"]').innerText()).toBe('Log of build 7100_1');
+    expect(await axe(page)).toEqual([]);
+    await page.screenshot({ path: `${SCREENSHOTS}/status-run-tests.png`, fullPage: true });
+    await page.getByRole('button', { name: 'Run tests now' }).click();
+    // The form's POST answers 303 back to the page.
+    await page.waitForURL(`${t.baseUrl}/status/${w.runnable.workflowUuid}`);
+    expect(fake.dispatches).toEqual([{ owner: 'org', repo: 'atlas', workflow: 'ci.yml', ref: 'main' }]);
+    // A second click within 10 minutes: the 429 page says when to try again.
+    await page.getByRole('button', { name: 'Run tests now' }).click();
+    await page.waitForLoadState('load');
+    expect(await page.locator('h1').innerText()).toBe('429 Too Many Requests');
+    expect(await page.locator('main').innerText()).toContain('at most one start per instance per 10 minutes');
+    await page.screenshot({ path: `${SCREENSHOTS}/status-run-tests-again.png`, fullPage: true });
+    expect(fake.dispatches).toHaveLength(1);
+
+    await page.goto(`${t.baseUrl}/status/${w.runnable.workflowUuid}`);
+    await page.getByRole('link', { name: 'Log of build 7100_1' }).click();
+    await page.waitForLoadState('load');
+    expect(await page.locator('body').innerText()).toContain(
+      'Tool atlas_filter failed: reference data moved',
+    );
+    await page.screenshot({ path: `${SCREENSHOTS}/status-build-log.png` });
+    expect(outside).toEqual([]);
+    await alice.close();
   });
 });
