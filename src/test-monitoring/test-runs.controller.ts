@@ -16,7 +16,8 @@ import type { AuthUser } from '../auth/auth-user.js';
 import { CurrentUser } from '../auth/current-user.decorator.js';
 import { CurrentViewer, OptionalAuth, type Viewer } from '../auth/optional-auth.decorator.js';
 import { TAGS } from '../common/api-tags.js';
-import { ProblemDto } from '../common/dto/error-bodies.dto.js';
+import { problemExample, ProblemDto } from '../common/dto/error-bodies.dto.js';
+import { EXAMPLE } from '../common/openapi-examples.js';
 import { InstanceUuidParam, RegistryReads } from '../workflows/index.js';
 import { BuildParams } from './dto/status-requests.dto.js';
 import { StartedBuildDto, toStartedBuildResponse } from './dto/test-runs.dto.js';
@@ -54,29 +55,56 @@ export class TestRunsController {
   @ApiForbiddenResponse({
     type: ProblemDto,
     description: 'The workflow is public, but the caller is neither its owner nor an admin',
+    example: problemExample(
+      403,
+      `Only the owner of the workflow ${EXAMPLE.workflowUuid} or an admin may change it`,
+    ),
   })
   @ApiConflictResponse({
     type: ProblemDto,
     description:
       'No credentials for the service URL (the detail names it and the setting that would give them), or the ' +
       'service cannot start builds',
+    example: problemExample(
+      409,
+      'Cannot start a build: no credentials for the github service https://api.github.com: set GITHUB_TOKEN',
+    ),
   })
   @ApiTooManyRequestsResponse({
     type: ProblemDto,
     description: 'A build of this instance was started less than 10 minutes ago',
     headers: RETRY_AFTER,
+    example: problemExample(
+      429,
+      'A build of this test instance was started at 2024-05-01T12:00:00.000Z: at most one start per instance per 10 minutes',
+    ),
   })
   @ApiResponse({
     status: 502,
     type: ProblemDto,
     description: 'The CI service refused the build: its status and message (never a credential)',
+    example: problemExample(
+      502,
+      'the github service https://api.github.com did not start the build: 403 Resource not accessible by integration',
+    ),
   })
   @ApiServiceUnavailableResponse({
     type: ProblemDto,
     description: 'The CI service is rate-limited (or the database did not answer in time)',
     headers: RETRY_AFTER,
+    example: problemExample(
+      503,
+      'the github service https://api.github.com is rate-limited until 2024-05-01T13:00:00.000Z: 403 API rate limit exceeded',
+    ),
   })
-  @ApiGatewayTimeoutResponse({ type: ProblemDto, description: 'The CI service did not answer in time' })
+  @ApiGatewayTimeoutResponse({
+    type: ProblemDto,
+    description: 'The CI service did not answer in time',
+    example: problemExample(
+      504,
+      'the github service https://api.github.com did not answer in time: no answer within 30 s',
+    ),
+  })
   async trigger(
     @Param() { instance_uuid }: InstanceUuidParam,
     @CurrentUser() user: AuthUser,
@@ -105,20 +133,36 @@ export class TestRunsController {
       },
     },
   })
-  @ApiConflictResponse({ type: ProblemDto, description: 'The CI service serves no logs here' })
+  @ApiConflictResponse({
+    type: ProblemDto,
+    description: 'The CI service serves no logs here',
+    example: problemExample(409, "No log of build '42' here: the drone service cannot serve build logs"),
+  })
   @ApiResponse({
     status: 502,
     type: ProblemDto,
     description: 'The CI service refused the log, or broke it off: its status and message',
+    example: problemExample(
+      502,
+      'the jenkins service https://ci.example.org did not send the log: 404 Not Found',
+    ),
   })
   @ApiServiceUnavailableResponse({
     type: ProblemDto,
     description: 'The CI service is rate-limited (or the database did not answer in time)',
     headers: RETRY_AFTER,
+    example: problemExample(
+      503,
+      'the github service https://api.github.com is rate-limited until 2024-05-01T13:00:00.000Z: 403 API rate limit exceeded',
+    ),
   })
   @ApiGatewayTimeoutResponse({
     type: ProblemDto,
     description: 'The CI service did not answer, or paused longer than UPSTREAM_TIMEOUT_SECONDS',
+    example: problemExample(
+      504,
+      'the travis service https://api.travis-ci.com broke off the log: no data for 30 s',
+    ),
   })
   async log(
     @Param() { instance_uuid, build_id }: BuildParams,
