@@ -146,7 +146,8 @@ describe(`periodic re-runs (${testDatabase()})`, () => {
     // The submitter is subscribed to everything already; the subscriber here wants failures.
     await t.http.put(`/workflows/${uuid}/subscribe`).set(auth()).send(['BUILD_FAILED']).expect(204);
 
-    await cycle();
+    // Registered instances are first checked within the refresh interval.
+    await cycle(20 * 60_000);
     expect((await t.http.get(`/workflows/${uuid}/badge.json`).expect(200)).body).toMatchObject({
       message: 'passing',
       color: 'brightgreen',
@@ -181,7 +182,8 @@ describe(`periodic re-runs (${testDatabase()})`, () => {
 
   it('re-runs workflows without an interval of their own after RERUN_INTERVAL_DAYS, never while their service is paused', async () => {
     const { instanceId } = await register('default-interval');
-    await cycle();
+    // Registered instances are first checked within the refresh interval.
+    await cycle(20 * 60_000);
     await cycle(31 * DAY);
     expect(dispatchesOf('default-interval')).toEqual([]);
     const state = await dataSource.getRepository(CheckStateEntity).findOneByOrFail({ instanceId });
