@@ -573,7 +573,9 @@ describe('status pages in a real browser', () => {
     const { page, status, outside } = await open(alice, `/status/${w.runnable.workflowUuid}`);
     expect(status).toBe(200);
     const row = page.locator('tbody tr').first();
-    expect(await row.locator('td[data-label="Log"]').innerText()).toBe('Log of build 7100_1');
+    expect(await row.getByRole('link', { name: 'Log of build 7100_1' }).getAttribute('href')).toBe(
+      `/instances/${w.runnable.instances[0].uuid}/builds/7100_1/logs`,
+    );
     expect(await axe(page)).toEqual([]);
     await page.screenshot({ path: `${SCREENSHOTS}/status-run-tests.png`, fullPage: true });
     await page.getByRole('button', { name: 'Run tests now' }).click();
