@@ -94,6 +94,42 @@ describe(`extension: a CI service registered by a test module (${testDatabase()}
     expect(drone.requests.at(-1)?.headers.authorization).toBe(`Bearer ${TOKEN}`);
   });
 
+  it("asks its class for its links, its builds' start and its logs: the status page links Drone's pages", async () => {
+    const key = `repo-${randomUUID().slice(0, 8)}`;
+    drone.setRepo(`octo/${key}`, [
+      { number: 7, status: 'success', started: 1_704_103_200, finished: 1_704_103_290 },
+    ]);
+    const created = await t.http
+      .post('/users/current/workflows')
+      .set(auth)
+      .send({ roc_link: droneCrate(key), version: '1' });
+    expect(created.status).toBe(201);
+    const { uuid } = created.body as { uuid: string };
+    await t.app.get(RefreshScheduler).tick(new Date(Date.now() + 1000));
+
+    const page = await t.http.get(`/status/${uuid}`).set(auth);
+    expect(page.status).toBe(200);
+    // The resource's page is the class's to tell (docs/extending.md): Drone's repository page.
+    expect(page.text).toContain(`<a href="${drone.url}/octo/${key}">drone: repos/octo/${key}</a>`);
+    expect(page.text).toContain(`<a href="${drone.url}/octo/${key}/7">Build 7</a>`);
+    const suites = await t.http.get(`/workflows/${uuid}/suites`).set(auth).expect(200);
+    const instance = (suites.body as { items: { instances: { uuid: string }[] }[] }).items[0].instances[0]
+      .uuid;
+    expect(page.text).toContain(`href="/instances/${instance}/builds/7/logs"`);
+    expect(page.text).toContain(`action="/status/${uuid}/instances/${instance}/builds"`);
+
+    const started = await t.http.post(`/instances/${instance}/builds`).set(auth);
+    expect(started.status).toBe(202);
+    expect(started.body).toMatchObject({ instance, how: 'build' });
+    expect(drone.triggers.at(-1)).toMatchObject({ slug: `octo/${key}` });
+    // Drone keeps its logs as JSON per step: its client serves none, and says so.
+    const log = await t.http.get(`/instances/${instance}/builds/7/logs`).set(auth);
+    expect(log.status).toBe(409);
+    expect(log.body).toMatchObject({
+      detail: expect.stringContaining('the drone service cannot serve build logs'),
+    });
+  });
+
   it('lists it in the enum of a test service type in the OpenAPI document', async () => {
     const document = await t.http.get('/docs-json');
     const schema = (
