@@ -578,25 +578,38 @@ describe('status pages in a real browser', () => {
     );
     expect(await axe(page)).toEqual([]);
     await page.screenshot({ path: `${SCREENSHOTS}/status-run-tests.png`, fullPage: true });
-    await page.getByRole('button', { name: 'Run tests now' }).click();
-    // The form's POST answers 303 back to the page.
-    await page.waitForURL(`${t.baseUrl}/status/${w.runnable.workflowUuid}`);
-    expect(fake.dispatches).toEqual([{ owner: 'org', repo: 'atlas', workflow: 'ci.yml', ref: 'main' }]);
-    // A second click within 10 minutes: the 429 page says when to try again.
-    await page.getByRole('button', { name: 'Run tests now' }).click();
-    await page.waitForLoadState('load');
-    expect(await page.locator('h1').innerText()).toBe('429 Too Many Requests');
-    expect(await page.locator('main').innerText()).toContain('at most one start per instance per 10 minutes');
-    await page.screenshot({ path: `${SCREENSHOTS}/status-run-tests-again.png`, fullPage: true });
-    expect(fake.dispatches).toHaveLength(1);
-
-    await page.goto(`${t.baseUrl}/status/${w.runnable.workflowUuid}`);
     await page.getByRole('link', { name: 'Log of build 7100_1' }).click();
     await page.waitForLoadState('load');
     expect(await page.locator('body').innerText()).toContain(
       'Tool atlas_filter failed: reference data moved',
     );
     await page.screenshot({ path: `${SCREENSHOTS}/status-build-log.png` });
+    await page.goBack();
+    const posted = () =>
+      page.waitForResponse(
+        (response) => response.request().method() === 'POST' && /\/builds$/.test(response.url()),
+      );
+    const [started] = await Promise.all([
+      posted(),
+      page.getByRole('button', { name: 'Run tests now' }).click(),
+    ]);
+    // The form's POST answers 303 back to the page.
+    expect(started.status()).toBe(303);
+    await page.waitForURL(`${t.baseUrl}/status/${w.runnable.workflowUuid}`);
+    await page.waitForLoadState('load');
+    expect(fake.dispatches).toEqual([{ owner: 'org', repo: 'atlas', workflow: 'ci.yml', ref: 'main' }]);
+    // A second click within 10 minutes: the 429 page says when to try again.
+    const [again] = await Promise.all([
+      posted(),
+      page.getByRole('button', { name: 'Run tests now' }).click(),
+    ]);
+    expect(again.status()).toBe(429);
+    await page.waitForLoadState('load');
+    expect(await page.locator('h1').innerText()).toBe('429 Too Many Requests');
+    expect(await page.locator('main').innerText()).toContain('at most one start per instance per 10 minutes');
+    await page.screenshot({ path: `${SCREENSHOTS}/status-run-tests-again.png`, fullPage: true });
+    expect(fake.dispatches).toHaveLength(1);
+
     expect(outside).toEqual([]);
     await alice.close();
   });
