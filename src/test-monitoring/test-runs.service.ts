@@ -149,6 +149,13 @@ export class TestRunsService {
    */
   async trigger(instanceUuid: string, user: AuthUser): Promise<StartedBuild> {
     const instance = await this.access.editableInstance(instanceUuid, user);
+    if (instance.uncheckedReason !== null) {
+      // Registered from a crate that gave it nothing its service can check (API.md 12).
+      throw new DomainError(
+        'conflict',
+        `The test instance ${instanceUuid} is never checked (${instance.uncheckedReason}): no build can be started on it`,
+      );
+    }
     const target = (await this.registered.checkTargets([instance.id])).get(instance.id);
     if (!target) {
       throw new DomainError('not_found', `No test instance ${instanceUuid}`);

@@ -470,6 +470,58 @@ describe(`tests that run: triggers and logs (${testDatabase()})`, () => {
     });
   });
 
+  it('refuses with 409 an instance registered as never checked, and sends nothing', async () => {
+    const path = `/unchecked-${randomUUID()}.crate.zip`;
+    links.route(path, {
+      kind: 'bytes',
+      body: crateZip({
+        name: 'unchecked',
+        marker: path,
+        instances: [
+          {
+            id: '#view',
+            name: 'a view, not a job',
+            runsOn: `${TEST_TERMS}JenkinsService`,
+            url: jenkins.url,
+            resource: 'view/all',
+          },
+        ],
+      }),
+    });
+    const created = await as(alice)
+      .post('/users/current/workflows')
+      .send({ roc_link: links.url(path), version: '1' });
+    expect(created.status).toBe(201);
+    const suites = await as(alice)
+      .get(`/workflows/${(created.body as { uuid: string }).uuid}/suites`)
+      .expect(200);
+    const instance = (suites.body as { items: { instances: { uuid: string }[] }[] }).items[0].instances[0]
+      .uuid;
+    const sent = jenkins.requests.length;
+    const refused = await as(alice).post(`/instances/${instance}/builds`);
+    expect(refused.status).toBe(409);
+    expect(refused.body).toMatchObject({ detail: expect.stringContaining('is never checked') });
+    expect(jenkins.requests).toHaveLength(sent);
+  });
+
+  it('starts a build from the status page only from a page of this service (CSRF), then goes back to the page', async () => {
+    const wf = await register('from-the-page');
+    const action = `/status/${wf.uuid}/instances/${wf.jenkins}/builds`;
+    const forged = await t.http
+      .post(action)
+      .set('Cookie', `session=${alice}`)
+      .set('Origin', 'https://attacker.example');
+    expect(forged.status).toBe(403);
+    expect(forged.headers['content-type']).toMatch(/^text\/html/);
+    const anonymous = await t.http.post(action).set('Origin', t.baseUrl);
+    expect(anonymous.status).toBe(401);
+    const builds = jenkins.triggers.length;
+    const started = await t.http.post(action).set('Cookie', `session=${alice}`).set('Origin', t.baseUrl);
+    expect(started.status).toBe(303);
+    expect(started.headers.location).toBe(`/status/${wf.uuid}`);
+    expect(jenkins.triggers).toHaveLength(builds + 1);
+  });
+
   it('keeps a trigger in the check state of the instance it started', async () => {
     const wf = await register('counted');
     await as(alice).post(`/instances/${wf.jenkins}/builds`).expect(202);
