@@ -1,7 +1,8 @@
 import { Injectable, Logger } from '@nestjs/common';
 import { DomainError } from '../common/errors/domain-error.js';
 import { AppConfig } from '../config/app-config.js';
-import type { BuildSelection } from './build-selection.js';
+import type { CheckTarget } from '../workflows/index.js';
+import { buildSelectionOf } from './build-selection.js';
 import { BuildsRepository } from './builds.repository.js';
 import { CheckStateRepository } from './check-state.repository.js';
 import {
@@ -14,15 +15,6 @@ import {
 
 /** API.md 11: at most one trigger per instance in this long, whoever asks (an owner, an admin, the re-runs). */
 export const TRIGGER_SPACING_MS = 10 * 60_000;
-
-/** What starting a build of an instance needs to know of it. */
-export interface TriggerTarget {
-  instanceId: number;
-  resource: string;
-  service: { id: number; type: string; url: string };
-  /** The builds of its version (API.md 7.2): the ref the build runs on. */
-  selection: BuildSelection;
-}
 
 /**
  * Starts builds on the CI services (API.md 11), for the trigger route and the periodic re-runs
@@ -50,7 +42,7 @@ export class BuildTriggers {
    * periodic re-run (`periodic`) the service refused: that one waits for its next due time rather
    * than asking again at every cycle (a rate limit pauses the service instead).
    */
-  async start(target: TriggerTarget, now: Date, notBefore: Date, periodic = false): Promise<TriggerHow> {
+  async start(target: CheckTarget, now: Date, notBefore: Date, periodic = false): Promise<TriggerHow> {
     let client: TestingService;
     try {
       client = this.services.for(target.service.type);
@@ -58,7 +50,7 @@ export class BuildTriggers {
       throw new DomainError('conflict', `No client for the testing service type '${target.service.type}'`);
     }
     const at = new Date(Math.floor(now.getTime() / 1000) * 1000);
-    const taken = await this.checkStates.takeTrigger(target.instanceId, at, notBefore);
+    const taken = await this.checkStates.takeTrigger(target.id, at, notBefore);
     if (taken === undefined) {
       throw new DomainError(
         'conflict',
@@ -77,29 +69,27 @@ export class BuildTriggers {
     }
     let result: TriggerResult;
     try {
-      const [latest] = await this.builds.latestBuilds(target.instanceId, 1);
+      const [latest] = await this.builds.latestBuilds(target.id, 1);
       result = await client.triggerBuild({
         serviceUrl: target.service.url,
         resource: target.resource,
         credentials: findConfiguredService(this.config.monitoring.services, client.type, target.service.url),
-        selection: target.selection,
+        selection: buildSelectionOf(target.version),
         latestBuildId: latest?.buildId,
         now,
       });
     } catch (error) {
       if (!periodic) {
-        await this.checkStates.giveBackTrigger(target.instanceId, at, taken.previous);
+        await this.checkStates.giveBackTrigger(target.id, at, taken.previous);
       }
       throw error;
     }
     if (result.kind === 'triggered') {
-      this.logger.log(
-        `started a build (${result.how}) of instance ${target.instanceId} on ${target.service.url}`,
-      );
+      this.logger.log(`started a build (${result.how}) of instance ${target.id} on ${target.service.url}`);
       return result.how;
     }
     if (!periodic || result.kind === 'rate_limited') {
-      await this.checkStates.giveBackTrigger(target.instanceId, at, taken.previous);
+      await this.checkStates.giveBackTrigger(target.id, at, taken.previous);
     }
     if (result.kind === 'rate_limited') {
       this.logger.warn(
@@ -112,7 +102,7 @@ export class BuildTriggers {
 
   private errorOf(
     result: Exclude<TriggerResult, { kind: 'triggered' }>,
-    target: TriggerTarget,
+    target: CheckTarget,
     now: Date,
   ): DomainError {
     const service = `the ${target.service.type} service ${target.service.url}`;

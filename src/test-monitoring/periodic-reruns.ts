@@ -2,7 +2,6 @@ import { Injectable, Logger } from '@nestjs/common';
 import { DomainError } from '../common/errors/domain-error.js';
 import { AppConfig } from '../config/app-config.js';
 import { RegisteredInstances, type CheckTarget } from '../workflows/index.js';
-import { buildSelectionOf } from './build-selection.js';
 import { BuildTriggers } from './build-triggers.js';
 import { CheckStateRepository } from './check-state.repository.js';
 
@@ -72,17 +71,7 @@ export class PeriodicReruns {
 
   private async rerun(target: CheckTarget, now: Date, cutoff: Date): Promise<boolean> {
     try {
-      const how = await this.triggers.start(
-        {
-          instanceId: target.id,
-          resource: target.resource,
-          service: target.service,
-          selection: buildSelectionOf(target.version),
-        },
-        now,
-        cutoff,
-        true,
-      );
+      const how = await this.triggers.start(target, now, cutoff, true);
       this.logger.log(`periodic re-run (${how}) of instance ${target.id}`);
       return true;
     } catch (error) {

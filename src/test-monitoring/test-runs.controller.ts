@@ -30,6 +30,17 @@ const RETRY_AFTER = {
   },
 };
 
+/** The 503 of both operations: the CI service's rate limit pauses it. */
+const RATE_LIMITED = {
+  type: ProblemDto,
+  description: 'The CI service is rate-limited (or the database did not answer in time)',
+  headers: RETRY_AFTER,
+  example: problemExample(
+    503,
+    'the github service https://api.github.com is rate-limited until 2024-05-01T13:00:00.000Z: 403 API rate limit exceeded',
+  ),
+};
+
 /** Tests that run (API.md 11): builds started on the CI services. */
 @RegistryReads()
 @ApiTags(TAGS.status)
@@ -88,15 +99,7 @@ export class TestRunsController {
       'the github service https://api.github.com did not start the build: 403 Resource not accessible by integration',
     ),
   })
-  @ApiServiceUnavailableResponse({
-    type: ProblemDto,
-    description: 'The CI service is rate-limited (or the database did not answer in time)',
-    headers: RETRY_AFTER,
-    example: problemExample(
-      503,
-      'the github service https://api.github.com is rate-limited until 2024-05-01T13:00:00.000Z: 403 API rate limit exceeded',
-    ),
-  })
+  @ApiServiceUnavailableResponse(RATE_LIMITED)
   @ApiGatewayTimeoutResponse({
     type: ProblemDto,
     description: 'The CI service did not answer in time',
@@ -147,15 +150,7 @@ export class TestRunsController {
       'the jenkins service https://ci.example.org did not send the log: 404 Not Found',
     ),
   })
-  @ApiServiceUnavailableResponse({
-    type: ProblemDto,
-    description: 'The CI service is rate-limited (or the database did not answer in time)',
-    headers: RETRY_AFTER,
-    example: problemExample(
-      503,
-      'the github service https://api.github.com is rate-limited until 2024-05-01T13:00:00.000Z: 403 API rate limit exceeded',
-    ),
-  })
+  @ApiServiceUnavailableResponse(RATE_LIMITED)
   @ApiGatewayTimeoutResponse({
     type: ProblemDto,
     description: 'The CI service did not answer, or paused longer than UPSTREAM_TIMEOUT_SECONDS',

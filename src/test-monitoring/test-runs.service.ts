@@ -5,7 +5,6 @@ import { Clock } from '../common/clock.js';
 import { DomainError } from '../common/errors/domain-error.js';
 import { AppConfig } from '../config/app-config.js';
 import { RegisteredInstances, WorkflowAccess } from '../workflows/index.js';
-import { buildSelectionOf } from './build-selection.js';
 import { BuildTriggers, TRIGGER_SPACING_MS } from './build-triggers.js';
 import { BuildsRepository } from './builds.repository.js';
 import { CheckStateRepository } from './check-state.repository.js';
@@ -161,16 +160,7 @@ export class TestRunsService {
       throw new DomainError('not_found', `No test instance ${instanceUuid}`);
     }
     const now = new Date(this.clock.nowMs());
-    const how = await this.triggers.start(
-      {
-        instanceId: target.id,
-        resource: target.resource,
-        service: target.service,
-        selection: buildSelectionOf(target.version),
-      },
-      now,
-      new Date(now.getTime() - TRIGGER_SPACING_MS),
-    );
+    const how = await this.triggers.start(target, now, new Date(now.getTime() - TRIGGER_SPACING_MS));
     await this.rechecks.now([instance.id]);
     return { instanceUuid, requested: now, how };
   }

@@ -123,10 +123,8 @@ describe(`periodic re-runs with two copies on one ${testDatabase()}`, () => {
     await new Promise((resolve) => setTimeout(resolve, 4 * INTERVAL_SECONDS * 1000));
     const started = github.dispatches.map((dispatch) => `${dispatch.repo} ${String(dispatch.ref)}`).sort();
     expect(started).toEqual(Array.from({ length: INSTANCES }, (_, i) => `copies${i} main`).sort());
-    const byCopy = [a, b].map((copy) => (copy.output().match(/periodic re-run \(dispatch\)/g) ?? []).length);
     process.stdout.write(
-      `reruns-copies: ${github.dispatches.length} dispatches for ${INSTANCES} due instances, ` +
-        `started by copy a ${byCopy[0]}, copy b ${byCopy[1]}\n`,
+      `reruns-copies: ${github.dispatches.length} dispatches for ${INSTANCES} due instances\n`,
     );
   }, 180_000);
 });

@@ -73,15 +73,7 @@ export class DroneService extends HttpTestingService {
       allowPrivate: this.http.allowPrivate(request.serviceUrl),
       now: request.now ?? new Date(),
     };
-    const answer = await this.http.call(call);
-    if (answer.kind !== 'answer') {
-      return answer;
-    }
-    if (answer.status >= 200 && answer.status < 300) {
-      answer.body.resume();
-      return { kind: 'triggered', how: 'build' };
-    }
-    return this.http.fault(answer, call);
+    return this.http.start(call, 'build');
   }
 
   /** `resource` is `repos/{owner}/{name}`; one request, `GET {url}/api/repos/{owner}/{name}/builds`. */

@@ -212,15 +212,7 @@ export class GithubActionsService extends HttpTestingService {
       method: 'POST',
       url: joinUrl(request.serviceUrl, ['repos', owner, repo, 'actions', 'runs', runId, 'rerun']),
     };
-    const again = await this.http.call(rerun);
-    if (again.kind !== 'answer') {
-      return again;
-    }
-    if (again.status >= 200 && again.status < 300) {
-      again.body.resume();
-      return { kind: 'triggered', how: 'rerun' };
-    }
-    return this.http.fault(again, rerun);
+    return this.http.start(rerun, 'rerun');
   }
 
   /**

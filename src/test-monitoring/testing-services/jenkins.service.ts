@@ -107,15 +107,7 @@ export class JenkinsService extends HttpTestingService {
     if (crumb.kind !== 'crumb') {
       return crumb;
     }
-    const again = await this.http.call({ ...build, headers: { ...build.headers, ...crumb.headers } });
-    if (again.kind !== 'answer') {
-      return again;
-    }
-    if (again.status >= 200 && again.status < 300) {
-      again.body.resume();
-      return { kind: 'triggered', how: 'build' };
-    }
-    return this.http.fault(again, build);
+    return this.http.start({ ...build, headers: { ...build.headers, ...crumb.headers } }, 'build');
   }
 
   /** The build's console log, `GET {url}/{job}/{number}/consoleText`, as Jenkins sends it; `none` on a 404. */

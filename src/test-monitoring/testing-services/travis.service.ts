@@ -151,15 +151,7 @@ export class TravisService extends HttpTestingService {
       url: joinUrl(request.serviceUrl, ['repo', repository, 'requests']),
       json: { request: { branch } },
     };
-    const answer = await this.http.call(call);
-    if (answer.kind !== 'answer') {
-      return answer;
-    }
-    if (answer.status >= 200 && answer.status < 300) {
-      answer.body.resume();
-      return { kind: 'triggered', how: 'request' };
-    }
-    return this.http.fault(answer, call);
+    return this.http.start(call, 'request');
   }
 
   /**

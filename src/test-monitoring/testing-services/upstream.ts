@@ -16,6 +16,7 @@ import {
   type BuildLogResult,
   type ResourceTarget,
   type TestingService,
+  type TriggerHow,
   type TriggerRequest,
   type TriggerResult,
   type Unavailable,
@@ -353,6 +354,19 @@ export class UpstreamHttp {
     } catch {
       return undefined;
     }
+  }
+
+  /** Sends a call that starts a build: `triggered` (as `how`) on a 2xx, else its fault as a value. */
+  async start(call: UpstreamCall, how: TriggerHow): Promise<TriggerResult> {
+    const answer = await this.call(call);
+    if (answer.kind !== 'answer') {
+      return answer;
+    }
+    if (answer.status >= 200 && answer.status < 300) {
+      answer.body.resume();
+      return { kind: 'triggered', how };
+    }
+    return this.fault(answer, call);
   }
 
   /**
