@@ -27,7 +27,8 @@ if (specs.length > 0) {
     'bench',
     '--verbose',
   ];
-  const jest = spawnSync(process.execPath, only ? [...args, only] : args, {
+  // The pattern goes before --selectProjects, which would take it for a second project's name.
+  const jest = spawnSync(process.execPath, only ? [args[0], args[1], only, ...args.slice(2)] : args, {
     stdio: 'inherit',
     env: { ...process.env, NODE_NO_WARNINGS: '1' },
   });
