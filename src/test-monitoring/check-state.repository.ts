@@ -347,8 +347,8 @@ export class CheckStateRepository implements OnModuleInit {
   /**
    * Instances due a periodic re-run (API.md 11) among those of workflows with this interval (`own`)
    * or without one (the service default): whose latest build started at `cutoff` or before, with
-   * no trigger since, whose service is not paused at `now`. At most `limit`, in id order. An
-   * instance without builds has nothing to re-run.
+   * no trigger since, whose service is not paused at `now`. At most `limit`, in no particular
+   * order: the next search takes the rest. An instance without builds has nothing to re-run.
    */
   async dueReruns(
     interval: { own: boolean; days: number },
@@ -367,26 +367,17 @@ export class CheckStateRepository implements OnModuleInit {
       })
       .andWhere('(c.lastTriggerAt IS NULL OR c.lastTriggerAt <= :cutoff)', { cutoff })
       .andWhere('(p.pausedUntil IS NULL OR p.pausedUntil <= :now)', { now })
+      // The latest start of its builds, read backwards from the (instance, start) index; an
+      // instance without builds has none, and nothing to re-run.
       .andWhere((sub) => {
-        const any = sub
+        const latest = sub
           .subQuery()
-          .select('1')
+          .select('MAX(b.startedAt)')
           .from(BuildEntity, 'b')
           .where('b.instanceId = c.instanceId')
           .getQuery();
-        return `EXISTS ${any}`;
+        return `${latest} <= :cutoff`;
       })
-      .andWhere((sub) => {
-        const recent = sub
-          .subQuery()
-          .select('1')
-          .from(BuildEntity, 'r')
-          .where('r.instanceId = c.instanceId')
-          .andWhere('r.startedAt > :cutoff')
-          .getQuery();
-        return `NOT EXISTS ${recent}`;
-      })
-      .orderBy('c.instanceId', 'ASC')
       .limit(limit);
     const rows = await query.getRawMany<{ id: number | string }>();
     return rows.map((row) => Number(row.id));
