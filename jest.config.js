@@ -3,6 +3,10 @@
  * embedded SQLite database and again on a throwaway MariaDB server the harness starts,
  * and the browser check of the Swagger UI. `npm test` runs those four (scripts/run-tests.mjs).
  */
+import { availableParallelism } from 'node:os';
+
+// tsconfig.json's isolatedModules makes ts-jest transpile each file alone (half the CPU of a
+// cold run); `npm run lint` type-checks the tests with the whole program.
 const tsJest = {
   '^.+\\.ts$': [
     'ts-jest',
@@ -18,6 +22,9 @@ const common = {
 
 export default {
   testTimeout: 30000,
+  // jest's default (one worker less than the cores) runs the suite file by file on a 2-core
+  // machine, while an e2e file spends much of its time waiting on its servers and timers.
+  maxWorkers: Number(process.env.TEST_WORKERS) || Math.max(2, availableParallelism()),
   // Test files run in a worker that is replaced once it holds more than this after a file: ESM
   // test modules are never freed, and a whole run in one process outgrew Node's heap. (Without
   // a limit, jest runs everything inside its own process on a 2-core machine.)
