@@ -24,6 +24,7 @@ import { VersionMainWorkflow1795734002929 } from '../../migrations/1795734002929
 import { CheckTimesAndTriggers1795734038184 } from '../../migrations/1795734038184-check-times-and-triggers.js';
 import { FollowedRepositories1795735901419 } from '../../migrations/1795735901419-followed-repositories.js';
 import { WorkflowRerunInterval1795746357022 } from '../../migrations/1795746357022-workflow-rerun-interval.js';
+import { VmJobsStoppedAt1795752170583 } from '../../migrations/1795752170583-vm-jobs-stopped-at.js';
 
 /**
  * Every migration, oldest first. Listed here rather than found by a file glob, so the
@@ -55,4 +56,5 @@ export const MIGRATIONS: (new () => MigrationInterface)[] = [
   CheckTimesAndTriggers1795734038184,
   FollowedRepositories1795735901419,
   WorkflowRerunInterval1795746357022,
+  VmJobsStoppedAt1795752170583,
 ];

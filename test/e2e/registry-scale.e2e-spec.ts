@@ -12,7 +12,7 @@ import {
   unindexedForeignKeys,
 } from '../support/query-plans.js';
 import { FIXTURE_CRATES } from '../support/registry.js';
-import { seededUuid, seedWorkflows } from '../support/registry-seed.mjs';
+import { seedMachines, seededUuid, seedWorkflows } from '../support/registry-seed.mjs';
 import { LIST_BATCH } from '../../src/workflows/workflows.service.js';
 
 /**
@@ -20,6 +20,8 @@ import { LIST_BATCH } from '../../src/workflows/workflows.service.js';
  * whole list takes more than two batches.
  */
 const SEEDED = 2 * LIST_BATCH + 123;
+/** Starts of nodes recorded (area C), most of them long stopped. */
+const SEEDED_STARTS = 3000;
 /** A workflow in the middle, neither first nor last by any order. */
 const READ = 217;
 
@@ -48,6 +50,9 @@ describe(`the registry at scale: indexes, query plans, the whole list (${testDat
         archive: { sha256, size: bytes.length },
         serviceUrl: 'http://127.0.0.1:9',
       }),
+    );
+    await dataSource.transaction((tx) =>
+      seedMachines((sql, params) => tx.query(sql, params), { count: SEEDED_STARTS }),
     );
     if (testDatabase() === 'mariadb') {
       // Statistics as a server that has seen the rows would have them.

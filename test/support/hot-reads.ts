@@ -6,11 +6,14 @@ import { BuildsRepository } from '../../src/test-monitoring/builds.repository.js
 import { CheckStateRepository } from '../../src/test-monitoring/check-state.repository.js';
 import { RegisteredInstances } from '../../src/workflows/registered-instances.js';
 import { FollowsRepository } from '../../src/workflows/follow/follows.repository.js';
+import { AddressesRepository } from '../../src/orchestration/addresses.repository.js';
+import { JobsRepository } from '../../src/orchestration/jobs.repository.js';
+import { QuotasService } from '../../src/orchestration/quotas.service.js';
 import type { TestApp } from './create-test-app.js';
-import { SEEDED_MAIN_WORKFLOW, SEEDED_VERSION, seededUuid } from './registry-seed.mjs';
+import { SEEDED_MACHINES_OWNER, SEEDED_MAIN_WORKFLOW, SEEDED_VERSION, seededUuid } from './registry-seed.mjs';
 
 /**
- * The hot reads of area B, as the query-plan test (test/e2e/query-plans.e2e-spec.ts) runs them
+ * The hot reads of areas B and C, as the query-plan test (test/e2e/registry-scale.e2e-spec.ts) runs them
  * against a seeded registry: over HTTP with the owner's token (`path`, answered 200), or by
  * calling the app (`run`). Every statement they send must be served by indexes: add a new
  * read here and the test checks its plans on SQLite and MariaDB.
@@ -208,6 +211,55 @@ export const HOT_READS: HotRead[] = [
       const cutoff = new Date(now.getTime() - 30 * 24 * 3600_000);
       await states.rerunIntervalsInUse();
       await states.dueReruns({ own: true, days: 30 }, cutoff, now, 50);
+    },
+  },
+  {
+    name: "a start's quota check: the nodes, vCPUs and RAM its owner holds",
+    run: async (t) => {
+      const jobs = t.app.get(JobsRepository, { strict: false });
+      const refused = new Error('plan: refused');
+      const start = {
+        id: 'plan-quota-check',
+        cloud: 'plan',
+        ownerId: SEEDED_MACHINES_OWNER,
+        ownerName: 'plan',
+        request: { name: 'plan', image: 'plan', size: 'plan' },
+        vcpus: 1,
+        ramMib: 512,
+        now: new Date(),
+      };
+      // Refused after the count, so nothing is recorded and the read can run again.
+      await jobs
+        .create(start, () => {
+          throw refused;
+        })
+        .catch((error: unknown) => {
+          if (error !== refused) {
+            throw error;
+          }
+        });
+    },
+  },
+  { name: 'usage over the default window', path: () => '/api/v1/usage' },
+  {
+    name: "a user's usage over a week (their own starts)",
+    run: (t) => {
+      const to = new Date();
+      const from = new Date(to.getTime() - 7 * 24 * 3600_000);
+      const owner = { id: SEEDED_MACHINES_OWNER, username: 'owner0', admin: false };
+      return t.app.get(QuotasService, { strict: false }).usage(owner, from, to);
+    },
+  },
+  { name: "a user's quota", path: () => '/api/v1/users/1/quota' },
+  { name: 'key pairs of the dummy cloud', path: () => '/api/v1/keypairs' },
+  {
+    name: "a node's public address: the lookup, the attach, the release, the stop's record",
+    run: async (t) => {
+      const addresses = t.app.get(AddressesRepository, { strict: false });
+      await addresses.find('plan-0', 'node-7');
+      await addresses.attached('plan-0', 'node-7', '198.18.0.7');
+      await addresses.remove('plan-1', 'node-missing');
+      await t.app.get(JobsRepository, { strict: false }).markStopped('plan-1', 'node-missing', new Date());
     },
   },
 ];

@@ -1,8 +1,8 @@
 import type { DataSource } from 'typeorm';
 
 /**
- * The tables that grow with the registry and its monitoring: a read that scans one of them
- * costs more with every workflow registered.
+ * The tables that grow with the registry, its monitoring and the machines started: a read that
+ * scans one of them costs more with every workflow registered or node started.
  */
 export const GROWING_TABLES = [
   'users',
@@ -23,6 +23,10 @@ export const GROWING_TABLES = [
   'github_workflow_instances',
   'followed_repositories',
   'followed_refs',
+  'vm_jobs',
+  'user_quotas',
+  'vm_addresses',
+  'dummy_key_pairs',
 ] as const;
 
 export interface CapturedQuery {

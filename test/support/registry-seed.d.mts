@@ -15,3 +15,5 @@ export function seedWorkflows(
     isPublic?: boolean;
   },
 ): Promise<void>;
+export const SEEDED_MACHINES_OWNER: number;
+export function seedMachines(exec: Exec, options: { count: number; now?: Date }): Promise<void>;

@@ -222,3 +222,84 @@ export async function seedWorkflows(
     );
   }
 }
+
+/** The owner id of the seeded starts: nobody's, so the users' own reads find none of them. */
+export const SEEDED_MACHINES_OWNER = 1_000_000;
+
+/**
+ * Seeds what area C keeps of `count` starts as years of use would leave them: the starts (most of them
+ * stopped long ago, spread over many owners with quotas, a few held), their public addresses, and
+ * key pairs of other dummy clouds. Run it inside a transaction.
+ */
+export async function seedMachines(exec, { count, now = new Date() }) {
+  const hour = 3600_000;
+  // The owners, with quotas of their own, among many more users who started nothing.
+  const owners = Array.from({ length: 2000 }, (_, k) => SEEDED_MACHINES_OWNER + k);
+  await insertRows(
+    exec,
+    'users',
+    ['id', 'username', 'password_hash', 'roles'],
+    owners.map((id, k) => [id, `owner${k}`, '!', 'user']),
+  );
+  await insertRows(
+    exec,
+    'user_quotas',
+    ['user_id', 'max_nodes', 'max_vcpus', 'max_ram_mib'],
+    owners.map((id) => [id, 10, 40, 65_536]),
+  );
+  const jobs = [];
+  const addresses = [];
+  for (let i = 0; i < count; i++) {
+    const created = new Date(now.getTime() - (count - i) * 6 * hour);
+    const held = i % 50 === 0;
+    jobs.push([
+      `f0000000-0000-4000-8000-${i.toString(16).padStart(12, '0')}`,
+      `plan-${i % 7}`,
+      SEEDED_MACHINES_OWNER + (i % 97),
+      `owner${i % 97}`,
+      'done',
+      1 + (i % 4),
+      512 * (1 + (i % 4)),
+      held ? null : datetime(new Date(created.getTime() + 2 * hour)),
+      '{"name":"plan","image":"plan","size":"plan"}',
+      `node-${i}`,
+      datetime(created),
+    ]);
+    if (held) {
+      addresses.push([
+        `plan-${i % 7}`,
+        `node-${i}`,
+        `198.18.${(i >> 8) & 255}.${i & 255}`,
+        datetime(created),
+      ]);
+    }
+  }
+  await insertRows(
+    exec,
+    'vm_jobs',
+    [
+      'id',
+      'cloud',
+      'owner_id',
+      'owner_name',
+      'state',
+      'vcpus',
+      'ram_mib',
+      'stopped_at',
+      'request',
+      'node_id',
+      'created_at',
+    ],
+    jobs,
+  );
+  await insertRows(exec, 'vm_addresses', ['cloud', 'node_id', 'address', 'created_at'], addresses);
+  const clouds = Array.from({ length: 20 }, (_, c) => [`plan-keys-${c}`, 1]);
+  await insertRows(exec, 'dummy_clouds', ['name', 'next_id'], clouds);
+  const keys = [];
+  for (const [cloud] of clouds) {
+    for (let k = 0; k < 50; k++) {
+      keys.push([cloud, `owner${k}.key`, `SHA256:plan${k}`, 'ssh-ed25519 AAAA plan']);
+    }
+  }
+  await insertRows(exec, 'dummy_key_pairs', ['cloud', 'name', 'fingerprint', 'public_key'], keys);
+}

@@ -18,6 +18,7 @@ export type JobState = (typeof JOB_STATES)[number];
 @Index('IDX_vm_jobs_owner_stopped', ['ownerId', 'stoppedAt'])
 @Index('IDX_vm_jobs_cloud_node', ['cloud', 'nodeId'])
 @Index('IDX_vm_jobs_created_at', ['createdAt'])
+@Index('IDX_vm_jobs_stopped_at', ['stoppedAt', 'createdAt'])
 export class VmJobEntity {
   @PrimaryColumn({ type: 'varchar', length: 36 })
   id!: string;
