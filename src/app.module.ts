@@ -9,6 +9,7 @@ import { HealthModule } from './health/health.module.js';
 import { MetricsModule } from './metrics/metrics.module.js';
 import { NotificationsModule } from './notifications/index.js';
 import { OrchestrationModule } from './orchestration/index.js';
+import { RegistriesModule } from './registries/index.js';
 import { StatusPagesModule } from './status-pages/status-pages.module.js';
 import { TestMonitoringModule } from './test-monitoring/index.js';
 import { TrsModule } from './trs/index.js';
@@ -30,6 +31,7 @@ export class AppModule {
         // GET /workflows/issues.html (a page) must come before GET /workflows/{wf_uuid}.
         StatusPagesModule,
         WorkflowsModule,
+        RegistriesModule,
         TestMonitoringModule,
         OrchestrationModule,
         NotificationsModule,

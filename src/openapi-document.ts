@@ -136,7 +136,9 @@ const ERROR_SCHEMA_OF: Record<Area, ErrorArea> = {
  * filters pick it), unless the operation documents that status itself.
  */
 function addInfrastructureFaults(path: string, method: string, operation: OperationObject): void {
-  const schema = ERROR_SCHEMA_OF[areaOf(path.replace(/\{[^}]*\}/g, 'x'))];
+  const schema = usesOAuthErrors(operation)
+    ? 'OAuthErrorDto'
+    : ERROR_SCHEMA_OF[areaOf(path.replace(/\{[^}]*\}/g, 'x'))];
   const mediaType = schema === 'ProblemDto' ? 'application/problem+json' : 'application/json';
   const content = (status: number, message: string): ResponseObject['content'] => ({
     [mediaType]: {
@@ -165,6 +167,16 @@ function addInfrastructureFaults(path: string, method: string, operation: Operat
       content: content(507, STORAGE_FULL),
     };
   }
+}
+
+/** The token endpoint answers its faults in RFC 6749's shape, whatever the area of its path. */
+function usesOAuthErrors(operation: OperationObject): boolean {
+  return Object.values(operation.responses).some((response) =>
+    Object.values((response as ResponseObject).content ?? {}).some(
+      (media) =>
+        media.schema !== undefined && '$ref' in media.schema && media.schema.$ref.endsWith('/OAuthErrorDto'),
+    ),
+  );
 }
 
 /**
@@ -300,8 +312,15 @@ function describe(operation: OperationObject): string {
   return `${operation.summary ?? ''}. ${who}`.replace(/^\. /, '');
 }
 
-type ErrorArea = 'AuthErrorDto' | 'ProblemDto' | 'EnvelopeErrorDto' | 'TrsErrorDto';
-const ERROR_SCHEMAS = new Set<string>(['AuthErrorDto', 'ProblemDto', 'EnvelopeErrorDto', 'TrsErrorDto']);
+/** The error bodies: the three areas', TRS's, and RFC 6749 5.2's of the OAuth2 token endpoint. */
+type ErrorArea = 'AuthErrorDto' | 'ProblemDto' | 'EnvelopeErrorDto' | 'TrsErrorDto' | 'OAuthErrorDto';
+const ERROR_SCHEMAS = new Set<string>([
+  'AuthErrorDto',
+  'ProblemDto',
+  'EnvelopeErrorDto',
+  'TrsErrorDto',
+  'OAuthErrorDto',
+]);
 
 /**
  * Swagger UI's "Try it out" fills every parameter that has an example (or whose schema has one)
@@ -414,7 +433,21 @@ function exampleMatches(area: ErrorArea, status: number, example: unknown): bool
       return body.status_code === status;
     case 'TrsErrorDto':
       return body.code === status;
+    case 'OAuthErrorDto':
+      // RFC 6749's body has no status: a code is right for every status it may come with.
+      return typeof body.error === 'string';
   }
+}
+
+/** The RFC 6749 code the token endpoint answers with a status (see OAuthErrorFilter). */
+function oauthCodeOf(status: number): string {
+  if (status === 401) {
+    return 'invalid_client';
+  }
+  if (status === 429 || status === 503) {
+    return 'temporarily_unavailable';
+  }
+  return status < 500 ? 'invalid_request' : 'server_error';
 }
 
 const TOKEN_REQUIRED =
@@ -475,6 +508,8 @@ export function errorExample(
       return { ...authErrorExample(status, message) };
     case 'ProblemDto':
       return { ...problemExample(status, message, fields) };
+    case 'OAuthErrorDto':
+      return { error: oauthCodeOf(status), error_description: status === 401 ? description : message };
     case 'EnvelopeErrorDto': {
       const [short, long] = ENVELOPE_PHRASES[status] ?? [titleOf(status), titleOf(status)];
       return {

@@ -37,9 +37,10 @@ export function prefixOf(key: string): string | undefined {
 export class ApiKeyHasher {
   private readonly pepper: Buffer;
 
-  constructor(serverSecret: string) {
+  /** `purpose` gives each kind of secret hashed this way a pepper of its own (API keys, registry clients). */
+  constructor(serverSecret: string, purpose = 'api-key hashing v1') {
     // A key of its own, so that the hashes are not HMACs under the very key that signs tokens.
-    this.pepper = createHmac('sha256', serverSecret).update('api-key hashing v1').digest();
+    this.pepper = createHmac('sha256', serverSecret).update(purpose).digest();
   }
 
   /** Hex HMAC-SHA256 of the key. */

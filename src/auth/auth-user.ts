@@ -13,6 +13,13 @@ export interface AuthUser {
   /** Token expiry, seconds since the epoch; an API key's expiry, or 0 when it has none. */
   exp: number;
   via: TokenCarrier;
+  /**
+   * What the credentials may do (API.md 10.1): a registry token holds the scopes it was granted;
+   * absent for a person's own credentials, which hold PERSON_SCOPES (see scopes.ts).
+   */
+  scopes?: ReadonlySet<string>;
+  /** Set when a registry's client token came: the caller acts for that registry. */
+  registry?: { id: number; uuid: string };
 }
 
 export function hasRole(user: AuthUser, ...roles: Role[]): boolean {

@@ -1,5 +1,5 @@
 import { Module } from '@nestjs/common';
-import { APP_GUARD } from '@nestjs/core';
+import { APP_GUARD, DiscoveryModule } from '@nestjs/core';
 import { JwtModule } from '@nestjs/jwt';
 import { PassportModule } from '@nestjs/passport';
 import { TypeOrmModule } from '@nestjs/typeorm';
@@ -20,12 +20,14 @@ import { JwtAuthGuard } from './jwt-auth.guard.js';
 import { JwtStrategy } from './jwt.strategy.js';
 import { PasswordHasher } from './password-hasher.js';
 import { RolesGuard } from './roles.guard.js';
+import { ScopesGuard } from './scopes.guard.js';
 import { UsersController } from './users.controller.js';
 import { UsersRepository } from './users.repository.js';
 import { UsersService } from './users.service.js';
 
 @Module({
   imports: [
+    DiscoveryModule,
     PassportModule,
     JwtModule.registerAsync({
       inject: [AppConfig],
@@ -54,8 +56,9 @@ import { UsersService } from './users.service.js';
     ApiKeysService,
     ApiKeyStrategy,
     { provide: APP_GUARD, useClass: JwtAuthGuard },
+    { provide: APP_GUARD, useClass: ScopesGuard },
     { provide: APP_GUARD, useClass: RolesGuard },
   ],
-  exports: [AuthService, UsersService],
+  exports: [AuthService, UsersService, ApiKeyHasher],
 })
 export class AuthModule {}

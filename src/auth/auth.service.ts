@@ -6,7 +6,7 @@ import { AppConfig } from '../config/app-config.js';
 import { Clock } from '../common/clock.js';
 import { DomainError } from '../common/errors/domain-error.js';
 import type { AuthUser, TokenCarrier } from './auth-user.js';
-import { LoginAttempts } from './login-attempts.js';
+import { LoginAttempts, type Admission } from './login-attempts.js';
 import type { UserEntity } from './entities/user.entity.js';
 import { PasswordHasher } from './password-hasher.js';
 import type { Role } from './roles.js';
@@ -82,6 +82,16 @@ export class AuthService {
       // An attempt that ends in our own fault (the database) is not the caller's failure.
       admission.leave(failed);
     }
+  }
+
+  /**
+   * Admits one more check of a secret under the login limit (API.md 1.3), for the other failed
+   * authentications that must not be guessed faster than passwords (a registry client's secret):
+   * the same per-address budget as logins, plus `keys` of their own. The caller reports whether
+   * the check failed with `leave`.
+   */
+  enterAttempt(address: string, keys: string[]): Promise<Admission> {
+    return this.attempts.enter([`address:${address}`, ...keys]);
   }
 
   /** Revokes a token until its expiry. An invalid or expired token is ignored: logout always succeeds. */

@@ -1,5 +1,5 @@
-import { Injectable, type ExecutionContext } from '@nestjs/common';
-import { Reflector } from '@nestjs/core';
+import { Injectable, type ExecutionContext, type OnModuleInit } from '@nestjs/common';
+import { DiscoveryService, Reflector } from '@nestjs/core';
 import { AuthGuard } from '@nestjs/passport';
 import type { Request, Response } from 'express';
 import { openToAllOrigins } from '../common/cross-origin.js';
@@ -11,22 +11,36 @@ import { JwtStrategy } from './jwt.strategy.js';
 import { IS_OPTIONAL_AUTH } from './optional-auth.decorator.js';
 import { IS_PUBLIC } from './public.decorator.js';
 import { extractApiKey, extractToken, setSessionCookie } from './token-carriers.js';
+import { discovered } from '../common/discovered.js';
+import { NOT_THIS_KIND, RegisterTokenStrategy, type TokenStrategy } from './token-strategy.js';
 
 /**
  * The global guard: every route needs a valid token or API key unless it says @Public(). The
  * API key strategy goes first and decides every request that carries a key; the others go on
- * to the JWT strategy. An @OptionalAuth() route lets a request with no credential at all through
+ * to the registered token strategies (a registry's client tokens, see token-strategy.ts), then
+ * to the JWT strategy. Each yields the principal with its scopes (ScopesGuard checks them). An @OptionalAuth() route lets a request with no credential at all through
  * as anonymous. A caller that came with the session cookie gets it renewed on the reply.
  */
 @Injectable()
-export class JwtAuthGuard extends AuthGuard() {
+export class JwtAuthGuard extends AuthGuard() implements OnModuleInit {
+  private readonly chain: string[];
+
   constructor(
     private readonly reflector: Reflector,
     private readonly auth: AuthService,
     private readonly strategy: JwtStrategy,
+    private readonly discovery: DiscoveryService,
     apiKeys: ApiKeyStrategy,
   ) {
-    super({ defaultStrategy: [apiKeys.passportName, strategy.passportName] });
+    const chain = [apiKeys.passportName, strategy.passportName];
+    super({ defaultStrategy: chain });
+    this.chain = chain;
+  }
+
+  /** The registered token strategies join the chain once every module's providers exist. */
+  onModuleInit(): void {
+    const others = discovered<TokenStrategy>(this.discovery, RegisterTokenStrategy);
+    this.chain.splice(1, 0, ...others.map((other) => other.passportName));
   }
 
   // Not async: a request that needs no check (a public route, or anonymous where allowed) or that
@@ -77,7 +91,8 @@ export class JwtAuthGuard extends AuthGuard() {
   /** The caller, on the request; a cookie session is renewed on the reply. */
   private admit(request: Request, response: Response, user: AuthUser): true {
     request.user = user;
-    if (user.via === 'cookie') {
+    // A renewal issues a person's session token: never for a registry's token that came as the cookie.
+    if (user.via === 'cookie' && user.registry === undefined) {
       setSessionCookie(response, this.auth.issue(user).token, this.auth.sessionCookieOptions());
     }
     return true;
@@ -104,7 +119,7 @@ function reasonOf(info: unknown): string {
   if (refusal) {
     return refusal.message;
   }
-  const token = failures.find((failure) => failure !== NO_API_KEY);
+  const token = failures.find((failure) => failure !== NO_API_KEY && failure !== NOT_THIS_KIND);
   const name = token instanceof Error ? token.name : undefined;
   if (name === 'TokenExpiredError') {
     return 'The token has expired';

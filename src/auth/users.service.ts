@@ -40,6 +40,11 @@ export class UsersService {
     });
   }
 
+  /** Deletes an account made for something that then failed (a registry that could not be stored). */
+  async discard(id: number): Promise<void> {
+    await this.repo.remove(id);
+  }
+
   list(): Promise<UserEntity[]> {
     return this.repo.list();
   }

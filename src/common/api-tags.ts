@@ -17,6 +17,7 @@ export const TAGS = {
   channels: 'notification channels',
   webhooks: 'GitHub integration',
   trs: 'GA4GH TRS',
+  registries: 'registries',
   clouds: 'clouds',
   vms: 'VMs',
   assignments: 'VM assignments',
@@ -101,6 +102,13 @@ export const TAG_GROUPS: readonly TagGroup[] = [
       {
         name: TAGS.channels,
         description: `Where notifications go besides the API (e-mail, webhook, Slack), and each channel's deliveries. ${REGISTRY_ERRORS}`,
+      },
+      {
+        name: TAGS.registries,
+        description:
+          'Workflow registries such as WorkflowHub (API.md 10.1): their OAuth2 clients (`POST /oauth2/token`, errors ' +
+          "in RFC 6749's JSON), what a registry's token does for it, and a user's link to a registry. " +
+          REGISTRY_ERRORS,
       },
       {
         name: TAGS.webhooks,

@@ -22,6 +22,7 @@ import { MachinesPeopleCanUse1795731896513 } from '../../migrations/179573189651
 import { DeliveriesOutliveNotifications1795732023364 } from '../../migrations/1795732023364-deliveries-outlive-notifications.js';
 import { VersionMainWorkflow1795734002929 } from '../../migrations/1795734002929-version-main-workflow.js';
 import { CheckTimesAndTriggers1795734038184 } from '../../migrations/1795734038184-check-times-and-triggers.js';
+import { Registries1795735080206 } from '../../migrations/1795735080206-registries.js';
 import { FollowedRepositories1795735901419 } from '../../migrations/1795735901419-followed-repositories.js';
 import { WorkflowRerunInterval1795746357022 } from '../../migrations/1795746357022-workflow-rerun-interval.js';
 import { VmJobsStoppedAt1795752170583 } from '../../migrations/1795752170583-vm-jobs-stopped-at.js';
@@ -54,6 +55,7 @@ export const MIGRATIONS: (new () => MigrationInterface)[] = [
   DeliveriesOutliveNotifications1795732023364,
   VersionMainWorkflow1795734002929,
   CheckTimesAndTriggers1795734038184,
+  Registries1795735080206,
   FollowedRepositories1795735901419,
   WorkflowRerunInterval1795746357022,
   VmJobsStoppedAt1795752170583,

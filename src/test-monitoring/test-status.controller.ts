@@ -1,8 +1,11 @@
-import { Controller, Get, Param, Query } from '@nestjs/common';
+import { Controller, Get, Param, Query, Req } from '@nestjs/common';
+import type { Request } from 'express';
+import { AppConfig } from '../config/app-config.js';
 import { ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { CurrentViewer, OptionalAuth, type Viewer } from '../auth/optional-auth.decorator.js';
 import { conditional, ConditionalRead, type ConditionalReply } from '../common/conditional-read.js';
 import {
+  baseUrlOf,
   BuildDto,
   InstanceUuidParam,
   RegistryReads,
@@ -31,6 +34,7 @@ import {
 } from './dto/status-response.dto.js';
 import { TestStatusService } from './test-status.service.js';
 import { TAGS } from '../common/api-tags.js';
+import { RequireScope } from '../auth/scopes.js';
 
 /** The test status reads of area B (API.md 2.6, 2.7), with the registry's visibility rule. */
 @RegistryReads()
@@ -38,9 +42,13 @@ import { TAGS } from '../common/api-tags.js';
 @ApiTags(TAGS.status)
 @Controller()
 export class TestStatusController {
-  constructor(private readonly status: TestStatusService) {}
+  constructor(
+    private readonly status: TestStatusService,
+    private readonly config: AppConfig,
+  ) {}
 
   @Get('workflows/:wf_uuid/status')
+  @RequireScope('workflow.read')
   @ApiOperation({
     operationId: 'workflows-get-status',
     summary: 'The test status of a workflow version: aggregate, latest builds, freshness',
@@ -56,13 +64,18 @@ export class TestStatusController {
     @Param() { wf_uuid }: WorkflowUuidParam,
     @Query() { version }: WorkflowStatusQuery,
     @CurrentViewer() user: Viewer,
+    @Req() request: Request,
   ): Promise<ConditionalReply<WorkflowStatusDto>> {
     return conditional(
-      toWorkflowStatusResponse(await this.status.currentWorkflowStatus(wf_uuid, version, user)),
+      toWorkflowStatusResponse(
+        await this.status.currentWorkflowStatus(wf_uuid, version, user),
+        baseUrlOf(this.config, request),
+      ),
     );
   }
 
   @Get('workflows/:wf_uuid/history')
+  @RequireScope('workflow.read')
   @ApiOperation({
     operationId: 'workflows-get-history',
     summary: "Finished builds per day, passing and failing, over the latest version's instances",
@@ -80,6 +93,7 @@ export class TestStatusController {
   }
 
   @Get('suites/:suite_uuid/status')
+  @RequireScope('workflow.read')
   @ApiOperation({ operationId: 'suites-get-status', summary: 'The test status of a suite' })
   @ApiOkResponse({ type: SuiteStatusDto, description: 'The test status of the suite' })
   @ConditionalRead()
@@ -91,6 +105,7 @@ export class TestStatusController {
   }
 
   @Get('instances/:instance_uuid/latest-builds')
+  @RequireScope('workflow.read')
   @ApiOperation({
     operationId: 'instances-get-builds',
     summary: 'The latest builds of a test instance',
@@ -107,6 +122,7 @@ export class TestStatusController {
   }
 
   @Get('instances/:instance_uuid/stats')
+  @RequireScope('workflow.read')
   @ApiOperation({
     operationId: 'instances-get-stats',
     summary: 'Pass rate, median duration, last pass and flaky re-runs of a test instance',
@@ -126,6 +142,7 @@ export class TestStatusController {
   }
 
   @Get('instances/:instance_uuid/builds/:build_id')
+  @RequireScope('workflow.read')
   @ApiOperation({ operationId: 'instances-builds-get-by-id', summary: 'One build of a test instance' })
   @ApiOkResponse({ type: BuildDto, description: 'The build' })
   async build(

@@ -1,3 +1,4 @@
+import type { RegistrySummary } from '../workflows/index.js';
 import { Inject, Injectable } from '@nestjs/common';
 import type { Viewer } from '../auth/optional-auth.decorator.js';
 import { DomainError } from '../common/errors/domain-error.js';
@@ -49,6 +50,8 @@ export interface InstancesStatus {
 export interface VersionStatus extends InstancesStatus {
   workflow: WorkflowEntity;
   version: WorkflowVersionEntity;
+  /** The registry the workflow came from (API.md 10.1), when it did. */
+  registry?: RegistrySummary | null;
 }
 
 /** API.md 5.3: an instance's figures over the last `days` days. */
@@ -90,7 +93,8 @@ interface BadgeRead extends StatusRead {
 
 /** Who is reading, as the visibility rule tells viewers apart. */
 function viewerKey(user: Viewer): string {
-  return user === undefined ? '' : `${user.id}:${user.roles.join(',')}`;
+  // A registry's token sees what its registry sent, not what its account owns: a key of its own.
+  return user === undefined ? '' : `${user.id}:${user.roles.join(',')}:${user.registry?.id ?? ''}`;
 }
 
 /**

@@ -1,12 +1,6 @@
-import {
-  createCipheriv,
-  createDecipheriv,
-  createHash,
-  hkdfSync,
-  randomBytes,
-  timingSafeEqual,
-} from 'node:crypto';
+import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
+import { SealedBox } from '../common/sealed-box.js';
 import { AppConfig } from '../config/app-config.js';
 
 /** A new badge token, what is stored of it, and what its owner is shown. */
@@ -27,10 +21,10 @@ const TOKEN_BYTES = 32;
  */
 @Injectable()
 export class BadgeTokens {
-  private readonly key: Buffer;
+  private readonly box: SealedBox;
 
   constructor(config: AppConfig) {
-    this.key = Buffer.from(hkdfSync('sha256', config.auth.jwtSecret, '', 'workflow badge token', 32));
+    this.box = new SealedBox(config.auth.jwtSecret, 'workflow badge token');
   }
 
   issue(): IssuedBadgeToken {
@@ -48,24 +42,11 @@ export class BadgeTokens {
 
   /** The token of a sealed copy, or undefined when it cannot be opened (another JWT_SECRET). */
   unseal(sealed: string): string | undefined {
-    const [iv, tag, body] = sealed.split('.').map((part) => Buffer.from(part, 'base64url'));
-    if (!iv || !tag || !body) {
-      return undefined;
-    }
-    try {
-      const decipher = createDecipheriv('aes-256-gcm', this.key, iv);
-      decipher.setAuthTag(tag);
-      return Buffer.concat([decipher.update(body), decipher.final()]).toString('utf8');
-    } catch {
-      return undefined;
-    }
+    return this.box.unseal(sealed);
   }
 
   private seal(token: string): string {
-    const iv = randomBytes(12);
-    const cipher = createCipheriv('aes-256-gcm', this.key, iv);
-    const body = Buffer.concat([cipher.update(token, 'utf8'), cipher.final()]);
-    return [iv, cipher.getAuthTag(), body].map((part) => part.toString('base64url')).join('.');
+    return this.box.seal(token);
   }
 }
 

@@ -24,4 +24,6 @@ export const COLUMN_LENGTHS = {
   issueSeverity: 16,
   uncheckedReason: 512,
   language: 16,
+  registryIdentifier: 64,
+  originLink: 2048,
 } as const;

@@ -49,7 +49,6 @@ export { BUILD_STATUSES, type BuildStatus } from './build-status.js';
 export { latestVersionOf, versionsOf } from './workflow-versions.js';
 export { RegistryReads } from './registry-reads.decorator.js';
 export { BuildDto, LastCheckDto, toBuildResponse } from './dto/suite-response.dto.js';
-export { toIssueResponse, WorkflowRefDto } from './dto/workflow-response.dto.js';
 export { toIssueTypeResponse } from './dto/issue-types.dto.js';
 export {
   RegisterIssueCheck,
@@ -59,6 +58,23 @@ export {
   type IssueType,
 } from './checks/issue-check.js';
 export type { IssueSelection } from './checks/issue-selection.js';
+export {
+  LIFEMONITOR_API_VERSION,
+  RegistryRefDto,
+  RegistryWorkflowListDto,
+  ListedVersionDto,
+  SelfLinkDto,
+  toRegistryRef,
+  toIssueResponse,
+  toRegistryWorkflowItem,
+  toVersionHeader,
+  VersionHeaderDto,
+  VersionListMetaDto,
+  WorkflowRefDto,
+  type RegistryWorkflowView,
+} from './dto/workflow-response.dto.js';
+export { REGISTRY_DIRECTORY, type RegistryDirectory, type RegistrySummary } from './registry-directory.js';
+export { baseUrlOf } from '../common/base-url.js';
 export {
   InstanceUuidParam,
   OptionalVersionQuery,
@@ -70,7 +86,15 @@ export type { TestServiceEntity } from './entities/test-service.entity.js';
 export type { TestSuiteEntity } from './entities/test-suite.entity.js';
 export type { WorkflowVersionEntity } from './entities/workflow-version.entity.js';
 export type { WorkflowEntity } from './entities/workflow.entity.js';
-export { WorkflowsService, type ArchiveDownload, type VersionCrate } from './workflows.service.js';
+export {
+  WorkflowsService,
+  type ArchiveDownload,
+  type Registered,
+  type RegistrySource,
+  type VersionCrate,
+  type VersionStatusView,
+  type WorkflowSelection,
+} from './workflows.service.js';
 export {
   FollowedRepositoriesService,
   type RefEventOutcome,
@@ -81,3 +105,9 @@ export type { CrateFile } from './crate/crate-reader.js';
 export { folderOf, resolveInCrate } from './crate/crate-paths.js';
 export { WORKFLOW_LANGUAGES, type WorkflowLanguage } from './crate/workflow-language.js';
 export type { WorkflowSummaryView } from './dto/workflow-response.dto.js';
+export {
+  IsPublicFlag,
+  IsVersionLabel,
+  RegisteredWorkflowDto,
+  VERSION_MAX_LENGTH,
+} from './dto/register-workflow.dto.js';

@@ -20,6 +20,7 @@ import { WorkflowsService } from './workflows.service.js';
 import { TAGS } from '../common/api-tags.js';
 import { problemExample } from '../common/dto/error-bodies.dto.js';
 import { EXAMPLE } from '../common/openapi-examples.js';
+import { RequireScope } from '../auth/scopes.js';
 
 const FORBIDDEN = {
   type: ProblemDto,
@@ -42,6 +43,7 @@ export class InstancesController {
 
   @Get(':instance_uuid')
   @OptionalAuth()
+  @RequireScope('workflow.read')
   @ApiOperation({ operationId: 'instances-get-by-id', summary: 'A test instance with its service' })
   @ApiOkResponse({ type: TestInstanceDto, description: 'The test instance' })
   async get(
@@ -53,6 +55,7 @@ export class InstancesController {
   }
 
   @Put(':instance_uuid')
+  @RequireScope('workflow.write')
   @ApiOperation({
     operationId: 'instances-put',
     summary: 'Rename an instance, or point it at another resource of its service',
@@ -77,6 +80,7 @@ export class InstancesController {
 
   @Delete(':instance_uuid')
   @HttpCode(204)
+  @RequireScope('workflow.write')
   @ApiOperation({
     operationId: 'instances-delete-by-id',
     summary: 'Delete an instance, with its builds and monitoring',

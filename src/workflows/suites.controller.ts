@@ -1,7 +1,8 @@
-import { Body, Controller, Get, Param, Post } from '@nestjs/common';
+import { Body, Controller, Get, HttpCode, Param, Post, Put } from '@nestjs/common';
 import {
   ApiCreatedResponse,
   ApiForbiddenResponse,
+  ApiNoContentResponse,
   ApiOkResponse,
   ApiOperation,
   ApiTags,
@@ -11,6 +12,7 @@ import { CurrentUser } from '../auth/current-user.decorator.js';
 import { CurrentViewer, OptionalAuth, type Viewer } from '../auth/optional-auth.decorator.js';
 import { ProblemDto } from '../common/dto/error-bodies.dto.js';
 import { AddInstanceDto } from './dto/instance-requests.dto.js';
+import { UpdateSuiteDto } from './dto/register-workflow.dto.js';
 import {
   TestInstanceDto,
   TestInstanceListDto,
@@ -25,6 +27,7 @@ import { WorkflowsService } from './workflows.service.js';
 import { TAGS } from '../common/api-tags.js';
 import { problemExample } from '../common/dto/error-bodies.dto.js';
 import { EXAMPLE } from '../common/openapi-examples.js';
+import { RequireScope } from '../auth/scopes.js';
 
 /** Test suites, by uuid: reads open to anybody for public workflows; adding an instance is for the owner and admins. */
 @RegistryReads()
@@ -38,6 +41,7 @@ export class SuitesController {
 
   @Get(':suite_uuid')
   @OptionalAuth()
+  @RequireScope('workflow.read')
   @ApiOperation({
     operationId: 'suites-get-by-uuid',
     summary: 'A test suite with its definition and instances',
@@ -48,8 +52,29 @@ export class SuitesController {
     return toSuiteResponse(view.suite, view.lastChecks);
   }
 
+  @Put(':suite_uuid')
+  @HttpCode(204)
+  @RequireScope('workflow.write')
+  @ApiOperation({
+    operationId: 'suites-put',
+    summary: 'Rename a test suite (owner or admin, or the registry the workflow came from)',
+  })
+  @ApiNoContentResponse({ description: 'Updated' })
+  @ApiForbiddenResponse({
+    type: ProblemDto,
+    description: 'The workflow is public, but the caller is neither its owner nor an admin',
+  })
+  async update(
+    @Param() { suite_uuid }: SuiteUuidParam,
+    @Body() body: UpdateSuiteDto,
+    @CurrentUser() user: AuthUser,
+  ): Promise<void> {
+    await this.workflows.updateSuite(suite_uuid, body.name, user);
+  }
+
   @Get(':suite_uuid/instances')
   @OptionalAuth()
+  @RequireScope('workflow.read')
   @ApiOperation({ operationId: 'suites-get-instances', summary: 'The test instances of a suite' })
   @ApiOkResponse({ type: TestInstanceListDto, description: 'The instances of the suite' })
   async instances(
@@ -61,6 +86,7 @@ export class SuitesController {
   }
 
   @Post(':suite_uuid/instances')
+  @RequireScope('workflow.write')
   @ApiOperation({
     operationId: 'suites-post-instance',
     summary: 'Add a test instance to a suite (owner or admin)',

@@ -1,4 +1,4 @@
-import { Injectable } from '@nestjs/common';
+import { Inject, Injectable, Optional } from '@nestjs/common';
 import { hasRole, type AuthUser } from '../auth/auth-user.js';
 import type { Viewer } from '../auth/optional-auth.decorator.js';
 import { DomainError } from '../common/errors/domain-error.js';
@@ -9,11 +9,14 @@ import type { WorkflowVersionEntity } from './entities/workflow-version.entity.j
 import type { WorkflowEntity } from './entities/workflow.entity.js';
 import { BadgeTokens } from './badge-tokens.js';
 import { WorkflowsRepository } from './workflows.repository.js';
+import { REGISTRY_DIRECTORY, type RegistryDirectory, type RegistrySummary } from './registry-directory.js';
 
 export interface VisibleVersion {
   /** With its versions (each with its submitter) loaded. */
   workflow: WorkflowEntity;
   version: WorkflowVersionEntity;
+  /** The registry the workflow came from (API.md 10.1), null for one registered by link; read by visibleVersion. */
+  registry?: RegistrySummary | null;
 }
 
 export interface BadgeVersion extends VisibleVersion {
@@ -36,7 +39,18 @@ export class WorkflowAccess {
   constructor(
     private readonly repo: WorkflowsRepository,
     private readonly badgeTokens: BadgeTokens,
+    @Optional()
+    @Inject(REGISTRY_DIRECTORY)
+    private readonly registries: RegistryDirectory | null = null,
   ) {}
+
+  /** The registry a workflow came from, null for one registered by link (or whose registry is gone). */
+  async registryOf(workflow: WorkflowEntity): Promise<RegistrySummary | null> {
+    if (workflow.registryId === null || this.registries === null) {
+      return null;
+    }
+    return (await this.registries.describe(workflow.registryId)) ?? null;
+  }
 
   async visibleWorkflow(uuid: string, user: Viewer): Promise<WorkflowEntity> {
     const workflow = await this.repo.findWorkflow(uuid);
@@ -48,7 +62,8 @@ export class WorkflowAccess {
 
   /** The given version, or the latest when `version` is undefined. */
   async visibleVersion(uuid: string, version: string | undefined, user: Viewer): Promise<VisibleVersion> {
-    return versionOf(await this.visibleWorkflow(uuid, user), version);
+    const workflow = await this.visibleWorkflow(uuid, user);
+    return { ...versionOf(workflow, version), registry: await this.registryOf(workflow) };
   }
 
   /**
@@ -65,7 +80,10 @@ export class WorkflowAccess {
     const workflow = await this.repo.findWorkflow(uuid);
     if (workflow && versionsOf(workflow).length > 0) {
       if (canSee(workflow, user)) {
-        return { ...versionOf(workflow, version), audience: workflow.public ? 'shared' : 'personal' };
+        return {
+          ...versionOf(workflow, version),
+          audience: workflow.public ? 'shared' : 'personal',
+        };
       }
       if (badgeToken !== undefined && this.badgeTokens.matches(badgeToken, workflow.badgeTokenSha256)) {
         return { ...versionOf(workflow, version), audience: 'shared' };
@@ -127,6 +145,27 @@ export class WorkflowAccess {
     }
     return visible;
   }
+
+  /** A suite whose workflow the caller may change (as `editableWorkflow`). */
+  async editableSuite(uuid: string, user: AuthUser): Promise<TestSuiteEntity> {
+    const suite = await this.visibleSuite(uuid, user);
+    const workflow = loadedWorkflowOf(suite);
+    if (!canEdit(workflow, user)) {
+      throw new DomainError(
+        'forbidden',
+        `Only the owner of the workflow ${workflow.uuid} or an admin may change its test suites`,
+      );
+    }
+    return suite;
+  }
+}
+
+function loadedWorkflowOf(suite: TestSuiteEntity): WorkflowEntity {
+  const workflow = suite.version?.workflow;
+  if (!workflow) {
+    throw new Error('a suite read without its workflow');
+  }
+  return workflow;
 }
 
 /** The given version of a workflow (its versions loaded), or the latest when `version` is undefined. */
@@ -158,6 +197,13 @@ export function canSee(workflow: WorkflowEntity, user: Viewer): boolean {
   return workflow.public || (user !== undefined && canEdit(workflow, user));
 }
 
+/**
+ * A person: their own workflows (an admin: all). A registry's token: the workflows that came
+ * from that registry, whoever of its users sent them, and nothing else (API.md 10.1).
+ */
 export function canEdit(workflow: WorkflowEntity, user: AuthUser): boolean {
+  if (user.registry !== undefined) {
+    return workflow.registryId === user.registry.id;
+  }
   return workflow.ownerId === user.id || hasRole(user, 'admin');
 }

@@ -27,8 +27,10 @@ import type { AuthUser } from '../auth/auth-user.js';
 import { CurrentUser } from '../auth/current-user.decorator.js';
 import { CurrentViewer, OptionalAuth, type Viewer } from '../auth/optional-auth.decorator.js';
 import { ProblemDto } from '../common/dto/error-bodies.dto.js';
-import { UpdateWorkflowDto } from './dto/register-workflow.dto.js';
+import { UpdateVersionDto, UpdateWorkflowDto } from './dto/register-workflow.dto.js';
+import { RequireScope } from '../auth/scopes.js';
 import { AppConfig } from '../config/app-config.js';
+import { baseUrlOf } from '../common/base-url.js';
 import { IssueTypeListDto, toIssueTypeResponse } from './dto/issue-types.dto.js';
 import { TestSuiteListDto, toSuiteResponse } from './dto/suite-response.dto.js';
 import {
@@ -105,6 +107,7 @@ export class WorkflowsController {
 
   @Get()
   @OptionalAuth()
+  @RequireScope('workflow.read')
   @ApiOperation({
     operationId: 'workflows-get',
     summary:
@@ -137,6 +140,7 @@ export class WorkflowsController {
   // Declared before ':wf_uuid', which would take 'issues' for a uuid.
   @Get('issues')
   @OptionalAuth()
+  @RequireScope('workflow.read')
   @ApiOperation({
     operationId: 'workflows-get-issue-types',
     summary: 'The types of issue the repository checks report',
@@ -155,6 +159,7 @@ export class WorkflowsController {
 
   @Get(':wf_uuid')
   @OptionalAuth()
+  @RequireScope('workflow.read')
   @ApiOperation({
     operationId: 'workflows-get-latest-version-by-id',
     summary: 'A workflow at its latest version',
@@ -175,6 +180,7 @@ export class WorkflowsController {
   }
 
   @Put(':wf_uuid')
+  @RequireScope('workflow.write')
   @ApiOperation({
     operationId: 'workflows-put',
     summary:
@@ -218,6 +224,7 @@ export class WorkflowsController {
 
   @Delete(':wf_uuid')
   @HttpCode(204)
+  @RequireScope('workflow.write')
   @ApiOperation({
     operationId: 'workflows-delete-all',
     summary: 'Delete a workflow with every version, their suites, instances, builds and archives',
@@ -273,6 +280,7 @@ export class WorkflowsController {
   @Get(':wf_uuid/versions')
   @ApiTags(TAGS.versions)
   @OptionalAuth()
+  @RequireScope('workflow.read')
   @ApiOperation({
     operationId: 'workflows-get-versions-by-id',
     summary: 'All versions of a workflow, older first',
@@ -292,6 +300,7 @@ export class WorkflowsController {
   @Get(':wf_uuid/versions/:wf_version')
   @ApiTags(TAGS.versions)
   @OptionalAuth()
+  @RequireScope('workflow.read')
   @ApiOperation({ operationId: 'workflows-get-version-by-id', summary: 'A workflow at one of its versions' })
   @ApiOkResponse({ type: WorkflowDto, description: 'The workflow at this version' })
   @ConditionalRead()
@@ -308,9 +317,31 @@ export class WorkflowsController {
     return conditional(toWorkflowResponse(view, this.baseUrl(request)));
   }
 
+  @Put(':wf_uuid/versions/:wf_version')
+  @ApiTags(TAGS.versions)
+  @HttpCode(204)
+  @RequireScope('workflow.write')
+  @ApiOperation({
+    operationId: 'workflows-version-put',
+    summary: 'Rename one version of a workflow',
+    description:
+      'Owner or admin, or the registry the workflow came from (API.md 10.1). `version`, when sent (WorkflowHub ' +
+      'sends it), must be the version of the path.',
+  })
+  @ApiNoContentResponse({ description: 'Updated' })
+  @ApiForbiddenResponse(FORBIDDEN)
+  async updateVersion(
+    @Param() { wf_uuid, wf_version }: WorkflowVersionParams,
+    @Body() body: UpdateVersionDto,
+    @CurrentUser() user: AuthUser,
+  ): Promise<void> {
+    await this.workflows.updateVersion(wf_uuid, wf_version, { name: body.name, version: body.version }, user);
+  }
+
   @Delete(':wf_uuid/versions/:wf_version')
   @ApiTags(TAGS.versions)
   @HttpCode(204)
+  @RequireScope('workflow.write')
   @ApiOperation({
     operationId: 'workflows-delete',
     summary:
@@ -328,6 +359,7 @@ export class WorkflowsController {
   @Get(':wf_uuid/rocrate/:wf_version/download')
   @ApiTags(TAGS.versions)
   @OptionalAuth()
+  @RequireScope('workflow.read')
   @ApiOperation({ operationId: 'workflows-rocrate-download', summary: 'The RO-Crate archive of a version' })
   @ApiProduces('application/zip')
   @ApiOkResponse({
@@ -360,6 +392,7 @@ export class WorkflowsController {
   @Get(':wf_uuid/rocrate/:wf_version/metadata')
   @ApiTags(TAGS.versions)
   @OptionalAuth()
+  @RequireScope('workflow.read')
   @ApiOperation({
     operationId: 'workflows-rocrate-metadata',
     summary: "The crate's JSON-LD (its ro-crate-metadata.json) at one version",
@@ -393,6 +426,7 @@ export class WorkflowsController {
   @Get(':wf_uuid/suites')
   @ApiTags(TAGS.suites)
   @OptionalAuth()
+  @RequireScope('workflow.read')
   @ApiOperation({
     operationId: 'workflows-get-suites',
     summary: 'The test suites of a version (default: the latest)',
@@ -407,9 +441,8 @@ export class WorkflowsController {
     return { items: suites.map((suite) => toSuiteResponse(suite, lastChecks)) };
   }
 
-  /** PUBLIC_BASE_URL, else what the request came to (Express applies TRUST_PROXY to both parts). */
   private baseUrl(request: Request): string {
-    return this.config.publicBaseUrl ?? `${request.protocol}://${request.host}`;
+    return baseUrlOf(this.config, request);
   }
 }
 

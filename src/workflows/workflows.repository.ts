@@ -49,6 +49,8 @@ export interface NewVersion {
   replace?: boolean;
   /** The GitHub repository of a repository link, and the globs its `.lifemonitor.yaml` follows. */
   repository?: RepositoryLink & { fileFollow: FollowGlobs | null };
+  /** Where the crate came from when a registry sent it (API.md 10.1). */
+  registry?: RegistryOrigin;
 }
 
 /** What a registration saved. */
@@ -58,6 +60,13 @@ export interface SavedVersion {
   replacedArchive?: string;
   /** The repository is to be polled now: following it began or changed (API.md 12). */
   pollDue: boolean;
+}
+
+/** The registry a version came from: its id, the workflow's id there, the registry's page of the version. */
+export interface RegistryOrigin {
+  id: number;
+  identifier: string;
+  originLink: string;
 }
 
 /** What `PUT /workflows/{uuid}` changes; absent members stay. */
@@ -98,12 +107,14 @@ export interface InstanceFactRow {
 }
 
 /**
- * Which workflows a list shows: `ownerId`'s, the public ones, or both (`ownerId` and `public`);
- * neither: all of them (an admin's `GET /workflows`). Each is read on the list's order from an
- * index that ends with latest_version_id.
+ * Which workflows a list shows: `ownerId`'s (or, for a registry, those from `registryId`; with
+ * both, the owner's from that registry), the public ones, or both (with `public`); none: all of
+ * them (an admin's `GET /workflows`). Each is read on the list's order from an index that ends
+ * with latest_version_id.
  */
 export interface WorkflowFilter {
   ownerId?: number;
+  registryId?: number;
   public?: boolean;
 }
 
@@ -268,10 +279,9 @@ export class WorkflowsRepository {
   }
 
   private async listIds(filter: WorkflowFilter, window: ListWindow): Promise<number[]> {
+    const own = ownSide(filter);
     const ids =
-      filter.ownerId !== undefined && filter.public
-        ? await this.ownAndPublicIds(filter.ownerId, window)
-        : await this.windowIds(filter, window);
+      own && filter.public ? await this.ownAndPublicIds(own, window) : await this.windowIds(filter, window);
     return window.fromEnd ? ids.reverse() : ids;
   }
 
@@ -282,9 +292,15 @@ export class WorkflowsRepository {
   private async windowIds(filter: WorkflowFilter, window: ListWindow): Promise<number[]> {
     const conditions = ['w.latest_version_id IS NOT NULL'];
     const parameters: number[] = [];
-    if (filter.ownerId !== undefined) {
-      conditions.push('w.owner_id = ?');
-      parameters.push(filter.ownerId);
+    const own = ownSide(filter);
+    if (own) {
+      conditions.push(`${own.column} = ?`);
+      parameters.push(own.value);
+      if (own.column === 'w.owner_id' && filter.registryId !== undefined) {
+        // One owner's workflows from one registry: the owner's index, its rows filtered.
+        conditions.push('w.registry_id = ?');
+        parameters.push(filter.registryId);
+      }
     } else if (filter.public) {
       conditions.push('w.is_public = 1');
     }
@@ -306,19 +322,19 @@ export class WorkflowsRepository {
    * both, so each side takes its first offset + limit rows from its own index and the union is
    * cut to the window. A workflow both own and public is one row of the union.
    */
-  private async ownAndPublicIds(ownerId: number, window: ListWindow): Promise<number[]> {
+  private async ownAndPublicIds(own: OwnSide, window: ListWindow): Promise<number[]> {
     const reach = (window.offset ?? 0) + window.limit;
     const before = window.before === undefined ? '' : 'AND w.latest_version_id < ?';
     const direction = window.fromEnd ? 'ASC' : 'DESC';
-    const side = (condition: string) =>
+    const side = (condition: string, alias: string) =>
       `SELECT * FROM (SELECT w.id AS id, w.latest_version_id AS latest FROM workflows w
          WHERE ${condition} AND w.latest_version_id IS NOT NULL ${before}
-         ORDER BY w.latest_version_id ${direction} LIMIT ?) ${condition.startsWith('w.owner') ? 'own' : 'pub'}`;
+         ORDER BY w.latest_version_id ${direction} LIMIT ?) ${alias}`;
     const sideParameters = window.before === undefined ? [reach] : [window.before, reach];
     const rows = await this.dataSource.query<{ id: number | string }[]>(
-      `SELECT u.id AS id FROM (${side('w.owner_id = ?')} UNION ${side('w.is_public = 1')}) u
+      `SELECT u.id AS id FROM (${side(`${own.column} = ?`, 'own')} UNION ${side('w.is_public = 1', 'pub')}) u
        ORDER BY u.latest ${direction} LIMIT ? OFFSET ?`,
-      [ownerId, ...sideParameters, ...sideParameters, window.limit, window.offset ?? 0],
+      [own.value, ...sideParameters, ...sideParameters, window.limit, window.offset ?? 0],
     );
     return rows.map((row) => Number(row.id));
   }
@@ -561,6 +577,7 @@ export class WorkflowsRepository {
       sourceCommit: input.source?.commit ?? null,
       mainWorkflow: input.mainWorkflow ?? null,
       language: input.language ?? null,
+      originLink: input.registry?.originLink ?? null,
       submitterId: input.ownerId,
       registeredAt: input.now,
     });
@@ -660,7 +677,7 @@ export class WorkflowsRepository {
     // Locked so that deleting its last version in another copy waits for this registration.
     const existing = await lockRows(query, 'write').getOne();
     if (existing) {
-      if (existing.ownerId !== input.ownerId) {
+      if (!mayAddVersion(existing, input)) {
         throw ownedByAnother(input.workflowUuid);
       }
       if (input.public !== undefined && input.public !== existing.public) {
@@ -675,6 +692,8 @@ export class WorkflowsRepository {
           ownerId: input.ownerId,
           createdAt: input.now,
           public: input.public ?? false,
+          registryId: input.registry?.id ?? null,
+          registryIdentifier: input.registry?.identifier ?? null,
         }),
       );
       return { id, created: true };
@@ -878,6 +897,21 @@ export class WorkflowsRepository {
     });
   }
 
+  /** Renames one version (`PUT /workflows/{uuid}/versions/{version}`); false when it was gone. */
+  async renameVersion(versionId: number, name: string): Promise<boolean> {
+    return ((await this.versions.update({ id: versionId }, { name })).affected ?? 0) > 0;
+  }
+
+  /** Renames a test suite (`PUT /suites/{uuid}`); false when it was gone. */
+  async renameSuite(suiteId: number, name: string): Promise<boolean> {
+    return ((await this.suites.update({ id: suiteId }, { name })).affected ?? 0) > 0;
+  }
+
+  /** A registry is gone: its workflows stay, registered as if by link (from the index of the lists by registry). */
+  async forgetRegistry(registryId: number): Promise<void> {
+    await this.workflows.update({ registryId }, { registryId: null, registryIdentifier: null });
+  }
+
   /**
    * Stores a new badge token unless the workflow's changed since it was read (`previousSha256`,
    * null when it had none): two requests issuing at once keep one token. False when it had changed.
@@ -966,6 +1000,30 @@ function insertedId(result: { identifiers: Record<string, unknown>[] }): number 
 
 export function versionExists(uuid: string, version: string): DomainError {
   return new DomainError('conflict', `The workflow ${uuid} already has a version '${version}'`);
+}
+
+/** The column and value of a list filter's own side (an owner's, or a registry's), if it has one. */
+interface OwnSide {
+  column: 'w.owner_id' | 'w.registry_id';
+  value: number;
+}
+
+function ownSide(filter: WorkflowFilter): OwnSide | undefined {
+  if (filter.ownerId !== undefined) {
+    return { column: 'w.owner_id', value: filter.ownerId };
+  }
+  return filter.registryId === undefined ? undefined : { column: 'w.registry_id', value: filter.registryId };
+}
+
+/**
+ * Who may add a version to an existing workflow: its owner; for a workflow that came from a
+ * registry, that registry, whichever of its users sends it (the workflow keeps its first owner).
+ */
+function mayAddVersion(existing: WorkflowEntity, input: NewVersion): boolean {
+  if (input.registry !== undefined && existing.registryId === input.registry.id) {
+    return true;
+  }
+  return existing.ownerId === input.ownerId;
 }
 
 export function ownedByAnother(uuid: string): DomainError {

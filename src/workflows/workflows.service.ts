@@ -25,6 +25,8 @@ import { workflowLanguageOf } from './crate/workflow-language.js';
 import { loaded } from './dto/loaded.js';
 import type { WorkflowSummaryView, WorkflowView } from './dto/workflow-response.dto.js';
 import type { InstanceView, SuitesView, SuiteView } from './dto/suite-response.dto.js';
+import type { RegistrySummary } from './registry-directory.js';
+import type { TestInstanceEntity } from './entities/test-instance.entity.js';
 import type { VersionIssueEntity } from './entities/version-issue.entity.js';
 import type { WorkflowVersionEntity } from './entities/workflow-version.entity.js';
 import type { WorkflowEntity } from './entities/workflow.entity.js';
@@ -60,6 +62,23 @@ import { CONFIG_COMPANIONS, configSettings, readRepositoryConfig } from './follo
 /** Who registers: a user, or the owner of a followed repository's workflow (API.md 12). */
 export type Submitter = Pick<AuthUser, 'id'>;
 
+/**
+ * A crate sent by a registry (API.md 10.1): downloaded from `rocLink` as the registry serves it,
+ * registered under the registry's uuid, and recorded as coming from there.
+ */
+export interface RegistrySource {
+  /** The registry's id in the registries feature. */
+  id: number;
+  /** Names the registry in the details of its failures. */
+  name: string;
+  /** The workflow's id in the registry. */
+  identifier: string;
+  /** The registry's page of the version (`links.origin`). */
+  originLink: string;
+  /** Who a new workflow belongs to: the registry's own account, or the local identity of one of its users. */
+  submitterId: number;
+}
+
 export interface Registration {
   rocLink: string;
   version: string;
@@ -79,6 +98,8 @@ export interface Registration {
   repository?: { link: RepositoryLink; source: RepositorySource };
   /** Replaces the workflow's version of this name, when it has one (a followed branch's new commit). */
   replace?: boolean;
+  /** Set when a registry sends the crate: the link is its crate URL, its failures are upstream ones. */
+  registry?: RegistrySource;
 }
 
 /** `PUT /workflows/{uuid}`: the workflow's own changes, and what its repository follows. */
@@ -176,6 +197,7 @@ export class WorkflowsService {
     (read) =>
       JSON.stringify([
         read.filter.ownerId,
+        read.filter.registryId,
         read.filter.public,
         read.page.limit,
         read.page.offset,
@@ -222,13 +244,17 @@ export class WorkflowsService {
     progress: { stage: RegistrationStage; size?: number },
   ): Promise<Registered> {
     const uuid = input.uuid ?? randomUUID();
+    const ownerId = input.registry?.submitterId ?? user.id;
     // Answered before downloading anything; the transaction checks again, race-free. A uuid of
     // our own is new: there is nothing to look up.
     const exists =
-      input.uuid !== undefined && (await this.refuseKnownConflicts(uuid, input.version, user, input.replace));
+      input.uuid !== undefined &&
+      (await this.refuseKnownConflicts(uuid, input.version, ownerId, input.registry?.id, input.replace));
     const { crate, source, repository } = input.repository
       ? await this.fetcher.fetchAt(input.repository.link, input.repository.source)
-      : await this.fetcher.fetch(input.rocLink, input.version, input.authorization);
+      : input.registry
+        ? await this.fetcher.fetchFromUpstream(input.rocLink, input.authorization, input.registry.name)
+        : await this.fetcher.fetch(input.rocLink, input.version, input.authorization);
     progress.size = crate.size;
     let stored = false;
     try {
@@ -287,7 +313,7 @@ export class WorkflowsService {
         try {
           return await this.repo.saveVersion({
             workflowUuid: uuid,
-            ownerId: user.id,
+            ownerId,
             version: input.version,
             name,
             rocLink: input.rocLink,
@@ -303,6 +329,7 @@ export class WorkflowsService {
             public: input.public ?? (exists ? undefined : settings.public),
             replace: input.replace,
             repository: repository ? { ...repository, fileFollow: settings.follow } : undefined,
+            registry: input.registry,
           });
         } catch (error) {
           await this.forgetArchiveIfUnused(crate.sha256);
@@ -330,14 +357,16 @@ export class WorkflowsService {
   private async refuseKnownConflicts(
     uuid: string,
     version: string,
-    user: Submitter,
+    ownerId: number,
+    registryId: number | undefined,
     replace = false,
   ): Promise<boolean> {
     const workflow = await this.repo.findWorkflow(uuid);
     if (!workflow) {
       return false;
     }
-    if (workflow.ownerId !== user.id) {
+    // As the transaction decides (mayAddVersion): the owner, or for a registry's workflow that registry.
+    if (workflow.ownerId !== ownerId && (registryId === undefined || workflow.registryId !== registryId)) {
       throw ownedByAnother(uuid);
     }
     if (!replace && versionsOf(workflow).some((existing) => existing.version === version)) {
@@ -374,6 +403,83 @@ export class WorkflowsService {
     withStatus: boolean,
   ): AsyncGenerator<WorkflowSummaryView[]> {
     return this.batches(ownList(user), offset, withStatus);
+  }
+
+  /**
+   * A page of the workflows one registry sent (API.md 10.1), or of one owner's (a registry user's
+   * local identity), ordered as `list`.
+   */
+  listOf(selection: WorkflowSelection, page: ListPage, withStatus: boolean): Promise<WorkflowSummaryView[]> {
+    return this.pages.read({ filter: selection, page, withStatus });
+  }
+
+  /** `listOf` whole, batch by batch as `listBatches`. */
+  batchesOf(
+    selection: WorkflowSelection,
+    offset: number | undefined,
+    withStatus: boolean,
+  ): AsyncGenerator<WorkflowSummaryView[]> {
+    return this.batches(selection, offset, withStatus);
+  }
+
+  /**
+   * The status summary of each version of these workflows (the registry list's `versions=true`),
+   * by version id: one read for all.
+   */
+  async versionStatuses(workflows: readonly WorkflowEntity[]): Promise<Map<number, VersionStatusView>> {
+    const versionIds = workflows.flatMap((workflow) => versionsOf(workflow).map((version) => version.id));
+    const summaries = await this.statuses.summaries(versionIds);
+    const instances = await this.instancesById(
+      [...summaries.values()].flatMap((summary) =>
+        summary.latestBuild ? [summary.latestBuild.instanceId] : [],
+      ),
+    );
+    const lastChecks = await this.statuses.lastChecks([...instances.keys()]);
+    const views = new Map<number, VersionStatusView>();
+    for (const id of versionIds) {
+      const summary = summaries.get(id) ?? NOT_AVAILABLE;
+      const build = summary.latestBuild;
+      const instance = build ? instances.get(build.instanceId) : undefined;
+      views.set(id, {
+        aggregate: summary.aggregate,
+        latestBuild: build && instance ? { build, instance, lastChecks } : null,
+      });
+    }
+    return views;
+  }
+
+  /**
+   * `PUT /workflows/{uuid}/versions/{version}`: renames that version. `changes.version`, when sent
+   * (WorkflowHub sends it), must be the version itself: a version is not relabelled. Owner or
+   * admin, or the registry the workflow came from.
+   */
+  async updateVersion(
+    uuid: string,
+    version: string,
+    changes: { name?: string; version?: string },
+    user: AuthUser,
+  ): Promise<void> {
+    if (changes.version !== undefined && changes.version !== version) {
+      const message = `version must be the path's ('${version}'): a version is not relabelled`;
+      throw new DomainError('invalid_input', message, [{ field: 'version', message }]);
+    }
+    const visible = await this.access.editableVersion(uuid, version, user);
+    if (changes.name !== undefined && !(await this.repo.renameVersion(visible.version.id, changes.name))) {
+      throw new DomainError('not_found', `The workflow ${uuid} has no version '${version}'`);
+    }
+  }
+
+  /** `PUT /suites/{uuid}`: renames a test suite (nothing to change without a name). Owner or admin (or its registry). */
+  async updateSuite(uuid: string, name: string | undefined, user: AuthUser): Promise<void> {
+    const suite = await this.access.editableSuite(uuid, user);
+    if (name !== undefined && !(await this.repo.renameSuite(suite.id, name))) {
+      throw new DomainError('not_found', `No test suite ${uuid}`);
+    }
+  }
+
+  /** A registry was deleted: its workflows stay, without a registry (the registries feature calls this). */
+  forgetRegistry(registryId: number): Promise<void> {
+    return this.repo.forgetRegistry(registryId);
   }
 
   /**
@@ -432,14 +538,10 @@ export class WorkflowsService {
     const summaries = await this.statuses.summaries(
       workflows.map((workflow) => latestVersionOf(workflow).id),
     );
-    const instanceIds = [...summaries.values()].flatMap((summary) =>
-      summary.latestBuild ? [summary.latestBuild.instanceId] : [],
-    );
-    const instances = new Map(
-      (await this.repo.findInstancesByIds([...new Set(instanceIds)])).map((instance) => [
-        instance.id,
-        instance,
-      ]),
+    const instances = await this.instancesById(
+      [...summaries.values()].flatMap((summary) =>
+        summary.latestBuild ? [summary.latestBuild.instanceId] : [],
+      ),
     );
     const lastChecks = await this.statuses.lastChecks([...instances.keys()]);
     return workflows.map((workflow) => {
@@ -455,6 +557,12 @@ export class WorkflowsService {
         },
       };
     });
+  }
+
+  private async instancesById(ids: number[]): Promise<Map<number, TestInstanceEntity>> {
+    return new Map(
+      (await this.repo.findInstancesByIds([...new Set(ids)])).map((instance) => [instance.id, instance]),
+    );
   }
 
   /** The latest version, or the given one, with what the options ask for. */
@@ -518,11 +626,11 @@ export class WorkflowsService {
     return (await this.follows.followOf(workflow.id)) ?? null;
   }
 
-  /** The workflow with every version's issues loaded (`GET /workflows/{uuid}/versions`). */
-  async versions(uuid: string, user: Viewer): Promise<WorkflowEntity> {
+  /** The workflow with every version's issues loaded (`GET /workflows/{uuid}/versions`), and its registry. */
+  async versions(uuid: string, user: Viewer): Promise<VersionsView> {
     const workflow = await this.access.visibleWorkflow(uuid, user);
     await this.withIssues(versionsOf(workflow));
-    return workflow;
+    return { workflow, registry: await this.access.registryOf(workflow) };
   }
 
   /** What the repository checks found when the version was registered (API.md 12), errors first. */
@@ -709,6 +817,18 @@ export class WorkflowsService {
   }
 }
 
+/** Which workflows `listOf` lists: one registry's, one owner's, or one owner's from one registry. */
+export type WorkflowSelection = { registryId: number } | { ownerId: number; registryId?: number };
+
+/** A version's status in a registry's list (`versions=true`). */
+export type VersionStatusView = NonNullable<WorkflowSummaryView['status']>;
+
+/** `GET /workflows/{uuid}/versions`: the workflow with its versions loaded, and where it came from. */
+export interface VersionsView {
+  workflow: WorkflowEntity;
+  registry: RegistrySummary | null;
+}
+
 /** A page of a list: `limit` workflows from `offset`. */
 interface ListPage {
   limit: number;
@@ -726,8 +846,11 @@ function ownList(user: AuthUser): WorkflowFilter {
   return { ownerId: user.id };
 }
 
-/** Public and own; an admin's: all; an anonymous caller's: public only. */
+/** Public and own (a registry's token: those from the registry); an admin's: all; an anonymous caller's: public only. */
 function visibleList(viewer: Viewer): WorkflowFilter {
+  if (viewer?.registry !== undefined) {
+    return { registryId: viewer.registry.id, public: true };
+  }
   if (viewer && hasRole(viewer, 'admin')) {
     return {};
   }

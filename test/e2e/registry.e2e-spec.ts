@@ -191,11 +191,13 @@ describe('workflow registry (API.md 2.1–2.5, 2.7)', () => {
           uuid: expect.stringMatching(UUID),
           version: '1.0',
           is_latest: true,
+          name: fixture.name,
           submitter: { id: aliceId, username: aliceName },
           ro_crate: {
             links: {
               download: `${base}/workflows/${uuid}/rocrate/1.0/download`,
               external: link,
+              metadata: `${base}/workflows/${uuid}/rocrate/1.0/metadata`,
             },
             source: null,
           },
@@ -222,9 +224,18 @@ describe('workflow registry (API.md 2.1–2.5, 2.7)', () => {
     it('lists its versions and reads one version (2.4)', async () => {
       const versions = await get(alice, `/workflows/${uuid}/versions`);
       expect(versions.status).toBe(200);
+      const resource = `/workflows/${uuid}/versions`;
       expect(versions.body).toEqual({
-        workflow: { uuid, name: fixture.name },
+        workflow: { uuid, name: fixture.name, links: { self: `${t.baseUrl}${resource}` } },
         versions: [expect.objectContaining({ version: '1.0', is_latest: true })],
+        links: { self: `${t.baseUrl}${resource}` },
+        meta: {
+          api_version: '0.15.0',
+          base_url: t.baseUrl,
+          resource,
+          created: expect.stringMatching(ISO_UTC),
+          modified: expect.stringMatching(ISO_UTC),
+        },
       });
       const one = await get(alice, `/workflows/${uuid}/versions/1.0`);
       expect(one.status).toBe(200);

@@ -43,6 +43,8 @@ export interface FakeAnswer {
    * `headers` should give its content type.
    */
   stream?: () => Readable;
+  /** A binary body (an archive), sent as it is; give its content-type in `headers`. */
+  bytes?: Buffer;
   headers?: Record<string, string>;
 }
 
@@ -324,7 +326,7 @@ export abstract class FakeServer {
       body.pipe(res);
       return;
     }
-    const text = answer.text ?? JSON.stringify(answer.body ?? null);
+    const text = answer.bytes ?? answer.text ?? JSON.stringify(answer.body ?? null);
     const headers: Record<string, string> = { ...answer.headers };
     if (this.etags && answer.status === 200) {
       const etag = `W/"${createHash('sha1').update(text).digest('hex')}"`;
@@ -343,7 +345,12 @@ export abstract class FakeServer {
     this.sendText(res, status, JSON.stringify(body), headers);
   }
 
-  private sendText(res: ServerResponse, status: number, text: string, headers: Record<string, string>): void {
+  private sendText(
+    res: ServerResponse,
+    status: number,
+    text: string | Buffer,
+    headers: Record<string, string>,
+  ): void {
     res.writeHead(status, {
       'content-type': 'application/json; charset=utf-8',
       'content-length': String(Buffer.byteLength(text)),

@@ -14,6 +14,7 @@ describe('httpStatusOf', () => {
     expect(httpStatusOf('upstream_rate_limited')).toBe(503);
     expect(httpStatusOf('gateway_timeout')).toBe(504);
     expect(httpStatusOf('database_unavailable')).toBe(503);
+    expect(httpStatusOf('gateway_timeout')).toBe(504);
     expect(httpStatusOf('insufficient_storage')).toBe(507);
     expect(httpStatusOf('invalid_route')).toBe(500);
   });

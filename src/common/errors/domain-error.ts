@@ -36,6 +36,19 @@ export class DomainError extends Error {
   }
 }
 
+/**
+ * RFC 6750 3.1's `insufficient_scope`: the token is valid, but not for this operation. A 403 in
+ * the area's shape, with the `WWW-Authenticate` challenge naming the scope needed.
+ */
+export class InsufficientScope extends DomainError {
+  readonly challenge: string;
+
+  constructor(readonly scope: string) {
+    super('forbidden', `insufficient_scope: this operation needs a token with the scope '${scope}'`);
+    this.challenge = `Bearer error="insufficient_scope", scope="${scope}"`;
+  }
+}
+
 export function httpStatusOf(kind: ErrorKind): number {
   switch (kind) {
     case 'invalid_input':
@@ -59,6 +72,7 @@ export function httpStatusOf(kind: ErrorKind): number {
     case 'database_unavailable':
       return 503;
     case 'gateway_timeout':
+      // An upstream the request depends on (a registry) did not answer in time.
       return 504;
     case 'insufficient_storage':
       return 507;

@@ -1,6 +1,6 @@
 import { STATUS_CODES } from 'node:http';
 import { HttpException } from '@nestjs/common';
-import { DomainError, httpStatusOf, type FieldError } from './domain-error.js';
+import { DomainError, httpStatusOf, InsufficientScope, type FieldError } from './domain-error.js';
 import { causes, infrastructureError, pathOf } from './infrastructure.js';
 
 /** An error reduced to what every area's body is built from. */
@@ -10,6 +10,8 @@ export interface Problem {
   message: string;
   fields: FieldError[];
   retryAfterSeconds?: number;
+  /** A `WWW-Authenticate` challenge to send (RFC 6750's insufficient_scope). */
+  challenge?: string;
   /** False for failures we did not anticipate: they are logged with their stack. */
   expected: boolean;
   /** A fault of our own infrastructure that was anticipated: logged at error with this line and the cause. */
@@ -27,6 +29,7 @@ export function toProblem(exception: unknown): Problem {
       message: exception.message,
       fields: exception.fields,
       retryAfterSeconds: exception.retryAfterSeconds,
+      challenge: exception instanceof InsufficientScope ? exception.challenge : undefined,
       expected: true,
     };
   }

@@ -42,6 +42,9 @@ export abstract class AreaErrorFilter implements ExceptionFilter {
     if (problem.retryAfterSeconds !== undefined) {
       response.setHeader('Retry-After', String(Math.max(1, Math.ceil(problem.retryAfterSeconds))));
     }
+    if (problem.challenge !== undefined) {
+      response.setHeader('WWW-Authenticate', problem.challenge);
+    }
     const rendered = this.render(problem, request);
     const payload = JSON.stringify(rendered.body);
     response.status(problem.status).setHeader('Content-Type', `${rendered.contentType}; charset=utf-8`);

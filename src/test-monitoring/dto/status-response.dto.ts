@@ -1,5 +1,17 @@
-import { ApiProperty } from '@nestjs/swagger';
-import { BuildDto, latestVersionOf, toBuildResponse, WorkflowRefDto } from '../../workflows/index.js';
+import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import {
+  BuildDto,
+  LIFEMONITOR_API_VERSION,
+  latestVersionOf,
+  RegistryRefDto,
+  SelfLinkDto,
+  toBuildResponse,
+  toRegistryRef,
+  toVersionHeader,
+  VersionHeaderDto,
+  VersionListMetaDto,
+  WorkflowRefDto,
+} from '../../workflows/index.js';
 import { AGGREGATE_TEST_STATUSES, type AggregateTestStatus } from '../aggregate-status.js';
 import type { BuildView, InstanceStats, SuiteStatus, VersionStatus } from '../test-status.service.js';
 
@@ -15,8 +27,33 @@ export class WorkflowStatusDto {
   @ApiProperty({ type: WorkflowRefDto })
   workflow!: WorkflowRefDto;
 
-  @ApiProperty({ type: VersionRefDto })
-  version!: VersionRefDto;
+  @ApiProperty({ type: VersionHeaderDto, description: 'The version whose status this is' })
+  version!: VersionHeaderDto;
+
+  @ApiProperty({
+    format: 'uuid',
+    example: '1d8a9c84-8b1c-4bfa-a9c5-52b6b1b9cd67',
+    description: "The workflow's, as LifeMonitor puts it",
+  })
+  uuid!: string;
+
+  @ApiProperty({ example: 'sort-and-change-case', description: "The workflow's name" })
+  name!: string;
+
+  @ApiProperty({ example: false })
+  public!: boolean;
+
+  @ApiPropertyOptional({ type: RegistryRefDto, description: 'For a workflow that came from a registry' })
+  registry?: RegistryRefDto;
+
+  @ApiProperty({ example: '', description: 'Why there is no aggregate status, empty when there is one' })
+  reason!: string;
+
+  @ApiProperty({ type: SelfLinkDto })
+  links!: SelfLinkDto;
+
+  @ApiProperty({ type: VersionListMetaDto })
+  meta!: VersionListMetaDto;
 
   @ApiProperty({
     enum: AGGREGATE_TEST_STATUSES,
@@ -73,15 +110,45 @@ export function toBuildView(view: BuildView): BuildDto {
   return toBuildResponse(view.build, view.instance, view.lastChecks);
 }
 
-export function toWorkflowStatusResponse(status: VersionStatus): WorkflowStatusDto {
-  return {
-    workflow: { uuid: status.workflow.uuid, name: latestVersionOf(status.workflow).name },
-    version: { uuid: status.version.uuid, version: status.version.version },
+export function toWorkflowStatusResponse(status: VersionStatus, baseUrl: string): WorkflowStatusDto {
+  const { workflow } = status;
+  const registry = status.registry ?? null;
+  const latest = latestVersionOf(workflow);
+  const resource = `/workflows/${workflow.uuid}/status`;
+  const reply: WorkflowStatusDto = {
+    workflow: { uuid: workflow.uuid, name: latest.name },
+    version: toVersionHeader(workflow, status.version, baseUrl, registry),
     aggregate_test_status: status.aggregate,
     latest_builds: status.latestBuilds.map(toBuildView),
     last_checked: status.lastChecked?.toISOString() ?? null,
     stale: status.stale,
+    uuid: workflow.uuid,
+    name: latest.name,
+    public: workflow.public,
+    reason: reasonOf(status),
+    links: { self: `${baseUrl}${resource}` },
+    meta: {
+      api_version: LIFEMONITOR_API_VERSION,
+      base_url: baseUrl,
+      resource,
+      created: workflow.createdAt.toISOString(),
+      modified: latest.registeredAt.toISOString(),
+    },
   };
+  if (registry !== null) {
+    reply.registry = toRegistryRef(registry);
+  }
+  return reply;
+}
+
+/** LifeMonitor's `reason`: why the aggregate is not available (empty otherwise). */
+function reasonOf(status: VersionStatus): string {
+  if (status.aggregate !== 'not_available') {
+    return '';
+  }
+  return status.latestBuilds.length === 0 && !status.stale
+    ? 'No build of this version found yet'
+    : 'No finished build of this version yet';
 }
 
 export function toSuiteStatusResponse(status: SuiteStatus): SuiteStatusDto {

@@ -11,7 +11,7 @@ import { OutboundError, sendRequest } from '../../common/net/http-client.js';
 import { AppConfig } from '../../config/app-config.js';
 import { formatBytes } from './byte-size.js';
 import { IN_MEMORY_ARCHIVE_BYTES } from './crate-reader.js';
-import { UpstreamUnavailable } from './upstream-unavailable.js';
+import { LinkFailure, UpstreamUnavailable } from './upstream-unavailable.js';
 
 export const MAX_REDIRECTS = 5;
 
@@ -155,6 +155,8 @@ export class CrateDownloader {
   private timedOut(): DomainError {
     return new UpstreamUnavailable(
       `the link did not answer within ${Math.round(this.config.registry.downloadTimeoutMs / 1000)} s`,
+      undefined,
+      true,
     );
   }
 
@@ -275,5 +277,5 @@ function connectionFailureCode(error: unknown): string | undefined {
 }
 
 function invalid(detail: string): DomainError {
-  return new DomainError('invalid_input', detail);
+  return new LinkFailure(detail);
 }

@@ -13,6 +13,7 @@ import {
   type RepositoryLink,
   type RepositorySource,
 } from './github-repository.js';
+import { LinkFailure } from './upstream-unavailable.js';
 import { singleFileZip } from './zip-writer.js';
 
 /** What a `roc_link` gave: a zip archive in `<DATA_DIR>/tmp/` (the caller stores or removes it). */
@@ -67,6 +68,36 @@ export class CrateFetcher {
     const archive = await this.github.archive(repository, source.commit);
     const crate = await this.downloader.download(archive.url, archive.authorization);
     return { crate, source, repository };
+  }
+
+  /**
+   * The crate archive a registry serves (API.md 10.1), through the same guarded download as any
+   * link. The registry is an upstream, not the caller's input: its failures are 502s (504 when it
+   * did not answer in time), whose detail names `upstream`; an answer that is not a zip archive too.
+   */
+  async fetchFromUpstream(
+    link: string,
+    authorization: string | undefined,
+    upstream: string,
+  ): Promise<FetchedCrate> {
+    let crate: DownloadedCrate;
+    try {
+      crate = await this.downloader.download(link, authorization);
+    } catch (error) {
+      if (error instanceof LinkFailure) {
+        const detail = `${upstream} failed to serve the crate: ${error.message.replace(/^the link /, 'it ')}`;
+        throw new DomainError(error.timedOut ? 'gateway_timeout' : 'upstream_failed', detail);
+      }
+      throw error;
+    }
+    if (!(await startsWithZipMagic(crate))) {
+      await removeQuietly(crate.path);
+      throw new DomainError(
+        'upstream_failed',
+        `${upstream} answered something that is not a zip archive for the crate`,
+      );
+    }
+    return { crate };
   }
 
   /** A detached crate (API.md 7.1) as a zip holding only its metadata; anything else unchanged. */

@@ -164,6 +164,28 @@ export class UpdateWorkflowDto {
   rerun_interval_days?: number | null;
 }
 
+/** `PUT /workflows/{wf_uuid}/versions/{wf_version}` (`workflows-version-put`). */
+export class UpdateVersionDto {
+  @OptionalText(1, COLUMN_LENGTHS.name, 'This Workflow', "The version's name")
+  name?: string;
+
+  @IsOptional()
+  @IsVersionLabel()
+  @ApiPropertyOptional({
+    type: String,
+    example: '1',
+    description:
+      "The version's label, as WorkflowHub sends it: it must be the path's (a version is not relabelled)",
+  })
+  version?: string;
+}
+
+/** `PUT /suites/{suite_uuid}` (`suites-put`). */
+export class UpdateSuiteDto {
+  @OptionalText(1, COLUMN_LENGTHS.name, 'Workflow Test Suite', "The suite's name")
+  name?: string;
+}
+
 export class RegisteredWorkflowDto {
   @ApiProperty({ example: 'sort-and-change-case' })
   name!: string;

@@ -10,8 +10,12 @@ import { FollowDto, toFollowResponse } from '../follow/dto/follow.dto.js';
 import type { FollowView } from '../follow/follows.repository.js';
 import { BuildDto, toBuildResponse, type BuildFields } from './suite-response.dto.js';
 import { latestVersionOf, versionsOf } from '../workflow-versions.js';
+import type { RegistrySummary } from '../registry-directory.js';
 
 const UUID_EXAMPLE = '1d8a9c84-8b1c-4bfa-a9c5-52b6b1b9cd67';
+
+/** The version of LifeMonitor's API (`specs/api.yaml`) whose operations this service answers (API.md 10.3). */
+export const LIFEMONITOR_API_VERSION = '0.15.0';
 
 export class SubmitterDto {
   @ApiProperty({ example: 7 })
@@ -30,6 +34,56 @@ export class RoCrateLinksDto {
 
   @ApiProperty({ format: 'uri', example: 'https://example.org/crates/sort-and-change-case.crate.zip' })
   external!: string;
+
+  @ApiProperty({
+    format: 'uri',
+    example: `http://localhost:3000/workflows/${UUID_EXAMPLE}/rocrate/1.0/metadata`,
+    description: "The crate's JSON-LD",
+  })
+  metadata!: string;
+
+  @ApiPropertyOptional({
+    format: 'uri',
+    example: 'https://workflowhub.eu/workflows/293?version=1',
+    description:
+      "The registry's page of this version, for a workflow that came from a registry (API.md 10.1)",
+  })
+  origin?: string;
+
+  @ApiPropertyOptional({
+    type: 'object',
+    additionalProperties: { type: 'string', format: 'uri' },
+    example: { workflowhub: 'https://workflowhub.eu/workflows/293?version=1' },
+    description: "The same page by the registry's name, as LifeMonitor lists it",
+  })
+  registries?: Record<string, string>;
+}
+
+/** Where a version came from, for a workflow sent by a registry. */
+export class VersionLinksDto {
+  @ApiProperty({ format: 'uri', example: 'https://workflowhub.eu/workflows/293?version=1' })
+  origin!: string;
+}
+
+/** A registry as workflow replies show it (API.md 10.1). */
+export class RegistryRefDto {
+  @ApiProperty({ format: 'uuid', example: '44abf3e6-5eab-41f7-a31a-7231ef323765' })
+  uuid!: string;
+
+  @ApiProperty({ example: 'workflowhub' })
+  name!: string;
+
+  @ApiProperty({ enum: ['seek', 'other'], example: 'seek' })
+  type!: string;
+
+  @ApiProperty({ format: 'uri', example: 'https://workflowhub.eu' })
+  uri!: string;
+}
+
+/** `links` of a read, as LifeMonitor gives them. */
+export class SelfLinkDto {
+  @ApiProperty({ format: 'uri', example: `http://localhost:3000/workflows/${UUID_EXAMPLE}/versions` })
+  self!: string;
 }
 
 export class RoCrateSourceDto {
@@ -88,6 +142,32 @@ export class VersionIssueDto {
   severity!: IssueSeverity;
 }
 
+export class VersionHeaderDto {
+  @ApiProperty({ format: 'uuid', example: '0f4e1d2c-3b4a-5968-7a8b-9c0d1e2f3a4b' })
+  uuid!: string;
+
+  @ApiProperty({ example: '1.0' })
+  version!: string;
+
+  @ApiProperty({ example: true })
+  is_latest!: boolean;
+
+  @ApiProperty({ example: 'sort-and-change-case', description: "This version's name" })
+  name!: string;
+
+  @ApiPropertyOptional({
+    type: VersionLinksDto,
+    description: 'For a workflow that came from a registry: its page of this version',
+  })
+  links?: VersionLinksDto;
+
+  @ApiProperty({ type: SubmitterDto })
+  submitter!: SubmitterDto;
+
+  @ApiProperty({ type: () => ListedRoCrateDto })
+  ro_crate!: { links: RoCrateLinksDto };
+}
+
 export class VersionDto {
   @ApiProperty({ format: 'uuid', example: '0f4e1d2c-3b4a-5968-7a8b-9c0d1e2f3a4b' })
   uuid!: string;
@@ -97,6 +177,15 @@ export class VersionDto {
 
   @ApiProperty({ example: true })
   is_latest!: boolean;
+
+  @ApiProperty({ example: 'sort-and-change-case', description: "This version's name" })
+  name!: string;
+
+  @ApiPropertyOptional({
+    type: VersionLinksDto,
+    description: 'For a workflow that came from a registry: its page of this version',
+  })
+  links?: VersionLinksDto;
 
   @ApiProperty({ type: SubmitterDto })
   submitter!: SubmitterDto;
@@ -148,6 +237,9 @@ export class WorkflowDto {
   @ApiProperty({ type: WorkflowMetaDto })
   meta!: WorkflowMetaDto;
 
+  @ApiPropertyOptional({ type: RegistryRefDto, description: 'For a workflow that came from a registry' })
+  registry?: RegistryRefDto;
+
   @ApiProperty({ type: VersionDto })
   version!: VersionDto;
 
@@ -185,12 +277,34 @@ export class WorkflowRefDto {
   name!: string;
 }
 
+export class VersionListWorkflowDto extends WorkflowRefDto {
+  @ApiProperty({ type: SelfLinkDto })
+  links!: SelfLinkDto;
+}
+
+export class VersionListMetaDto extends WorkflowMetaDto {
+  @ApiProperty({
+    example: LIFEMONITOR_API_VERSION,
+    description: 'The LifeMonitor API version whose operations these are',
+  })
+  api_version!: string;
+}
+
 export class VersionListDto {
-  @ApiProperty({ type: WorkflowRefDto })
-  workflow!: WorkflowRefDto;
+  @ApiProperty({ type: VersionListWorkflowDto })
+  workflow!: VersionListWorkflowDto;
 
   @ApiProperty({ type: VersionDto, isArray: true, description: 'Older first' })
   versions!: VersionDto[];
+
+  @ApiPropertyOptional({ type: RegistryRefDto, description: 'For a workflow that came from a registry' })
+  registry?: RegistryRefDto;
+
+  @ApiProperty({ type: SelfLinkDto })
+  links!: SelfLinkDto;
+
+  @ApiProperty({ type: VersionListMetaDto })
+  meta!: VersionListMetaDto;
 }
 
 export class WorkflowStatusSummaryDto {
@@ -244,24 +358,21 @@ export interface WorkflowView {
   metadata?: object;
   /** Its repository's following (API.md 12); null when it was not registered from one. */
   follow?: FollowView | null;
+  /** The registry the workflow came from; null or absent for one registered by link. */
+  registry?: RegistrySummary | null;
 }
 
 export function toVersionResponse(
   workflow: WorkflowEntity,
   version: WorkflowVersionEntity,
   baseUrl: string,
+  registry: RegistrySummary | null = null,
 ): VersionDto {
-  const submitter = loaded(version.submitter, 'version.submitter');
+  const header = toVersionHeader(workflow, version, baseUrl, registry);
   return {
-    uuid: version.uuid,
-    version: version.version,
-    is_latest: latestVersionOf(workflow).id === version.id,
-    submitter: { id: submitter.id, username: submitter.username },
+    ...header,
     ro_crate: {
-      links: {
-        download: `${baseUrl}/workflows/${workflow.uuid}/rocrate/${encodeURIComponent(version.version)}/download`,
-        external: version.rocLink,
-      },
+      ...header.ro_crate,
       source:
         version.sourceRef && version.sourceCommit
           ? { ref: version.sourceRef, commit: version.sourceCommit }
@@ -271,14 +382,62 @@ export function toVersionResponse(
   };
 }
 
+/** What every reply shows of a version (the status reply too): without the crate's source and issues. */
+export function toVersionHeader(
+  workflow: WorkflowEntity,
+  version: WorkflowVersionEntity,
+  baseUrl: string,
+  registry: RegistrySummary | null,
+): VersionHeaderDto {
+  const submitter = loaded(version.submitter, 'version.submitter');
+  const reply: VersionHeaderDto = {
+    uuid: version.uuid,
+    version: version.version,
+    is_latest: latestVersionOf(workflow).id === version.id,
+    name: version.name,
+    submitter: { id: submitter.id, username: submitter.username },
+    ro_crate: { links: crateLinksOf(workflow, version, baseUrl, registry) },
+  };
+  if (version.originLink !== null) {
+    reply.links = { origin: version.originLink };
+  }
+  return reply;
+}
+
+function crateLinksOf(
+  workflow: WorkflowEntity,
+  version: WorkflowVersionEntity,
+  baseUrl: string,
+  registry: RegistrySummary | null,
+): RoCrateLinksDto {
+  const crate = `${baseUrl}/workflows/${workflow.uuid}/rocrate/${encodeURIComponent(version.version)}`;
+  const links: RoCrateLinksDto = {
+    download: `${crate}/download`,
+    external: version.rocLink,
+    metadata: `${crate}/metadata`,
+  };
+  if (version.originLink !== null) {
+    links.origin = version.originLink;
+    if (registry !== null) {
+      links.registries = { [registry.name]: version.originLink };
+    }
+  }
+  return links;
+}
+
+export function toRegistryRef(registry: RegistrySummary): RegistryRefDto {
+  return { uuid: registry.uuid, name: registry.name, type: registry.type, uri: registry.uri };
+}
+
 export function toIssueResponse(issue: VersionIssueEntity): VersionIssueDto {
   return { id: issue.issueType, name: issue.name, description: issue.description, severity: issue.severity };
 }
 
 export function toWorkflowResponse(view: WorkflowView, baseUrl: string): WorkflowDto {
   const { workflow, version } = view;
+  const registry = view.registry ?? null;
   const latest = latestVersionOf(workflow);
-  const shown = toVersionResponse(workflow, version, baseUrl);
+  const shown = toVersionResponse(workflow, version, baseUrl, registry);
   if (view.metadata !== undefined) {
     shown.ro_crate.metadata = view.metadata;
   }
@@ -296,17 +455,39 @@ export function toWorkflowResponse(view: WorkflowView, baseUrl: string): Workflo
     follow: view.follow ? toFollowResponse(view.follow) : null,
     rerun_interval_days: workflow.rerunIntervalDays ?? null,
   };
+  if (registry !== null) {
+    reply.registry = toRegistryRef(registry);
+  }
   if (view.previous !== undefined) {
-    reply.previous_versions = view.previous.map((previous) => toVersionResponse(workflow, previous, baseUrl));
+    reply.previous_versions = view.previous.map((previous) =>
+      toVersionResponse(workflow, previous, baseUrl, registry),
+    );
   }
   return reply;
 }
 
-export function toVersionListResponse(workflow: WorkflowEntity, baseUrl: string): VersionListDto {
-  return {
-    workflow: { uuid: workflow.uuid, name: latestVersionOf(workflow).name },
-    versions: versionsOf(workflow).map((version) => toVersionResponse(workflow, version, baseUrl)),
+export function toVersionListResponse(
+  { workflow, registry }: { workflow: WorkflowEntity; registry: RegistrySummary | null },
+  baseUrl: string,
+): VersionListDto {
+  const resource = `/workflows/${workflow.uuid}/versions`;
+  const latest = latestVersionOf(workflow);
+  const reply: VersionListDto = {
+    workflow: { uuid: workflow.uuid, name: latest.name, links: { self: `${baseUrl}${resource}` } },
+    versions: versionsOf(workflow).map((version) => toVersionResponse(workflow, version, baseUrl, registry)),
+    links: { self: `${baseUrl}${resource}` },
+    meta: {
+      api_version: LIFEMONITOR_API_VERSION,
+      base_url: baseUrl,
+      resource,
+      created: workflow.createdAt.toISOString(),
+      modified: latest.registeredAt.toISOString(),
+    },
   };
+  if (registry !== null) {
+    reply.registry = toRegistryRef(registry);
+  }
+  return reply;
 }
 
 /** A workflow in the caller's list, with the status of its latest version when asked for. */
@@ -338,4 +519,157 @@ export function toWorkflowSummaryResponse(view: WorkflowSummaryView): WorkflowSu
     };
   }
   return reply;
+}
+
+/** A version's own status in a registry's list (`versions=true`, API.md 10.1). */
+export class ListedVersionStatusDto {
+  @ApiProperty({
+    enum: ['all_passing', 'some_passing', 'all_failing', 'not_available'],
+    example: 'all_passing',
+  })
+  aggregate_test_status!: AggregateTestStatus;
+
+  @ApiProperty({
+    type: BuildDto,
+    isArray: true,
+    description: "The version's most recent build over all its instances (none yet: empty)",
+  })
+  latest_builds!: BuildDto[];
+
+  @ApiProperty({ example: '', description: 'Why there is no status, empty when there is one' })
+  reason!: string;
+}
+
+export class ListedRoCrateDto {
+  @ApiProperty({ type: RoCrateLinksDto })
+  links!: RoCrateLinksDto;
+}
+
+/** A version in a registry's list with `versions=true`: the members LifeMonitor lists there. */
+export class ListedVersionDto {
+  @ApiProperty({ format: 'uuid', example: '0f4e1d2c-3b4a-5968-7a8b-9c0d1e2f3a4b' })
+  uuid!: string;
+
+  @ApiProperty({ example: '1' })
+  version!: string;
+
+  @ApiProperty({ example: true })
+  is_latest!: boolean;
+
+  @ApiProperty({ example: 'sort-and-change-case' })
+  name!: string;
+
+  @ApiProperty({ type: ListedRoCrateDto })
+  ro_crate!: ListedRoCrateDto;
+
+  @ApiPropertyOptional({ type: VersionLinksDto })
+  links?: VersionLinksDto;
+
+  @ApiPropertyOptional({ type: ListedVersionStatusDto, description: 'Left out with status=false' })
+  status?: ListedVersionStatusDto;
+}
+
+export class ListedWorkflowStatusDto extends WorkflowStatusSummaryDto {
+  @ApiProperty({ example: '', description: 'Why there is no status, empty when there is one' })
+  reason!: string;
+}
+
+/** An item of a registry's workflow list (`registry-workflows-get` and the lists by registry). */
+export class RegistryWorkflowItemDto {
+  @ApiProperty({ format: 'uuid', example: UUID_EXAMPLE })
+  uuid!: string;
+
+  @ApiProperty({ example: 'sort-and-change-case' })
+  name!: string;
+
+  @ApiProperty({ example: '1.1' })
+  latest_version!: string;
+
+  @ApiProperty({
+    type: 'array',
+    items: { oneOf: [{ type: 'string' }, { $ref: '#/components/schemas/ListedVersionDto' }] },
+    example: ['1.0', '1.1'],
+    description:
+      'Older first: the version strings, or with versions=true version objects with their own status',
+  })
+  versions!: (string | ListedVersionDto)[];
+
+  @ApiProperty({ example: true })
+  public!: boolean;
+
+  @ApiPropertyOptional({ type: RegistryRefDto })
+  registry?: RegistryRefDto;
+
+  @ApiPropertyOptional({ type: ListedWorkflowStatusDto, description: 'Left out with status=false' })
+  status?: ListedWorkflowStatusDto;
+}
+
+export class RegistryWorkflowListDto {
+  @ApiProperty({ type: RegistryWorkflowItemDto, isArray: true })
+  items!: RegistryWorkflowItemDto[];
+
+  @ApiProperty({ type: SelfLinkDto })
+  links!: SelfLinkDto;
+
+  @ApiProperty({ type: VersionListMetaDto })
+  meta!: Pick<VersionListMetaDto, 'api_version' | 'base_url' | 'resource'>;
+}
+
+/** What a registry's list item is made of. */
+export interface RegistryWorkflowView {
+  summary: WorkflowSummaryView;
+  registry: RegistrySummary | null;
+  /** Each version's status by version id, with versions=true and a status asked for. */
+  versionStatuses?: Map<number, NonNullable<WorkflowSummaryView['status']>>;
+  /** Version objects instead of strings. */
+  withVersions: boolean;
+}
+
+/** No status: LifeMonitor's reason, kept as it words it. */
+function reasonOf(aggregate: AggregateTestStatus): string {
+  return aggregate === 'not_available' ? 'No finished build of this version yet' : '';
+}
+
+export function toRegistryWorkflowItem(view: RegistryWorkflowView, baseUrl: string): RegistryWorkflowItemDto {
+  const { workflow } = view.summary;
+  const plain = toWorkflowSummaryResponse(view.summary);
+  const item: RegistryWorkflowItemDto = {
+    uuid: plain.uuid,
+    name: plain.name,
+    latest_version: plain.latest_version,
+    versions: plain.versions,
+    public: plain.public,
+  };
+  if (view.registry !== null) {
+    item.registry = toRegistryRef(view.registry);
+  }
+  if (plain.status !== undefined) {
+    item.status = { ...plain.status, reason: reasonOf(plain.status.aggregate_test_status) };
+  }
+  if (view.withVersions) {
+    const latest = latestVersionOf(workflow);
+    item.versions = versionsOf(workflow).map((version) => {
+      const listed: ListedVersionDto = {
+        uuid: version.uuid,
+        version: version.version,
+        is_latest: version.id === latest.id,
+        name: version.name,
+        ro_crate: { links: crateLinksOf(workflow, version, baseUrl, view.registry) },
+      };
+      if (version.originLink !== null) {
+        listed.links = { origin: version.originLink };
+      }
+      const status = view.versionStatuses?.get(version.id);
+      if (status !== undefined) {
+        const build = status.latestBuild;
+        listed.status = {
+          aggregate_test_status: status.aggregate,
+          latest_builds: build ? [toBuildResponse(build.build, build.instance, build.lastChecks)] : [],
+          reason: reasonOf(status.aggregate),
+        };
+      }
+      return listed;
+    });
+  }
+  return item;
 }

@@ -82,6 +82,10 @@ export class WorkflowVersionEntity {
   @Column({ name: 'workflow_language', type: 'varchar', length: COLUMN_LENGTHS.language, nullable: true })
   language!: WorkflowLanguage | null;
 
+  /** The registry's page of this version (`links.origin`, API.md 10.1); null for a version registered by link. */
+  @Column({ name: 'origin_link', type: 'varchar', length: COLUMN_LENGTHS.originLink, nullable: true })
+  originLink!: string | null;
+
   @Column({ name: 'registered_at', type: 'datetime', default: () => 'CURRENT_TIMESTAMP' })
   registeredAt!: Date;
 

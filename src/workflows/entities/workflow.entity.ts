@@ -24,6 +24,7 @@ import { COLUMN_LENGTHS } from '../columns.js';
 @Index('IDX_workflows_public_latest', ['public', 'latestVersionId'])
 @Index('IDX_workflows_latest', ['latestVersionId'])
 @Index('IDX_workflows_rerun_interval', ['rerunIntervalDays'])
+@Index('IDX_workflows_registry_latest', ['registryId', 'latestVersionId'])
 export class WorkflowEntity {
   @PrimaryGeneratedColumn({ type: 'integer' })
   id!: number;
@@ -64,6 +65,22 @@ export class WorkflowEntity {
   /** Days between periodic re-runs of its tests (API.md 11); null: the service's RERUN_INTERVAL_DAYS. */
   @Column({ name: 'rerun_interval_days', type: 'integer', nullable: true })
   rerunIntervalDays!: number | null;
+
+  /**
+   * The registry the workflow came from (API.md 10.1), by its id in the registries feature; null
+   * for a workflow registered by link. Not a foreign key: that feature clears it when a registry goes.
+   */
+  @Column({ name: 'registry_id', type: 'integer', nullable: true })
+  registryId!: number | null;
+
+  /** The workflow's id in its registry (SEEK's numeric id); null without a registry. */
+  @Column({
+    name: 'registry_identifier',
+    type: 'varchar',
+    length: COLUMN_LENGTHS.registryIdentifier,
+    nullable: true,
+  })
+  registryIdentifier!: string | null;
 
   @OneToMany(() => WorkflowVersionEntity, (version) => version.workflow)
   versions?: Relation<WorkflowVersionEntity>[];

@@ -1,0 +1,49 @@
+import { applyDecorators, SetMetadata } from '@nestjs/common';
+import { ApiExtension } from '@nestjs/swagger';
+
+/**
+ * LifeMonitor's OAuth2 scopes, the ones a registry client may ask for at `POST /oauth2/token`
+ * (API.md 10.1). A registry token holds those it was granted.
+ */
+export const REGISTRY_CLIENT_SCOPES = [
+  'registry.info',
+  'registry.user',
+  'registry.workflow.read',
+  'registry.workflow.write',
+  'registry.user.workflow.read',
+  'registry.user.workflow.write',
+  'workflow.read',
+  'workflow.write',
+  'testingService.read',
+  'testingService.write',
+  'user.profile',
+  'user.workflow.read',
+] as const;
+
+export type RegistryClientScope = (typeof REGISTRY_CLIENT_SCOPES)[number];
+
+/**
+ * What every route that declares no scope needs. Only a person's own credentials (a login token,
+ * an API key) hold it: a registry client can never be granted it, so a registry token reaches
+ * exactly the routes that name one of its scopes, and no route asks what kind of token came.
+ */
+export const ACCOUNT_SCOPE = 'account';
+
+/** The scopes of a person's own credentials: everything but what acts for a registry. */
+export const PERSON_SCOPES: ReadonlySet<string> = new Set([
+  ACCOUNT_SCOPE,
+  ...REGISTRY_CLIENT_SCOPES.filter((scope) => !scope.startsWith('registry.')),
+]);
+
+export function isRegistryClientScope(value: string): value is RegistryClientScope {
+  return (REGISTRY_CLIENT_SCOPES as readonly string[]).includes(value);
+}
+
+export const REQUIRED_SCOPE = 'auth:scope';
+
+/**
+ * The scope a route needs (LifeMonitor's, for the operations a registry client may call). A person's
+ * credentials hold every scope but the `registry.*` ones; a registry token only those granted.
+ */
+export const RequireScope = (scope: RegistryClientScope): MethodDecorator & ClassDecorator =>
+  applyDecorators(SetMetadata(REQUIRED_SCOPE, scope), ApiExtension('x-required-scope', scope));
