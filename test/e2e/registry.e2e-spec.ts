@@ -451,7 +451,11 @@ describe('workflow registry (API.md 2.1–2.5, 2.7)', () => {
       expect(older.body.meta).toEqual(latest.body.meta);
 
       const versions = await get(alice, `/workflows/${first.uuid}/versions`);
-      expect(versions.body.workflow).toEqual({ uuid: first.uuid, name: 'second name' });
+      expect(versions.body.workflow).toEqual({
+        uuid: first.uuid,
+        name: 'second name',
+        links: { self: `${t.baseUrl}/workflows/${first.uuid}/versions` },
+      });
       expect(versions.body.versions.map((v: { version: string }) => v.version)).toEqual(['1.0', '1.1']);
 
       const suites = await get(alice, `/workflows/${first.uuid}/suites?version=1.0`);

@@ -62,6 +62,7 @@ export class OAuthErrorDto {
       'unsupported_grant_type',
       'invalid_scope',
       'temporarily_unavailable',
+      'server_error',
     ],
     example: 'invalid_client',
   })
