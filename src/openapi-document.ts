@@ -18,7 +18,7 @@ import { ENVELOPE_PHRASES } from './common/filters/envelope.filter.js';
 import { areaOf, type Area } from './common/filters/fallback.filter.js';
 import { TAG_GROUPS, TAGS } from './common/api-tags.js';
 import { EXAMPLE } from './common/openapi-examples.js';
-import { BEARER_SCHEME } from './auth/api-auth.decorator.js';
+import { BEARER_SCHEME, REGISTRY_CLIENT_SCHEME } from './auth/api-auth.decorator.js';
 
 /**
  * The finishing pass over the document Nest builds from the decorators: what depends on the
@@ -80,6 +80,7 @@ export function finishDocument(document: OpenAPIObject): OpenAPIObject {
     operation.tags = [declared ?? AREA_FALLBACK_TAGS[documentAreaOf(path)].name];
     // Nest leaves `security` out where no scheme is declared: those routes are the public ones.
     operation.security ??= [];
+    registryClientOnly(operation);
     optionalToken(operation);
     if (!operation.description) {
       operation.description = describe(operation);
@@ -100,6 +101,20 @@ export function finishDocument(document: OpenAPIObject): OpenAPIObject {
   }
   listTags(document);
   return document;
+}
+
+/**
+ * An operation that needs a `registry.*` scope takes a registry client's token only (a person's
+ * credentials never hold those scopes): its one scheme is the client credentials flow, so that
+ * Swagger UI's Authorize fetches the right token for it.
+ */
+function registryClientOnly(operation: OperationObject): void {
+  const scope: unknown = (operation as OperationObject & { 'x-required-scope'?: unknown })[
+    'x-required-scope'
+  ];
+  if (typeof scope === 'string' && scope.startsWith('registry.')) {
+    operation.security = [{ [REGISTRY_CLIENT_SCHEME]: [scope] }];
+  }
 }
 
 /** The tags operations use, in the catalogue's order and grouped by area; the fallbacks last. */
@@ -472,7 +487,10 @@ function errorOf(
   operation?: OperationObject,
 ): { message: string; fields: { field: string; message: string }[] } {
   const schemes = (operation?.security ?? []).flatMap((requirement) => Object.keys(requirement));
-  if (status === 401 && (operation === undefined || schemes.includes(BEARER_SCHEME))) {
+  if (
+    status === 401 &&
+    (operation === undefined || schemes.includes(BEARER_SCHEME) || schemes.includes(REGISTRY_CLIENT_SCHEME))
+  ) {
     return { message: TOKEN_REQUIRED, fields: [] };
   }
   if (status === 413) {

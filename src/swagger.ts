@@ -6,8 +6,10 @@ import {
   API_KEY_SCHEME,
   BEARER_SCHEME,
   GITHUB_SIGNATURE_SCHEME,
+  REGISTRY_CLIENT_SCHEME,
   METRICS_SCHEME,
 } from './auth/api-auth.decorator.js';
+import { REGISTRY_CLIENT_SCOPES } from './auth/scopes.js';
 import { discovered } from './common/discovered.js';
 import { RefinesOpenApi, type OpenApiRefinement } from './common/openapi-refinement.js';
 import { finishDocument } from './openapi-document.js';
@@ -61,6 +63,20 @@ export function buildOpenApiDocument(app: INestApplication): OpenAPIObject {
       type: 'http',
       scheme: 'bearer',
       description: 'METRICS_TOKEN, for /metrics only, when that is set',
+    })
+    .addSecurity(REGISTRY_CLIENT_SCHEME, {
+      type: 'oauth2',
+      description:
+        "A registry client's token (client credentials, RFC 6749 4.4), sent as `Authorization: Bearer`; for the " +
+        'operations that need a `registry.*` scope, which only a registry token holds',
+      flows: {
+        clientCredentials: {
+          tokenUrl: '/oauth2/token',
+          scopes: Object.fromEntries(
+            REGISTRY_CLIENT_SCOPES.map((scope) => [scope, `LifeMonitor's ${scope}`]),
+          ),
+        },
+      },
     })
     .addSecurity(GITHUB_SIGNATURE_SCHEME, {
       type: 'apiKey',

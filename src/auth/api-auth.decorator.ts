@@ -8,6 +8,8 @@ export const API_KEY_HEADER_SCHEME = 'apiKeyHeader';
 export const METRICS_SCHEME = 'metrics';
 /** GitHub's webhook signature (X-Hub-Signature-256), the only credential of `POST /integrations/github/webhooks`. */
 export const GITHUB_SIGNATURE_SCHEME = 'github-signature';
+/** A registry client's token from `POST /oauth2/token` (API.md 10.1), for the operations only a registry may call. */
+export const REGISTRY_CLIENT_SCHEME = 'registry-client';
 
 /**
  * Documents that an operation takes a token, and (unless `apiKey: false`) an API key, as

@@ -22,6 +22,12 @@ export const EXAMPLE = {
   descriptorType: 'GALAXY',
   /** A file of the example workflow's crate, by its path from the main workflow's folder (TRS). */
   crateFile: 'test/planemo.yml',
+  /** A registry (API.md 10.1), its OAuth2 client, and a workflow and a user of its own. */
+  registryUuid: '44abf3e6-5eab-41f7-a31a-7231ef323765',
+  registryClientId: 'fWWLbOAw0pLlRKIWOQlkO4b4',
+  registryClientSecret: 'Ne1kK6NljWRayqzDfgMWBfVplkRGZto6MCjdfhK1jY7',
+  registryWorkflowId: '293',
+  registryUserId: '2',
   /** A GitHub repository holding a Workflow Testing RO-Crate (API.md 7.1). */
   repositoryLink: 'https://github.com/iwc-workflows/sars-cov-2-consensus-from-variation',
 } as const;

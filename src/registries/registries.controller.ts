@@ -23,6 +23,7 @@ import {
   ApiOkResponse,
   ApiOperation,
   ApiBadGatewayResponse,
+  ApiBody,
   ApiTags,
   ApiUnauthorizedResponse,
 } from '@nestjs/swagger';
@@ -55,23 +56,22 @@ import {
   RegistryUuidParam,
   RegistryWorkflowParams,
   SubmitRegistryWorkflowDto,
+  submissionExample,
   toRegistryResponse,
 } from './dto/registry.dto.js';
 import { toIndexItem, toRegistryList, toRegistryUsers, toSubmission } from './dto/registry-replies.js';
+import { insufficientScope, REGISTRY_ERRORS } from './openapi-errors.js';
 import { RegistriesService } from './registries.service.js';
 
 /** A route that needs a token (the others of this controller are public). */
 const Authenticated = (): MethodDecorator =>
   applyDecorators(ApiAuth(), ApiUnauthorizedResponse({ type: ProblemDto, description: 'No valid token' }));
 
-const UPSTREAM = { type: ProblemDto, description: 'The registry failed, or answered something unusable' };
-const UPSTREAM_TIMEOUT = { type: ProblemDto, description: 'The registry did not answer in time' };
-
 /**
  * Registries (API.md 10.1): listed for anybody, made and revoked by admins; `current` is the registry
  * whose client token came; a user reads and registers from a registry they linked.
  */
-@ApiBadRequestResponse({ type: ProblemDto, description: 'A bad body or parameter' })
+@ApiBadRequestResponse(REGISTRY_ERRORS.badInput)
 @ApiExtraModels(ListedVersionDto)
 @UseFilters(ProblemDetailsFilter)
 @ApiTags(TAGS.registries)
@@ -88,7 +88,7 @@ export class RegistriesController {
     operationId: 'workflow-registries-get',
     summary: 'The registries, for anybody (no secrets)',
   })
-  @ApiOkResponse({ type: RegistryListDto })
+  @ApiOkResponse({ type: RegistryListDto, description: 'The registries' })
   async list(): Promise<RegistryListDto> {
     return { items: (await this.registries.list()).map(toRegistryResponse) };
   }
@@ -100,9 +100,12 @@ export class RegistriesController {
     operationId: 'workflow-registries-post',
     summary: 'Make a registry and its OAuth2 client (admin); the client secret is shown this once',
   })
-  @ApiCreatedResponse({ type: CreatedRegistryDto })
-  @ApiForbiddenResponse({ type: ProblemDto, description: 'Not an admin' })
-  @ApiConflictResponse({ type: ProblemDto, description: 'A registry of that name exists' })
+  @ApiCreatedResponse({
+    type: CreatedRegistryDto,
+    description: 'Created; the client secret is shown this once',
+  })
+  @ApiForbiddenResponse(REGISTRY_ERRORS.notAdmin)
+  @ApiConflictResponse(REGISTRY_ERRORS.nameTaken)
   async create(@Body() body: CreateRegistryDto): Promise<CreatedRegistryDto> {
     const { registry, clientSecret } = await this.registries.create(body);
     return { ...toRegistryResponse(registry), client_id: registry.clientId, client_secret: clientSecret };
@@ -116,11 +119,10 @@ export class RegistriesController {
     operationId: 'workflow-registries-get-current',
     summary: 'The registry whose client token came (scope registry.info)',
   })
-  @ApiOkResponse({ type: RegistryDto })
-  @ApiForbiddenResponse({
-    type: ProblemDto,
-    description: 'insufficient_scope: not a registry token, or without the scope',
-  })
+  @ApiOkResponse({ type: RegistryDto, description: 'The registry of the caller’s token' })
+  @ApiForbiddenResponse(
+    insufficientScope('registry.info', 'insufficient_scope: not a registry token, or without the scope'),
+  )
   async current(@CurrentUser() caller: AuthUser): Promise<RegistryDto> {
     return toRegistryResponse(await this.registries.current(caller));
   }
@@ -134,8 +136,8 @@ export class RegistriesController {
     description:
       'Those made for `POST /users/{user_id}/workflows`, and the users of ours who linked the registry.',
   })
-  @ApiOkResponse({ type: RegistryUserListDto })
-  @ApiForbiddenResponse({ type: ProblemDto, description: 'insufficient_scope' })
+  @ApiOkResponse({ type: RegistryUserListDto, description: "The registry's users" })
+  @ApiForbiddenResponse(insufficientScope('registry.user'))
   async users(@CurrentUser() caller: AuthUser): Promise<RegistryUserListDto> {
     return toRegistryUsers(await this.registries.usersOf(caller));
   }
@@ -149,8 +151,8 @@ export class RegistriesController {
     description:
       "With versions=true each item's versions are version objects with their own status (WorkflowHub's daily status job reads them).",
   })
-  @ApiOkResponse({ type: RegistryWorkflowListDto })
-  @ApiForbiddenResponse({ type: ProblemDto, description: 'insufficient_scope' })
+  @ApiOkResponse({ type: RegistryWorkflowListDto, description: 'The workflows the registry sent' })
+  @ApiForbiddenResponse(insufficientScope('registry.workflow.read'))
   async workflows(
     @Query() query: RegistryListQuery,
     @CurrentUser() caller: AuthUser,
@@ -177,15 +179,13 @@ export class RegistriesController {
       'under that uuid, as POST /users/current/workflows would (same checks, same limits); the versions record ' +
       "the registry's page as links.origin, and every read of the workflow shows `registry`.",
   })
-  @ApiCreatedResponse({ type: RegisteredWorkflowDto })
-  @ApiForbiddenResponse({ type: ProblemDto, description: 'insufficient_scope' })
-  @ApiNotFoundResponse({
-    type: ProblemDto,
-    description: 'The registry has no such workflow (or does not show it)',
-  })
-  @ApiConflictResponse({ type: ProblemDto, description: "The version exists, or the uuid is another's" })
-  @ApiBadGatewayResponse(UPSTREAM)
-  @ApiGatewayTimeoutResponse(UPSTREAM_TIMEOUT)
+  @ApiBody({ type: SubmitRegistryWorkflowDto, ...submissionExample('1') })
+  @ApiCreatedResponse({ type: RegisteredWorkflowDto, description: 'Registered' })
+  @ApiForbiddenResponse(insufficientScope('registry.workflow.write'))
+  @ApiNotFoundResponse(REGISTRY_ERRORS.noWorkflow)
+  @ApiConflictResponse(REGISTRY_ERRORS.versionTaken)
+  @ApiBadGatewayResponse(REGISTRY_ERRORS.upstream)
+  @ApiGatewayTimeoutResponse(REGISTRY_ERRORS.upstreamTimeout)
   async submit(
     @Body() body: SubmitRegistryWorkflowDto,
     @CurrentUser() caller: AuthUser,
@@ -196,8 +196,8 @@ export class RegistriesController {
   @Get(':registry_uuid')
   @Public()
   @ApiOperation({ operationId: 'workflow-registries-get-by-uuid', summary: 'One registry, for anybody' })
-  @ApiOkResponse({ type: RegistryDto })
-  @ApiNotFoundResponse({ type: ProblemDto, description: 'No such registry' })
+  @ApiOkResponse({ type: RegistryDto, description: 'The registry' })
+  @ApiNotFoundResponse(REGISTRY_ERRORS.noRegistry)
   async get(@Param() { registry_uuid }: RegistryUuidParam): Promise<RegistryDto> {
     return toRegistryResponse(await this.registries.get(registry_uuid));
   }
@@ -211,8 +211,8 @@ export class RegistriesController {
     summary: 'Revoke a registry (admin): its client and tokens stop at once; its workflows stay',
   })
   @ApiNoContentResponse({ description: 'Revoked' })
-  @ApiForbiddenResponse({ type: ProblemDto, description: 'Not an admin' })
-  @ApiNotFoundResponse({ type: ProblemDto, description: 'No such registry' })
+  @ApiForbiddenResponse(REGISTRY_ERRORS.notAdmin)
+  @ApiNotFoundResponse(REGISTRY_ERRORS.noRegistry)
   async remove(@Param() { registry_uuid }: RegistryUuidParam): Promise<void> {
     await this.registries.remove(registry_uuid);
   }
@@ -223,14 +223,14 @@ export class RegistriesController {
     operationId: 'registry-index',
     summary: 'The workflows the registry shows the caller (their account on it linked)',
   })
-  @ApiOkResponse({ type: RegistryIndexDto })
-  @ApiForbiddenResponse({
-    type: ProblemDto,
-    description: 'The caller has not linked their account on the registry',
+  @ApiOkResponse({
+    type: RegistryIndexDto,
+    description: "The registry's workflows the caller may read there",
   })
-  @ApiNotFoundResponse({ type: ProblemDto, description: 'No such registry' })
-  @ApiBadGatewayResponse(UPSTREAM)
-  @ApiGatewayTimeoutResponse(UPSTREAM_TIMEOUT)
+  @ApiForbiddenResponse(REGISTRY_ERRORS.notLinked)
+  @ApiNotFoundResponse(REGISTRY_ERRORS.noRegistry)
+  @ApiBadGatewayResponse(REGISTRY_ERRORS.upstream)
+  @ApiGatewayTimeoutResponse(REGISTRY_ERRORS.upstreamTimeout)
   async index(
     @Param() { registry_uuid }: RegistryUuidParam,
     @CurrentUser() caller: AuthUser,
@@ -244,14 +244,11 @@ export class RegistriesController {
     operationId: 'registry-index-workflow',
     summary: 'One workflow as the registry shows it to the caller (their account on it linked)',
   })
-  @ApiOkResponse({ type: RegistryIndexItemDto })
-  @ApiForbiddenResponse({
-    type: ProblemDto,
-    description: 'The caller has not linked their account on the registry',
-  })
-  @ApiNotFoundResponse({ type: ProblemDto, description: 'No such registry, or no such workflow on it' })
-  @ApiBadGatewayResponse(UPSTREAM)
-  @ApiGatewayTimeoutResponse(UPSTREAM_TIMEOUT)
+  @ApiOkResponse({ type: RegistryIndexItemDto, description: 'The workflow as the registry has it' })
+  @ApiForbiddenResponse(REGISTRY_ERRORS.notLinked)
+  @ApiNotFoundResponse(REGISTRY_ERRORS.noRegistryOrWorkflow)
+  @ApiBadGatewayResponse(REGISTRY_ERRORS.upstream)
+  @ApiGatewayTimeoutResponse(REGISTRY_ERRORS.upstreamTimeout)
   async indexWorkflow(
     @Param() { registry_uuid, registry_workflow_identifier }: RegistryWorkflowParams,
     @CurrentUser() caller: AuthUser,
@@ -267,8 +264,8 @@ export class RegistriesController {
     operationId: 'user-registry-workflows-get',
     summary: "The caller's workflows registered from this registry",
   })
-  @ApiOkResponse({ type: RegistryWorkflowListDto })
-  @ApiNotFoundResponse({ type: ProblemDto, description: 'No such registry' })
+  @ApiOkResponse({ type: RegistryWorkflowListDto, description: "The caller's workflows from this registry" })
+  @ApiNotFoundResponse(REGISTRY_ERRORS.noRegistry)
   async userWorkflows(
     @Param() { registry_uuid }: RegistryUuidParam,
     @Query() query: RegistryListQuery,
@@ -292,15 +289,13 @@ export class RegistriesController {
     description:
       "As registry-workflows-post, read with the caller's personal token on the registry, and owned by the caller.",
   })
-  @ApiCreatedResponse({ type: RegisteredWorkflowDto })
-  @ApiForbiddenResponse({
-    type: ProblemDto,
-    description: 'The caller has not linked their account on the registry',
-  })
-  @ApiNotFoundResponse({ type: ProblemDto, description: 'No such registry, or no such workflow on it' })
-  @ApiConflictResponse({ type: ProblemDto, description: "The version exists, or the uuid is another's" })
-  @ApiBadGatewayResponse(UPSTREAM)
-  @ApiGatewayTimeoutResponse(UPSTREAM_TIMEOUT)
+  @ApiBody({ type: SubmitRegistryWorkflowDto, ...submissionExample('3') })
+  @ApiCreatedResponse({ type: RegisteredWorkflowDto, description: 'Registered' })
+  @ApiForbiddenResponse(REGISTRY_ERRORS.notLinked)
+  @ApiNotFoundResponse(REGISTRY_ERRORS.noRegistryOrWorkflow)
+  @ApiConflictResponse(REGISTRY_ERRORS.versionTaken)
+  @ApiBadGatewayResponse(REGISTRY_ERRORS.upstream)
+  @ApiGatewayTimeoutResponse(REGISTRY_ERRORS.upstreamTimeout)
   async userSubmit(
     @Param() { registry_uuid }: RegistryUuidParam,
     @Body() body: SubmitRegistryWorkflowDto,

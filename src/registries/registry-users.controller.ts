@@ -2,6 +2,7 @@ import { Body, Controller, Get, HttpCode, Param, Post, Put, Query, Req, UseFilte
 import {
   ApiBadGatewayResponse,
   ApiBadRequestResponse,
+  ApiBody,
   ApiConflictResponse,
   ApiCreatedResponse,
   ApiForbiddenResponse,
@@ -30,14 +31,16 @@ import {
   RegistryUserParam,
   RegistryUuidParam,
   SubmitRegistryWorkflowDto,
+  submissionExample,
 } from './dto/registry.dto.js';
+import { insufficientScope, REGISTRY_ERRORS } from './openapi-errors.js';
 import { RegistriesService } from './registries.service.js';
 import { toListRequest } from './registries.controller.js';
 
 /** A registry's users (`/users/{user_id}/workflows`, with the registry's token), and a user's link to a registry. */
 @ApiAuth()
 @ApiUnauthorizedResponse({ type: ProblemDto, description: 'No valid token' })
-@ApiBadRequestResponse({ type: ProblemDto, description: 'A bad body or parameter' })
+@ApiBadRequestResponse(REGISTRY_ERRORS.badInput)
 @UseFilters(ProblemDetailsFilter)
 @ApiTags(TAGS.registries)
 @Controller('users')
@@ -57,7 +60,7 @@ export class RegistryUsersController {
       'caller read the registry (registry-index) and register from it (user-registry-workflows-post).',
   })
   @ApiNoContentResponse({ description: 'Linked' })
-  @ApiNotFoundResponse({ type: ProblemDto, description: 'No such registry' })
+  @ApiNotFoundResponse(REGISTRY_ERRORS.noRegistry)
   async link(
     @Param() { registry_uuid }: RegistryUuidParam,
     @Body() body: LinkRegistryDto,
@@ -74,8 +77,11 @@ export class RegistryUsersController {
     description:
       "`user_id` is the registry's own id of its user; none yet for a user it never registered for.",
   })
-  @ApiOkResponse({ type: RegistryWorkflowListDto })
-  @ApiForbiddenResponse({ type: ProblemDto, description: 'insufficient_scope' })
+  @ApiOkResponse({
+    type: RegistryWorkflowListDto,
+    description: "The workflows registered for the registry's user",
+  })
+  @ApiForbiddenResponse(insufficientScope('registry.user.workflow.read'))
   async workflows(
     @Param() { user_id }: RegistryUserParam,
     @Query() query: RegistryListQuery,
@@ -100,18 +106,13 @@ export class RegistryUsersController {
     description:
       "As registry-workflows-post, owned by the local identity of the registry's user `user_id` (made on first use).",
   })
-  @ApiCreatedResponse({ type: RegisteredWorkflowDto })
-  @ApiForbiddenResponse({ type: ProblemDto, description: 'insufficient_scope' })
-  @ApiNotFoundResponse({
-    type: ProblemDto,
-    description: 'The registry has no such workflow (or does not show it)',
-  })
-  @ApiConflictResponse({ type: ProblemDto, description: "The version exists, or the uuid is another's" })
-  @ApiBadGatewayResponse({
-    type: ProblemDto,
-    description: 'The registry failed, or answered something unusable',
-  })
-  @ApiGatewayTimeoutResponse({ type: ProblemDto, description: 'The registry did not answer in time' })
+  @ApiBody({ type: SubmitRegistryWorkflowDto, ...submissionExample('2') })
+  @ApiCreatedResponse({ type: RegisteredWorkflowDto, description: 'Registered' })
+  @ApiForbiddenResponse(insufficientScope('registry.user.workflow.write'))
+  @ApiNotFoundResponse(REGISTRY_ERRORS.noWorkflow)
+  @ApiConflictResponse(REGISTRY_ERRORS.versionTaken)
+  @ApiBadGatewayResponse(REGISTRY_ERRORS.upstream)
+  @ApiGatewayTimeoutResponse(REGISTRY_ERRORS.upstreamTimeout)
   async submit(
     @Param() { user_id }: RegistryUserParam,
     @Body() body: SubmitRegistryWorkflowDto,

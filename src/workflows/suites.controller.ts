@@ -63,6 +63,10 @@ export class SuitesController {
   @ApiForbiddenResponse({
     type: ProblemDto,
     description: 'The workflow is public, but the caller is neither its owner nor an admin',
+    example: problemExample(
+      403,
+      `Only the owner of the workflow ${EXAMPLE.workflowUuid} or an admin may change it`,
+    ),
   })
   async update(
     @Param() { suite_uuid }: SuiteUuidParam,

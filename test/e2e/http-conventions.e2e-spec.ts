@@ -149,7 +149,7 @@ describe('conventions of every area', () => {
   });
 
   describe('OpenAPI document', () => {
-    it('serves /docs-json with the bearer, API key (both carriers), metrics and GitHub signature schemes and an operation id on every operation', async () => {
+    it('serves /docs-json with the bearer, API key (both carriers), metrics, registry client and GitHub signature schemes and an operation id on every operation', async () => {
       const response = await t.http.get('/docs-json');
       expect(response.status).toBe(200);
       const document = response.body as {
@@ -161,6 +161,10 @@ describe('conventions of every area', () => {
         apiKey: expect.objectContaining({ type: 'apiKey', in: 'header', name: 'Authorization' }),
         apiKeyHeader: expect.objectContaining({ type: 'apiKey', in: 'header', name: 'X-API-Key' }),
         metrics: expect.objectContaining({ type: 'http', scheme: 'bearer' }),
+        'registry-client': expect.objectContaining({
+          type: 'oauth2',
+          flows: { clientCredentials: expect.objectContaining({ tokenUrl: '/oauth2/token' }) },
+        }),
         'github-signature': expect.objectContaining({
           type: 'apiKey',
           in: 'header',

@@ -279,7 +279,10 @@ describe(`the OpenAPI document (${testDatabase()})`, () => {
       const schemes = (operation.security ?? []).flatMap((requirement) => Object.keys(requirement));
       expect(
         schemes.filter(
-          (scheme) => !['bearer', 'apiKey', 'apiKeyHeader', 'metrics', 'github-signature'].includes(scheme),
+          (scheme) =>
+            !['bearer', 'apiKey', 'apiKeyHeader', 'metrics', 'github-signature', 'registry-client'].includes(
+              scheme,
+            ),
         ),
       ).toEqual([]);
       // GitHub's webhook has its own credential: the signature of the body, alone.
@@ -331,7 +334,10 @@ describe(`the OpenAPI document (${testDatabase()})`, () => {
       );
       if (schemes.length === 0 || optional) {
         expect({ method, path, status: answered.status }).not.toEqual({ method, path, status: 401 });
-      } else if (['bearer', 'github-signature'].includes(schemes[0]) && operation.responses['401']) {
+      } else if (
+        ['bearer', 'github-signature', 'registry-client'].includes(schemes[0]) &&
+        operation.responses['401']
+      ) {
         expect({ method, path, status: answered.status }).toEqual({ method, path, status: 401 });
       }
     }

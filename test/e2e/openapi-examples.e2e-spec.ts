@@ -8,11 +8,13 @@ import { VmJobEntity } from '../../src/orchestration/entities/vm-job.entity.js';
 import { TestInstanceEntity } from '../../src/workflows/entities/test-instance.entity.js';
 import { TestSuiteEntity } from '../../src/workflows/entities/test-suite.entity.js';
 import { WorkflowEntity } from '../../src/workflows/entities/workflow.entity.js';
+import { RegistrySecretHasher } from '../../src/registries/registry-tokens.service.js';
 import { GithubFake } from '../fakes/github-fake.js';
+import { SeekFake } from '../fakes/seek-fake.js';
 import { createTestApp, testDatabase, type TestApp } from '../support/create-test-app.js';
 import { seedBuilds } from '../support/monitoring-seed.js';
 import { writeCloudsFile } from '../support/orchestration.js';
-import { crateMetadata } from '../support/registry.js';
+import { crateMetadata, crateZip } from '../support/registry.js';
 
 interface Parameter {
   name: string;
@@ -67,9 +69,15 @@ function bodyOf(operation: Operation): { body?: unknown; type?: string; missing?
   return body === undefined ? { missing: 'the request body has no example' } : { body, type };
 }
 
-/** The bytes of a body as sent: a string as it is, anything else as JSON. */
-function textOf(body: unknown): string {
-  return typeof body === 'string' ? body : JSON.stringify(body);
+/** The bytes of a body as sent: a string as it is, a form's fields form-encoded, anything else as JSON. */
+function textOf(body: unknown, type?: string): string {
+  if (typeof body === 'string') {
+    return body;
+  }
+  if (type === 'application/x-www-form-urlencoded') {
+    return new URLSearchParams(body as Record<string, string>).toString();
+  }
+  return JSON.stringify(body);
 }
 
 interface Sent {
@@ -85,7 +93,13 @@ interface Sent {
  * The request "Try it out" sends as it opens, authorized with what the first security scheme
  * wants: every parameter with a value filled in, the body example, nothing typed by hand.
  */
-function requestOf(method: Method, path: string, operation: Operation, token: string): Sent | string {
+function requestOf(
+  method: Method,
+  path: string,
+  operation: Operation,
+  token: string,
+  registryToken: string,
+): Sent | string {
   const id = operation.operationId;
   const parameters = operation.parameters ?? [];
   const headers: Record<string, string> = {};
@@ -118,6 +132,8 @@ function requestOf(method: Method, path: string, operation: Operation, token: st
   const scheme = Object.keys(operation.security?.[0] ?? {})[0];
   if (scheme === 'bearer') {
     headers.Authorization = `Bearer ${token}`;
+  } else if (scheme === 'registry-client') {
+    headers.Authorization = `Bearer ${registryToken}`;
   } else if (scheme === 'metrics') {
     headers.Authorization = `Bearer ${METRICS_TOKEN}`;
   } else if (scheme === 'github-signature') {
@@ -141,6 +157,8 @@ function requestOf(method: Method, path: string, operation: Operation, token: st
 describe(`every request example of the OpenAPI document, sent as it is (${testDatabase()})`, () => {
   let t: TestApp;
   let github: GithubFake;
+  let seek: SeekFake;
+  let registriesMade = 0;
   let clouds: { path: string; remove(): void };
   let document: Document;
   let dataSource: DataSource;
@@ -148,6 +166,16 @@ describe(`every request example of the OpenAPI document, sent as it is (${testDa
   beforeAll(async () => {
     github = new GithubFake();
     await github.start();
+    // The example registry's SEEK, holding the example workflow in the versions the examples register.
+    seek = new SeekFake();
+    await seek.start();
+    seek.add({
+      id: EXAMPLE.registryWorkflowId,
+      uuid: '86da0a30-d2cd-013a-a07d-000c29a94011',
+      title: 'Concat two files',
+      crates: new Map([1, 2, 3].map((v) => [v, crateZip({ name: `Concat two files v${v}` })])),
+      public: true,
+    });
     clouds = writeCloudsFile(`clouds:\n  ${EXAMPLE.cloud}: {type: dummy}\n`);
     t = await createTestApp({
       GITHUB_API_URL: github.url,
@@ -182,6 +210,7 @@ describe(`every request example of the OpenAPI document, sent as it is (${testDa
   afterAll(async () => {
     await t?.close();
     await github?.stop();
+    await seek?.stop();
     clouds?.remove();
   });
 
@@ -287,6 +316,27 @@ describe(`every request example of the OpenAPI document, sent as it is (${testDa
       });
     }
 
+    // The example registry, its client's example credentials, the caller's account on it linked.
+    const registries = (await call('get', '/registries', admin)).items as { uuid: string }[];
+    if (!registries.some((registry) => registry.uuid === EXAMPLE.registryUuid)) {
+      const made = await call('post', '/registries', admin, {
+        // A name of its own each time: a deleted registry's account keeps the name's username.
+        name: `example-registry-${++registriesMade}`,
+        type: 'seek',
+        uri: `${seek.url}/`,
+      });
+      await moveId('registries', 'uuid', made.uuid, EXAMPLE.registryUuid);
+      await moveId('registries', 'client_id', made.client_id, EXAMPLE.registryClientId);
+      const hash = t.app.get(RegistrySecretHasher, { strict: false }).hash(EXAMPLE.registryClientSecret);
+      await dataSource.query('UPDATE registries SET client_secret_hash = ? WHERE uuid = ?', [
+        hash,
+        EXAMPLE.registryUuid,
+      ]);
+    }
+    await call('put', `/users/current/registries/${EXAMPLE.registryUuid}`, admin, {
+      token: 'a personal token on the example registry',
+    });
+
     const jobs = dataSource.getRepository(VmJobEntity);
     if (!(await jobs.existsBy({ id: EXAMPLE.jobId }))) {
       // Pending, and never due: the job poller leaves it as it is.
@@ -341,6 +391,19 @@ describe(`every request example of the OpenAPI document, sent as it is (${testDa
     }
   };
 
+  /** A token of the example registry's client, with every scope it may have. */
+  const registryToken = async (): Promise<string> => {
+    const reply = await t.http.post('/oauth2/token').type('form').send({
+      grant_type: 'client_credentials',
+      client_id: EXAMPLE.registryClientId,
+      client_secret: EXAMPLE.registryClientSecret,
+    });
+    if (reply.status !== 200) {
+      throw new Error(`seeding: POST /oauth2/token answered ${reply.status} ${JSON.stringify(reply.body)}`);
+    }
+    return (reply.body as { access_token: string }).access_token;
+  };
+
   /**
    * What one operation needs beyond the things themselves: node 3 assigned or not, with a public address
    * or not; the example key pair not there yet for its import.
@@ -378,14 +441,14 @@ describe(`every request example of the OpenAPI document, sent as it is (${testDa
       const adminId = (await call('get', '/users/current', admin)).id as number;
       await holdExamples(admin, adminId);
       await prepare(operation.operationId, admin);
-      const request = requestOf(method, path, operation, admin);
+      const request = requestOf(method, path, operation, admin, await registryToken());
       if (typeof request === 'string') {
         failures.push(request);
         continue;
       }
       let sent = t.http[method](request.url).set(request.headers);
       if (request.body !== undefined) {
-        sent = sent.send(textOf(request.body));
+        sent = sent.send(textOf(request.body, request.headers['Content-Type']));
       }
       const response = await sent;
       if (response.status < 200 || response.status >= 300) {

@@ -10,9 +10,10 @@ import {
 } from '../../common/validation.js';
 import { IsPublicFlag, IsVersionLabel, VERSION_MAX_LENGTH } from '../../workflows/index.js';
 import type { RegistryEntity } from '../entities/registry.entity.js';
+import { EXAMPLE } from '../../common/openapi-examples.js';
 import { REGISTRY_COLUMNS, REGISTRY_TYPES } from '../registry-columns.js';
 
-const REGISTRY_UUID = '44abf3e6-5eab-41f7-a31a-7231ef323765';
+const REGISTRY_UUID = EXAMPLE.registryUuid;
 /** A registry's id of a workflow or a user: what fits in a path segment and a username. */
 const EXTERNAL_ID = /^[A-Za-z0-9._~-]+$/;
 
@@ -49,11 +50,11 @@ export class RegistryDto {
 }
 
 export class CreatedRegistryDto extends RegistryDto {
-  @ApiProperty({ example: 'fWWLbOAw0pLlRKIWOQlkO4b4xyz1', description: "The registry's OAuth2 client id" })
+  @ApiProperty({ example: EXAMPLE.registryClientId, description: "The registry's OAuth2 client id" })
   client_id!: string;
 
   @ApiProperty({
-    example: 'Ne1kK6NljWRayqzDfgMWBfVplkRGZto6MCjdfhK1jY7',
+    example: EXAMPLE.registryClientSecret,
     description: 'Shown this once (only a keyed hash is kept): set it in the registry now',
   })
   client_secret!: string;
@@ -66,7 +67,7 @@ export class RegistryListDto {
 
 export class RegistryUuidParam {
   @IsAnyUuid()
-  @ApiProperty({ type: String, format: 'uuid', description: 'The registry uuid' })
+  @ApiProperty({ type: String, format: 'uuid', description: 'The registry uuid', example: REGISTRY_UUID })
   registry_uuid!: string;
 }
 
@@ -74,7 +75,7 @@ export class RegistryWorkflowParams extends RegistryUuidParam {
   @IsString()
   @Length(1, REGISTRY_COLUMNS.externalId)
   @Matches(EXTERNAL_ID, { message: 'registry_workflow_identifier must be letters, digits, . _ ~ or -' })
-  @ApiProperty({ example: '293', description: "The workflow's id on the registry" })
+  @ApiProperty({ example: EXAMPLE.registryWorkflowId, description: "The workflow's id on the registry" })
   registry_workflow_identifier!: string;
 }
 
@@ -82,7 +83,7 @@ export class RegistryUserParam {
   @IsString()
   @Length(1, REGISTRY_COLUMNS.externalId)
   @Matches(EXTERNAL_ID, { message: 'user_id must be letters, digits, . _ ~ or -' })
-  @ApiProperty({ example: '2', description: "The registry's own id of its user" })
+  @ApiProperty({ example: EXAMPLE.registryUserId, description: "The registry's own id of its user" })
   user_id!: string;
 }
 
@@ -92,7 +93,7 @@ export class SubmitRegistryWorkflowDto {
   @IsString({ message: 'identifier must be a JSON string (send "293", not 293)' })
   @Length(1, REGISTRY_COLUMNS.externalId)
   @Matches(EXTERNAL_ID, { message: 'identifier must be letters, digits, . _ ~ or -' })
-  @ApiProperty({ example: '293', description: "The workflow's id on the registry" })
+  @ApiProperty({ example: EXAMPLE.registryWorkflowId, description: "The workflow's id on the registry" })
   identifier!: string;
 
   @IsVersionLabel()
@@ -104,6 +105,16 @@ export class SubmitRegistryWorkflowDto {
 
   @OptionalText(1, 512, 'Concat two files', "Else the registry's title of the workflow")
   name?: string;
+}
+
+/**
+ * The request body example of one of the three ways a registry's workflow is registered: each
+ * names its own version of the example workflow, so that each example works as sent.
+ */
+export function submissionExample(version: string): { examples: Record<string, { value: object }> } {
+  return {
+    examples: { submission: { value: { identifier: EXAMPLE.registryWorkflowId, version } } },
+  };
 }
 
 export class RegistryListQuery {

@@ -11,6 +11,7 @@ import {
   ApiUnauthorizedResponse,
 } from '@nestjs/swagger';
 import type { Request, Response } from 'express';
+import { EXAMPLE } from '../../common/openapi-examples.js';
 import { Public } from '../../auth/public.decorator.js';
 import { REGISTRY_CLIENT_SCOPES } from '../../auth/scopes.js';
 import { TAGS } from '../../common/api-tags.js';
@@ -83,7 +84,7 @@ export class OAuth2Controller {
   @Post('token')
   @HttpCode(200)
   @ApiOperation({
-    operationId: 'oauth2-token',
+    operationId: 'oauth-token',
     summary: "A registry client's access token (client credentials grant)",
     description:
       'RFC 6749 4.4: a form body with grant_type=client_credentials, the client authenticated by client_id and ' +
@@ -92,7 +93,18 @@ export class OAuth2Controller {
       'authentications count against the login limit (429 past it). Errors are RFC 6749 5.2 JSON.',
   })
   @ApiConsumes('application/x-www-form-urlencoded')
-  @ApiBody({ type: TokenRequestDto })
+  @ApiBody({
+    type: TokenRequestDto,
+    examples: {
+      body: {
+        value: {
+          grant_type: 'client_credentials',
+          client_id: EXAMPLE.registryClientId,
+          client_secret: EXAMPLE.registryClientSecret,
+        },
+      },
+    },
+  })
   @ApiOkResponse({ type: TokenReplyDto, description: 'With Cache-Control: no-store' })
   @ApiBadRequestResponse({
     type: OAuthErrorDto,
