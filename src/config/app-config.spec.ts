@@ -197,7 +197,7 @@ describe('CLOUDS_FILE', () => {
         loadConfig({ NODE_ENV: 'test', DATA_DIR: dir, JWT_SECRET: 'x'.repeat(40), CLOUDS_FILE: path }),
       ).toThrow(
         `Invalid setting CLOUDS_FILE: ${path} has no cloud named 'default' (the paths without a cloud segment use it): ` +
-          "name one of 'lab', 'ostack' 'default', or add one",
+          "rename one of 'lab', 'ostack' to 'default', or add a cloud named 'default'",
       );
       writeFileSync(path, 'clouds:\n  lab: {type: dummy}\n  default: {type: dummy}\n');
       const clouds = loadConfig({

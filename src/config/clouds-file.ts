@@ -46,7 +46,7 @@ export function loadClouds(path: string | undefined, env: NodeJS.ProcessEnv): Cl
     throw new ConfigError(
       'CLOUDS_FILE',
       `${path} has no cloud named '${DEFAULT_CLOUD}' (the paths without a cloud segment use it): ` +
-        `name one of ${clouds.map((cloud) => `'${cloud.name}'`).join(', ')} '${DEFAULT_CLOUD}', or add one`,
+        `rename one of ${clouds.map((cloud) => `'${cloud.name}'`).join(', ')} to '${DEFAULT_CLOUD}', or add a cloud named '${DEFAULT_CLOUD}'`,
     );
   }
   return clouds;

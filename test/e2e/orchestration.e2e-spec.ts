@@ -739,7 +739,7 @@ describe('area C: CLOUDS_FILE problems stop the start-up with one clear line', (
     ],
     [
       'an openstack cloud without a password',
-      'clouds:\n  ostack: {type: openstack, auth_url: "http://127.0.0.1:5000/v3", username: u, project_name: p}\n',
+      'clouds:\n  default: {type: dummy}\n  ostack: {type: openstack, auth_url: "http://127.0.0.1:5000/v3", username: u, project_name: p}\n',
       /^Invalid setting CLOUDS_FILE: cloud 'ostack' \(type openstack\) needs 'password'$/,
     ],
   ])('%s', async (_case, yaml, message) => {
