@@ -9,6 +9,8 @@ import { FollowsRepository } from '../../src/workflows/follow/follows.repository
 import { AddressesRepository } from '../../src/orchestration/addresses.repository.js';
 import { JobsRepository } from '../../src/orchestration/jobs.repository.js';
 import { QuotasService } from '../../src/orchestration/quotas.service.js';
+import { RegistriesRepository } from '../../src/registries/registries.repository.js';
+import { WorkflowsRepository } from '../../src/workflows/workflows.repository.js';
 import type { TestApp } from './create-test-app.js';
 import { SEEDED_MACHINES_OWNER, SEEDED_MAIN_WORKFLOW, SEEDED_VERSION, seededUuid } from './registry-seed.mjs';
 
@@ -192,6 +194,24 @@ export const HOT_READS: HotRead[] = [
       await follows.claimDuePolls(later, 'plan-test', 10, 60_000);
       await follows.claimDueRefs(later, 'plan-test', 10, 60_000);
       await follows.pausedUntil('https://api.github.com', later);
+    },
+  },
+  { name: 'registries', path: () => '/registries' },
+  {
+    // What a registry's token lists (API.md 10.1): the registry's workflows, and one of its users'.
+    name: "a registry's workflows and a registry user's workflows from it",
+    run: async (t) => {
+      const workflows = t.app.get(WorkflowsRepository, { strict: false });
+      await workflows.listWorkflows({ registryId: 1 }, { limit: 20 });
+      await workflows.listWorkflows({ ownerId: 1, registryId: 1 }, { limit: 20 });
+    },
+  },
+  {
+    name: "a registry user's identity and link",
+    run: async (t) => {
+      const registries = t.app.get(RegistriesRepository, { strict: false });
+      await registries.findIdentity(1, 'plan');
+      await registries.findLink(1, 1);
     },
   },
   {
