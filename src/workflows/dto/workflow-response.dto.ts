@@ -1,4 +1,4 @@
-import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { ApiProperty, ApiPropertyOptional, OmitType } from '@nestjs/swagger';
 import type { AggregateTestStatus, LastChecks } from '../workflow-status-source.js';
 import { ISSUE_SEVERITIES, type IssueSeverity } from '../checks/issue-check.js';
 import type { TestInstanceEntity } from '../entities/test-instance.entity.js';
@@ -168,28 +168,8 @@ export class VersionHeaderDto {
   ro_crate!: { links: RoCrateLinksDto };
 }
 
-export class VersionDto {
-  @ApiProperty({ format: 'uuid', example: '0f4e1d2c-3b4a-5968-7a8b-9c0d1e2f3a4b' })
-  uuid!: string;
-
-  @ApiProperty({ example: '1.0' })
-  version!: string;
-
-  @ApiProperty({ example: true })
-  is_latest!: boolean;
-
-  @ApiProperty({ example: 'sort-and-change-case', description: "This version's name" })
-  name!: string;
-
-  @ApiPropertyOptional({
-    type: VersionLinksDto,
-    description: 'For a workflow that came from a registry: its page of this version',
-  })
-  links?: VersionLinksDto;
-
-  @ApiProperty({ type: SubmitterDto })
-  submitter!: SubmitterDto;
-
+// A version's reply is its header in a list with the whole crate description in place of its links.
+export class VersionDto extends OmitType(VersionHeaderDto, ['ro_crate'] as const) {
   @ApiProperty({ type: RoCrateDto })
   ro_crate!: RoCrateDto;
 
