@@ -93,8 +93,11 @@ describe('over plain HTTP under a LAN name, and from another site, in a real bro
     expect((await page.goto(`${service}/docs`))?.status()).toBe(200);
     await page.locator('.opblock-tag').first().waitFor({ state: 'visible', timeout: 15_000 });
     await page.screenshot({ path: `${SCREENSHOTS}/lan-docs.png` });
+    expect(await page.locator('.opblock').count()).toBeGreaterThan(5);
+    // The UI renders the operations near the viewport only: the last tag's show once scrolled to.
+    await page.keyboard.press('End');
+    await page.locator('.opblock-tag[data-tag="service"]').waitFor({ state: 'visible', timeout: 15_000 });
     expect(failed).toEqual([]);
-    expect(await page.locator('.opblock').count()).toBeGreaterThan(40);
     await page.close();
   });
 
