@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
-import { LessThan, Repository } from 'typeorm';
+import { LessThan, Repository, type EntityManager } from 'typeorm';
 import { DomainError } from '../common/errors/domain-error.js';
 import { isForeignKeyViolation, isUniqueViolation } from '../common/errors/unique-violation.js';
 import { RevokedTokenEntity } from './entities/revoked-token.entity.js';
@@ -12,6 +12,12 @@ export interface NewUser {
   username: string;
   passwordHash: string;
   roles: Role[];
+}
+
+/** An account to rename and disable, with its new name. */
+export interface RetiredAccount {
+  id: number;
+  username: string;
 }
 
 @Injectable()
@@ -78,6 +84,24 @@ export class UsersRepository {
         );
       }
       throw error;
+    }
+  }
+
+  /**
+   * Renames and disables accounts inside the caller's transaction (their rows stay: they own
+   * workflows). Throws DomainError conflict when a new name is taken.
+   */
+  async retire(tx: EntityManager, accounts: readonly RetiredAccount[]): Promise<void> {
+    const updatedAt = new Date(this.clock.nowMs());
+    for (const { id, username } of accounts) {
+      try {
+        await tx.update(UserEntity, { id }, { username, active: false, updatedAt });
+      } catch (error) {
+        if (isUniqueViolation(error)) {
+          throw new DomainError('conflict', `The username '${username}' is taken`);
+        }
+        throw error;
+      }
     }
   }
 

@@ -1,10 +1,11 @@
 import { Injectable } from '@nestjs/common';
+import type { EntityManager } from 'typeorm';
 import { DomainError } from '../common/errors/domain-error.js';
 import { AuthService } from './auth.service.js';
 import type { UserEntity } from './entities/user.entity.js';
 import { PasswordHasher } from './password-hasher.js';
 import type { Role } from './roles.js';
-import { UsersRepository } from './users.repository.js';
+import { UsersRepository, type RetiredAccount } from './users.repository.js';
 
 export interface UserChanges {
   password?: string;
@@ -43,6 +44,22 @@ export class UsersService {
   /** Deletes an account made for something that then failed (a registry that could not be stored). */
   async discard(id: number): Promise<void> {
     await this.repo.remove(id);
+  }
+
+  /**
+   * Renames and disables the accounts of something being deleted (a registry's), inside its
+   * transaction: their workflows stay theirs, nobody acts as them any more, and their names are
+   * free again. The caller calls `forget` once the transaction committed.
+   */
+  retire(tx: EntityManager, accounts: readonly RetiredAccount[]): Promise<void> {
+    return this.repo.retire(tx, accounts);
+  }
+
+  /** Forgets what this process cached about accounts changed outside this service. */
+  forget(ids: readonly number[]): void {
+    for (const id of ids) {
+      this.auth.forget(id);
+    }
   }
 
   list(): Promise<UserEntity[]> {

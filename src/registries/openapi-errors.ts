@@ -29,6 +29,11 @@ export const REGISTRY_ERRORS = {
   },
   notAdmin: problem(403, 'Not an admin', 'This operation needs the role admin'),
   nameTaken: problem(409, 'A registry of that name exists', `A registry named '${REGISTRY}' exists`),
+  accountNameTaken: problem(
+    409,
+    "Another user has a name the registry's accounts are renamed to (delete or rename that user)",
+    `The username 'deleted-registry:${EXAMPLE.registryUuid}' is taken`,
+  ),
   noRegistry: problem(404, 'No such registry', `No registry ${EXAMPLE.registryUuid}`),
   noRegistryOrWorkflow: problem(
     404,

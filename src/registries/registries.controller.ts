@@ -209,10 +209,13 @@ export class RegistriesController {
   @ApiOperation({
     operationId: 'workflow-registries-delete',
     summary: 'Revoke a registry (admin): its client and tokens stop at once; its workflows stay',
+    description:
+      "Its accounts are renamed `deleted-registry:<uuid>[:<user id>]` and disabled: they keep the workflows, and the registry's name is free again.",
   })
   @ApiNoContentResponse({ description: 'Revoked' })
   @ApiForbiddenResponse(REGISTRY_ERRORS.notAdmin)
   @ApiNotFoundResponse(REGISTRY_ERRORS.noRegistry)
+  @ApiConflictResponse(REGISTRY_ERRORS.accountNameTaken)
   async remove(@Param() { registry_uuid }: RegistryUuidParam): Promise<void> {
     await this.registries.remove(registry_uuid);
   }

@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
-import { InjectRepository } from '@nestjs/typeorm';
-import { LessThan, Repository } from 'typeorm';
+import { InjectDataSource, InjectRepository } from '@nestjs/typeorm';
+import { DataSource, IsNull, LessThan, Not, Repository, type EntityManager } from 'typeorm';
 import { Clock } from '../common/clock.js';
 import { DomainError } from '../common/errors/domain-error.js';
 import { isUniqueViolation } from '../common/errors/unique-violation.js';
@@ -25,10 +25,17 @@ export interface NewRegistryToken {
   expiresAt: Date;
 }
 
+/** The accounts of a registry: its own, and those made for its users (by the registry's id of each). */
+export interface RegistryAccounts {
+  own: number;
+  users: { userId: number; externalId: string }[];
+}
+
 /** All SQL of the registries feature. */
 @Injectable()
 export class RegistriesRepository {
   constructor(
+    @InjectDataSource() private readonly dataSource: DataSource,
     @InjectRepository(RegistryEntity) private readonly registries: Repository<RegistryEntity>,
     @InjectRepository(RegistryTokenEntity) private readonly tokens: Repository<RegistryTokenEntity>,
     @InjectRepository(RegistryIdentityEntity) private readonly identities: Repository<RegistryIdentityEntity>,
@@ -66,9 +73,36 @@ export class RegistriesRepository {
     return this.registries.findOneBy({ clientId });
   }
 
-  /** Deletes the registry; its tokens and identities go by cascade. False when it was gone. */
-  async remove(id: number): Promise<boolean> {
-    return ((await this.registries.delete({ id })).affected ?? 0) > 0;
+  /**
+   * Deletes the registry in one transaction with what `alongside` does in it, given the accounts
+   * the registry had (its own, then those made for its users): its tokens and identities go by
+   * cascade. False, with nothing done, when it was gone.
+   */
+  async remove(
+    id: number,
+    alongside: (tx: EntityManager, accounts: RegistryAccounts) => Promise<void>,
+  ): Promise<boolean> {
+    return this.dataSource.transaction(async (tx) => {
+      const registry = await tx.findOneBy(RegistryEntity, { id });
+      if (!registry) {
+        return false;
+      }
+      const made = await tx.find(RegistryIdentityEntity, {
+        select: { userId: true, externalId: true },
+        where: { registryId: id, externalId: Not(IsNull()) },
+        order: { id: 'ASC' },
+      });
+      if (((await tx.delete(RegistryEntity, { id })).affected ?? 0) === 0) {
+        return false;
+      }
+      await alongside(tx, {
+        own: registry.userId,
+        users: made.flatMap(({ userId, externalId }) =>
+          externalId === null ? [] : [{ userId, externalId }],
+        ),
+      });
+      return true;
+    });
   }
 
   /** Stores an issued token, and drops the tokens that expired (of any registry: they are few). */

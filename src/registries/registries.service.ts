@@ -145,16 +145,31 @@ export class RegistriesService implements OnModuleInit {
   }
 
   /**
-   * Revokes a registry: its client and tokens stop at once, its identities go; the workflows it
-   * sent stay, with their owners, as if registered by link.
+   * Revokes a registry, all in one transaction: its client and tokens stop at once, its identities
+   * go; the workflows it sent stay, with their owners, as if registered by link. Its accounts (its
+   * own and those made for its users) are renamed after its uuid and disabled, so that nobody acts
+   * as them and a registry of the same name (and its users) gets accounts of its own.
    */
   async remove(uuid: string): Promise<void> {
     const registry = await this.get(uuid);
-    if (!(await this.repo.remove(registry.id))) {
+    let retired: number[] = [];
+    const removed = await this.repo.remove(registry.id, async (tx, accounts) => {
+      const renamed = [
+        { id: accounts.own, username: retiredAccountName(registry.uuid) },
+        ...accounts.users.map(({ userId, externalId }) => ({
+          id: userId,
+          username: `${retiredAccountName(registry.uuid)}:${externalId}`,
+        })),
+      ];
+      await this.users.retire(tx, renamed);
+      await this.workflows.forgetRegistry(tx, registry.id);
+      retired = renamed.map((account) => account.id);
+    });
+    if (!removed) {
       throw new DomainError('not_found', `No registry ${uuid}`);
     }
+    this.users.forget(retired);
     this.directory.forget(registry.id);
-    await this.workflows.forgetRegistry(registry.id);
   }
 
   /** The registry a registry token acts for. */
@@ -377,7 +392,15 @@ export class RegistriesService implements OnModuleInit {
   }
 }
 
-/** The username of a registry's own account. */
+/** The username of a registry's own account (its users' are this, a colon and their id). */
 function accountName(registryName: string): string {
   return `registry:${registryName}`;
+}
+
+/**
+ * The username of a deleted registry's own account: by its uuid, which no other registry has, and
+ * outside the names of live registries' accounts.
+ */
+function retiredAccountName(registryUuid: string): string {
+  return `deleted-registry:${registryUuid}`;
 }

@@ -907,9 +907,12 @@ export class WorkflowsRepository {
     return ((await this.suites.update({ id: suiteId }, { name })).affected ?? 0) > 0;
   }
 
-  /** A registry is gone: its workflows stay, registered as if by link (from the index of the lists by registry). */
-  async forgetRegistry(registryId: number): Promise<void> {
-    await this.workflows.update({ registryId }, { registryId: null, registryIdentifier: null });
+  /**
+   * A registry is gone: its workflows stay, registered as if by link (from the index of the lists
+   * by registry). Inside the transaction that deletes the registry.
+   */
+  async forgetRegistry(tx: EntityManager, registryId: number): Promise<void> {
+    await tx.update(WorkflowEntity, { registryId }, { registryId: null, registryIdentifier: null });
   }
 
   /**

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Readable } from 'node:stream';
 import { Inject, Injectable, Logger, Optional } from '@nestjs/common';
+import type { EntityManager } from 'typeorm';
 import { hasRole, type AuthUser } from '../auth/auth-user.js';
 import type { Viewer } from '../auth/optional-auth.decorator.js';
 import { DomainError } from '../common/errors/domain-error.js';
@@ -477,9 +478,12 @@ export class WorkflowsService {
     }
   }
 
-  /** A registry was deleted: its workflows stay, without a registry (the registries feature calls this). */
-  forgetRegistry(registryId: number): Promise<void> {
-    return this.repo.forgetRegistry(registryId);
+  /**
+   * A registry is being deleted: its workflows stay, without a registry (the registries feature
+   * calls this inside the transaction that deletes it).
+   */
+  forgetRegistry(tx: EntityManager, registryId: number): Promise<void> {
+    return this.repo.forgetRegistry(tx, registryId);
   }
 
   /**

@@ -158,7 +158,6 @@ describe(`every request example of the OpenAPI document, sent as it is (${testDa
   let t: TestApp;
   let github: GithubFake;
   let seek: SeekFake;
-  let registriesMade = 0;
   let clouds: { path: string; remove(): void };
   let document: Document;
   let dataSource: DataSource;
@@ -320,8 +319,8 @@ describe(`every request example of the OpenAPI document, sent as it is (${testDa
     const registries = (await call('get', '/registries', admin)).items as { uuid: string }[];
     if (!registries.some((registry) => registry.uuid === EXAMPLE.registryUuid)) {
       const made = await call('post', '/registries', admin, {
-        // A name of its own each time: a deleted registry's account keeps the name's username.
-        name: `example-registry-${++registriesMade}`,
+        // Not the creation example's name; the same after the deletion example (its name is free again).
+        name: 'example-registry',
         type: 'seek',
         uri: `${seek.url}/`,
       });

@@ -282,6 +282,108 @@ describe('registries and their clients (API.md 10.1)', () => {
       const after = await t.http.get('/registries/current').set('Authorization', `Bearer ${token}`);
       expect(after.status).toBe(401);
     });
+
+    it('leaves its name free: a registry made again under it has a client, accounts and users of its own', async () => {
+      const old = await createRegistry('reborn');
+      const oldToken = await tokenFor(old);
+      const oldAuth = { Authorization: `Bearer ${oldToken}` };
+      const own = seekWorkflow('sent by the old registry');
+      const users = seekWorkflow("sent for the old registry's user 7");
+      expect(
+        (
+          await t.http
+            .post('/registries/current/workflows')
+            .set(oldAuth)
+            .send({ identifier: own.id, version: '1' })
+        ).status,
+      ).toBe(201);
+      expect(
+        (await t.http.post('/users/7/workflows').set(oldAuth).send({ identifier: users.id, version: '1' }))
+          .status,
+      ).toBe(201);
+      const submitter = async (uuid: string) =>
+        (await t.http.get(`/workflows/${uuid}/versions`).set('Authorization', `Bearer ${admin}`)).body
+          .versions[0].submitter as { id: number; username: string };
+      const oldUser7 = await submitter(users.uuid);
+      expect(
+        (await t.http.delete(`/registries/${old.uuid}`).set('Authorization', `Bearer ${admin}`)).status,
+      ).toBe(204);
+
+      const renewed = await createRegistry('reborn');
+      expect(renewed.uuid).not.toBe(old.uuid);
+      // The old client: its token and its credentials are refused.
+      expect((await t.http.get('/registries/current').set(oldAuth)).status).toBe(401);
+      const oldCredentials = await t.http.post('/oauth2/token').type('form').send({
+        grant_type: 'client_credentials',
+        client_id: old.client_id,
+        client_secret: old.client_secret,
+      });
+      expect(oldCredentials.status).toBe(401);
+      expect(oldCredentials.body.error).toBe('invalid_client');
+      // The new client acts for the new registry, which has none of the old one's workflows or users.
+      const auth = { Authorization: `Bearer ${await tokenFor(renewed)}` };
+      expect((await t.http.get('/registries/current').set(auth)).body.uuid).toBe(renewed.uuid);
+      expect((await t.http.get('/registries/current/workflows').set(auth)).body.items).toEqual([]);
+      expect((await t.http.get('/users/7/workflows').set(auth)).body.items).toEqual([]);
+      expect((await t.http.get('/registries/current/users').set(auth)).body.items).toEqual([]);
+      expect((await t.http.get(`/workflows/${own.uuid}`).set(auth)).status).toBe(404);
+      const again = seekWorkflow("sent for the new registry's user 7");
+      expect(
+        (await t.http.post('/users/7/workflows').set(auth).send({ identifier: again.id, version: '1' }))
+          .status,
+      ).toBe(201);
+      const newUser7 = await submitter(again.uuid);
+      expect(newUser7.username).toBe('registry:reborn:7');
+      expect(newUser7.id).not.toBe(oldUser7.id);
+      expect(
+        (await t.http.get('/users/7/workflows').set(auth)).body.items.map((i: { uuid: string }) => i.uuid),
+      ).toEqual([again.uuid]);
+      // The old registry's workflows stay, with no registry, owned by its accounts, renamed and disabled.
+      const kept = await t.http.get(`/workflows/${users.uuid}`).set('Authorization', `Bearer ${admin}`);
+      expect(kept.status).toBe(200);
+      expect(kept.body.registry).toBeUndefined();
+      const accounts = (await t.http.get('/api/v1/users').set('Authorization', `Bearer ${admin}`)).body
+        .items as { id: number; username: string; active: boolean }[];
+      expect(accounts.filter((a) => a.username.includes(old.uuid))).toEqual([
+        expect.objectContaining({ username: `deleted-registry:${old.uuid}`, active: false }),
+        { id: oldUser7.id, username: `deleted-registry:${old.uuid}:7`, roles: ['user'], active: false },
+      ]);
+    });
+
+    it('is deleted whole or not at all: a name its accounts cannot take is a 409 that changes nothing', async () => {
+      const kept = await createRegistry('kept whole');
+      const auth = { Authorization: `Bearer ${await tokenFor(kept)}` };
+      const workflow = seekWorkflow('for user 9 of a registry kept whole');
+      expect(
+        (await t.http.post('/users/9/workflows').set(auth).send({ identifier: workflow.id, version: '1' }))
+          .status,
+      ).toBe(201);
+      // Its user's account cannot be renamed: the registry, its own account's rename and its
+      // workflows' unlinking, done before in the same transaction, are undone.
+      const squatter = await t.http
+        .post('/api/v1/users')
+        .set('Authorization', `Bearer ${admin}`)
+        .send({ username: `deleted-registry:${kept.uuid}:9`, password: 'a long enough password' });
+      expect(squatter.status).toBe(201);
+      const refused = await t.http.delete(`/registries/${kept.uuid}`).set('Authorization', `Bearer ${admin}`);
+      expect(refused.status).toBe(409);
+      expect(refused.body.detail).toContain(`deleted-registry:${kept.uuid}:9`);
+      expect((await t.http.get(`/registries/${kept.uuid}`)).status).toBe(200);
+      expect((await t.http.get('/registries/current').set(auth)).body.uuid).toBe(kept.uuid);
+      expect((await t.http.get('/users/9/workflows').set(auth)).body.items).toHaveLength(1);
+      expect((await t.http.get(`/workflows/${workflow.uuid}`).set(auth)).body.registry.uuid).toBe(kept.uuid);
+      const names = (
+        await t.http.get('/api/v1/users').set('Authorization', `Bearer ${admin}`)
+      ).body.items.map((u: { username: string }) => u.username);
+      expect(names).toEqual(expect.arrayContaining(['registry:kept whole', 'registry:kept whole:9']));
+      expect(
+        (await t.http.delete(`/api/v1/users/${squatter.body.id}`).set('Authorization', `Bearer ${admin}`))
+          .status,
+      ).toBe(204);
+      expect(
+        (await t.http.delete(`/registries/${kept.uuid}`).set('Authorization', `Bearer ${admin}`)).status,
+      ).toBe(204);
+    });
   });
 
   describe('registering from SEEK (POST /registries/current/workflows)', () => {
