@@ -414,4 +414,13 @@ describe(`the OpenAPI document (${testDatabase()})`, () => {
       });
     }
   });
+
+  // The same document on every Node: a library that documents its routes only where it can require()
+  // an ES module (terminus's @HealthCheck on Node 22.12+) would add replies on Node 24 alone.
+  it('documents the health routes by what they answer, on any Node', () => {
+    const live = document.paths['/health/live']?.get;
+    const ready = document.paths['/health/ready']?.get;
+    expect(Object.keys(live?.responses ?? {}).sort()).toEqual(['200', '413']);
+    expect(Object.keys(ready?.responses ?? {}).sort()).toEqual(['200', '413', '503']);
+  });
 });
