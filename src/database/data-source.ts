@@ -7,6 +7,7 @@ import { DatabaseOutage } from './database-unavailable.js';
 import { MIGRATIONS } from './migrations.js';
 import { underNamedLock } from './dialect.js';
 import { bindNumbersOnSqlite } from './sqlite-parameters.js';
+import { sqliteDriver } from './sqlite-driver.js';
 import { serializeSqliteTransactions } from './sqlite-serializer.js';
 import type { StartupAttempts } from './startup.js';
 
@@ -44,6 +45,7 @@ export function dataSourceOptions(config: AppConfig): AppDataSourceOptions {
     return {
       ...common,
       type: 'better-sqlite3',
+      driver: sqliteDriver(),
       database: database.path,
       enableWAL: true,
       prepareDatabase: (db: { pragma(source: string): unknown }) => {

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { Column, DataSource, Entity, PrimaryColumn } from 'typeorm';
 import { incrementAndRead, insertMissing, lockRows, underNamedLock } from './dialect.js';
 import { serializeSqliteTransactions } from './sqlite-serializer.js';
+import { sqliteDriver } from './sqlite-driver.js';
 
 @Entity('counters')
 class CounterEntity {
@@ -24,6 +25,7 @@ describe('dialect on SQLite', () => {
     dir = mkdtempSync(join(tmpdir(), 'dialect-'));
     dataSource = new DataSource({
       type: 'better-sqlite3',
+      driver: sqliteDriver(),
       database: join(dir, 'db.sqlite'),
       entities: [CounterEntity],
       synchronize: true,

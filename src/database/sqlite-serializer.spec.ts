@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DataSource } from 'typeorm';
 import { serializeSqliteTransactions } from './sqlite-serializer.js';
+import { sqliteDriver } from './sqlite-driver.js';
 
 describe('serializeSqliteTransactions', () => {
   let dir: string;
@@ -11,7 +12,11 @@ describe('serializeSqliteTransactions', () => {
 
   beforeEach(async () => {
     dir = mkdtempSync(join(tmpdir(), 'sqlite-serializer-'));
-    dataSource = new DataSource({ type: 'better-sqlite3', database: join(dir, 'db.sqlite') });
+    dataSource = new DataSource({
+      type: 'better-sqlite3',
+      driver: sqliteDriver(),
+      database: join(dir, 'db.sqlite'),
+    });
     await dataSource.initialize();
     serializeSqliteTransactions(dataSource);
     await dataSource.query('CREATE TABLE notes (id INTEGER PRIMARY KEY, text TEXT NOT NULL UNIQUE)');

@@ -3,6 +3,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DataSource, type QueryRunner } from 'typeorm';
+import { sqliteDriver } from './sqlite-driver.js';
 
 /**
  * sqlite-serializer.ts reaches into TypeORM's better-sqlite3 driver: it replaces
@@ -23,7 +24,11 @@ describe('the TypeORM internals sqlite-serializer.ts relies on', () => {
 
   beforeEach(async () => {
     dir = mkdtempSync(join(tmpdir(), 'typeorm-internals-'));
-    dataSource = new DataSource({ type: 'better-sqlite3', database: join(dir, 'db.sqlite') });
+    dataSource = new DataSource({
+      type: 'better-sqlite3',
+      driver: sqliteDriver(),
+      database: join(dir, 'db.sqlite'),
+    });
     await dataSource.initialize();
   });
 

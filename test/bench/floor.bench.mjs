@@ -13,9 +13,12 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import autocannon from 'autocannon';
-import Database from 'better-sqlite3';
 import { crateZip, serveCrates } from './crates.mjs';
 import { startService } from './service.mjs';
+// The better-sqlite3 the service itself runs on this Node (`npm run bench` builds dist/ first).
+import { sqliteDriver } from '../../dist/src/database/sqlite-driver.js';
+
+const Database = sqliteDriver();
 
 const seconds = Number(process.env.BENCH_SECONDS ?? 2);
 const rounds = Number(process.env.BENCH_ROUNDS ?? 5);

@@ -11,9 +11,12 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import autocannon from 'autocannon';
-import Database from 'better-sqlite3';
 import { seededUuid, seedWorkflows } from '../support/registry-seed.mjs';
 import { startService } from './service.mjs';
+// The better-sqlite3 the service itself runs on this Node (`npm run bench` builds dist/ first).
+import { sqliteDriver } from '../../dist/src/database/sqlite-driver.js';
+
+const Database = sqliteDriver();
 
 const seconds = Number(process.env.BENCH_SECONDS ?? 10);
 const connections = Number(process.env.BENCH_CONNECTIONS ?? 50);

@@ -77,14 +77,21 @@ describe('deployment files', () => {
     expect(dockerfile).toMatch(/^CMD \["node", "dist\/src\/main.js"\]$/m);
   });
 
-  // Not 24 while better-sqlite3 12 can abort there (README).
-  it('builds and runs on Node 22 LTS, installing exactly the lock file', () => {
+  it('builds and runs on Node 24 LTS, installing exactly the lock file, without the Node 20 stand-in', () => {
     const dockerfile = readFileSync(join(DOCKER, 'Dockerfile'), 'utf8');
     expect(dockerfile.match(/^FROM \S+/gm)).toEqual([
-      'FROM node:22-bookworm-slim',
-      'FROM node:22-bookworm-slim',
+      'FROM node:24-bookworm-slim',
+      'FROM node:24-bookworm-slim',
     ]);
-    expect(dockerfile).toMatch(/^RUN npm ci /m);
+    expect(dockerfile).toMatch(/^RUN npm ci --ignore-scripts /m);
+    // better-sqlite3 12 aborts on Node 24 (src/database/sqlite-driver.ts): not in the image at all.
+    expect(dockerfile).toMatch(/npm prune --omit=dev --omit=optional/);
+    const { optionalDependencies } = JSON.parse(readFileSync('package.json', 'utf8')) as {
+      optionalDependencies: Record<string, string>;
+    };
+    expect(optionalDependencies).toEqual({ 'better-sqlite3-node20': 'npm:better-sqlite3@12.11.1' });
+    // Nothing left to compile in the image: no tool chain installed.
+    expect(dockerfile).not.toMatch(/g\+\+|node-gyp|python3/);
   });
 
   it('sends the build only what the Dockerfile copies (.dockerignore): no data/, node_modules, .env or .git', () => {

@@ -1,5 +1,6 @@
 import { DataSource } from 'typeorm';
 import { ARCHIVE_WRITERS, ArchiveLock } from './archive-lock.js';
+import { sqliteDriver } from '../../database/sqlite-driver.js';
 
 /** A piece of work that starts when the lock lets it and ends when the test says so. */
 function gate(): { started: boolean; work: () => Promise<string>; finish: (error?: Error) => void } {
@@ -30,7 +31,7 @@ const sha = (n: number): string => n.toString(16).padStart(64, '0');
 describe('ArchiveLock', () => {
   // On SQLite the named lock is nothing; the rules below are this process's own.
   const lock = (): ArchiveLock =>
-    new ArchiveLock(new DataSource({ type: 'better-sqlite3', database: ':memory:' }));
+    new ArchiveLock(new DataSource({ type: 'better-sqlite3', driver: sqliteDriver(), database: ':memory:' }));
 
   it('runs writes of one archive one after another, also after one of them failed', async () => {
     const archives = lock();
