@@ -65,6 +65,10 @@ export class RegistriesRepository {
     return this.registries.findOneBy({ uuid });
   }
 
+  findByName(name: string): Promise<RegistryEntity | null> {
+    return this.registries.findOneBy({ name });
+  }
+
   findById(id: number): Promise<RegistryEntity | null> {
     return this.registries.findOneBy({ id });
   }

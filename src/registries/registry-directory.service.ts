@@ -28,6 +28,11 @@ export class RegistryDirectoryService implements RegistryDirectory {
     return summary;
   }
 
+  /** Read each time (one indexed row): a name may pass to a new registry when one is deleted. */
+  async idOf(name: string): Promise<number | undefined> {
+    return (await this.repo.findByName(name))?.id;
+  }
+
   forget(registryId: number): void {
     this.known.delete(registryId);
   }

@@ -9,6 +9,7 @@ import {
   latestVersionOf,
   resolveInCrate,
   versionsOf,
+  WorkflowAccess,
   WorkflowsService,
   type ArchiveDownload,
   type CrateFile,
@@ -50,7 +51,7 @@ export interface ToolVersionView {
 
 export interface ToolView {
   workflow: WorkflowEntity;
-  /** The owner's username. */
+  /** The name of the registry that sent the workflow, else its owner's username (API.md 10.2). */
   organization: string;
   /** Older first. */
   versions: ToolVersionView[];
@@ -115,6 +116,7 @@ export function verificationOf(finished: readonly (StoredBuild | undefined)[]): 
 export class TrsService {
   constructor(
     private readonly workflows: WorkflowsService,
+    private readonly access: WorkflowAccess,
     private readonly status: TestStatusService,
     private readonly checksums: CrateChecksums,
   ) {}
@@ -124,7 +126,7 @@ export class TrsService {
     const limit = query.limit ?? DEFAULT_TOOLS_LIMIT;
     const offset =
       query.offset === undefined || query.offset === 'last' ? (query.offset ?? 0) : Number(query.offset);
-    const search = searchOf(query);
+    const search = await this.searchOf(query);
     if (search === undefined) {
       return { tools: [], offset, limit, more: false };
     }
@@ -261,14 +263,33 @@ export class TrsService {
     return { crate: await this.workflows.crate(id, version.version, viewer), requested };
   }
 
+  /**
+   * The registry search a query asks for; undefined when a filter names what no tool here has.
+   * `organization` is what the tools show as theirs: a registry's name (the workflows it sent),
+   * else an owner's username (their workflows that no registry sent).
+   */
+  private async searchOf(query: ToolsQuery): Promise<WorkflowSearch | undefined> {
+    const search = searchOf(query);
+    if (search === undefined || query.organization === undefined) {
+      return search;
+    }
+    const registryId = await this.access.registryNamed(query.organization);
+    return registryId === undefined
+      ? { ...search, ownerName: query.organization, registryId: null }
+      : { ...search, registryId };
+  }
+
   private async views(workflows: readonly WorkflowEntity[]): Promise<ToolView[]> {
-    const owners = await this.workflows.ownerNames(workflows);
-    const finished = await this.status.latestFinishedOfVersions(
-      workflows.flatMap((workflow) => versionsOf(workflow).map((version) => version.id)),
-    );
-    return workflows.map((workflow) => ({
+    const [owners, registries, finished] = await Promise.all([
+      this.workflows.ownerNames(workflows),
+      Promise.all(workflows.map((workflow) => this.access.registryOf(workflow))),
+      this.status.latestFinishedOfVersions(
+        workflows.flatMap((workflow) => versionsOf(workflow).map((version) => version.id)),
+      ),
+    ]);
+    return workflows.map((workflow, index) => ({
       workflow,
-      organization: owners.get(workflow.ownerId) ?? '',
+      organization: registries[index]?.name ?? owners.get(workflow.ownerId) ?? '',
       versions: versionsOf(workflow).map((version) => ({
         version,
         finished: finished.get(version.id) ?? [],
@@ -278,9 +299,9 @@ export class TrsService {
 }
 
 /**
- * The registry search a query asks for; undefined when a filter names what no tool here has
- * (an alias, a class other than Workflow, a checker, tags, an image registry, a description, an
- * author), or two different names.
+ * The registry search a query asks for, but its organization; undefined when a filter names what
+ * no tool here has (an alias, a class other than Workflow, a checker, tags, an image registry, a
+ * description, an author), or two different names.
  */
 function searchOf(query: ToolsQuery): WorkflowSearch | undefined {
   const unsatisfiable =
@@ -296,7 +317,6 @@ function searchOf(query: ToolsQuery): WorkflowSearch | undefined {
     uuid: query.id,
     name: query.name ?? query.toolname,
     language: query.descriptorType,
-    ownerName: query.organization,
   };
 }
 

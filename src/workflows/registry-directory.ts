@@ -16,4 +16,6 @@ export interface RegistrySummary {
 export interface RegistryDirectory {
   /** The registry with this id, or undefined when it is gone. */
   describe(registryId: number): Promise<RegistrySummary | undefined>;
+  /** The id of the registry of this name, or undefined when there is none. */
+  idOf(name: string): Promise<number | undefined>;
 }

@@ -52,6 +52,11 @@ export class WorkflowAccess {
     return (await this.registries.describe(workflow.registryId)) ?? null;
   }
 
+  /** The id of the registry of this name; undefined when there is none (or no registries feature). */
+  async registryNamed(name: string): Promise<number | undefined> {
+    return this.registries === null ? undefined : this.registries.idOf(name);
+  }
+
   async visibleWorkflow(uuid: string, user: Viewer): Promise<WorkflowEntity> {
     const workflow = await this.repo.findWorkflow(uuid);
     if (!workflow || !canSee(workflow, user) || versionsOf(workflow).length === 0) {

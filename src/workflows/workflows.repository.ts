@@ -141,6 +141,8 @@ export interface WorkflowSearch {
   name?: string;
   language?: WorkflowLanguage;
   ownerName?: string;
+  /** The registry that sent the workflow (by its id in the registries feature); null: none did. */
+  registryId?: number | null;
 }
 
 /**
@@ -1064,6 +1066,12 @@ function searchSql(
   if (search.ownerName !== undefined) {
     conditions.push('w.owner_id = (SELECT o.id FROM users o WHERE o.username = ?)');
     parameters.push(search.ownerName);
+  }
+  if (search.registryId === null) {
+    conditions.push('w.registry_id IS NULL');
+  } else if (search.registryId !== undefined) {
+    conditions.push('w.registry_id = ?');
+    parameters.push(search.registryId);
   }
   if (filter.ownerId !== undefined && filter.public) {
     conditions.push('(w.is_public = 1 OR w.owner_id = ?)');

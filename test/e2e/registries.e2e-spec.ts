@@ -5,6 +5,7 @@ import { SeekFake } from '../fakes/seek-fake.js';
 import { createTestApp, type TestApp } from '../support/create-test-app.js';
 import { LinkServer } from '../fakes/link-server.js';
 import { crateZip } from '../support/registry.js';
+import { trsValidators } from '../support/trs.js';
 
 const SEEK_UUID = '86da0a30-d2cd-013a-a07d-000c29a94011';
 
@@ -533,6 +534,51 @@ describe('registries and their clients (API.md 10.1)', () => {
         identities: { workflowhub: { sub: '7' } },
       });
       expect((await t.http.get('/users/8/workflows').set(auth)).body.items).toEqual([]);
+    });
+  });
+
+  describe('in GA4GH TRS (API.md 10.2)', () => {
+    it("shows the registry's name as the organization of what it sent, and finds them by it", async () => {
+      const validate = trsValidators();
+      const token = await tokenFor(registry);
+      const auth = { Authorization: `Bearer ${token}` };
+      const own = seekWorkflow('a TRS tool of the registry');
+      const users = seekWorkflow("a TRS tool of the registry's user 12");
+      expect(
+        (
+          await t.http
+            .post('/registries/current/workflows')
+            .set(auth)
+            .send({ identifier: own.id, version: '1', public: true })
+        ).status,
+      ).toBe(201);
+      expect(
+        (
+          await t.http
+            .post('/users/12/workflows')
+            .set(auth)
+            .send({ identifier: users.id, version: '1', public: true })
+        ).status,
+      ).toBe(201);
+      for (const workflow of [own, users]) {
+        const tool = await t.http.get(`/ga4gh/trs/v2/tools/${workflow.uuid}`);
+        expect(tool.status).toBe(200);
+        expect(validate('Tool', tool.body)).toEqual([]);
+        expect(tool.body.organization).toBe('workflowhub');
+      }
+      const listed = await t.http.get('/ga4gh/trs/v2/tools?organization=workflowhub&limit=1000');
+      expect(validate('Tool[]', listed.body)).toEqual([]);
+      const ids = (listed.body as { id: string; organization: string }[]).map((tool) => tool.id);
+      expect(ids).toEqual(expect.arrayContaining([own.uuid, users.uuid]));
+      expect(new Set((listed.body as { organization: string }[]).map((tool) => tool.organization))).toEqual(
+        new Set(['workflowhub']),
+      );
+      // Its accounts' names are not what the tools show: they find none of them.
+      for (const account of ['registry:workflowhub', 'registry:workflowhub:12']) {
+        const byAccount = await t.http.get(`/ga4gh/trs/v2/tools?organization=${encodeURIComponent(account)}`);
+        expect(byAccount.status).toBe(200);
+        expect(byAccount.body).toEqual([]);
+      }
     });
   });
 

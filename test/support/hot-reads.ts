@@ -207,6 +207,16 @@ export const HOT_READS: HotRead[] = [
     },
   },
   {
+    // GA4GH TRS `?organization=` naming a registry (API.md 10.2): the registry by its name, then its public workflows.
+    name: "TRS tools by a registry's name",
+    run: async (t) => {
+      await t.app.get(RegistriesRepository, { strict: false }).findByName('plan');
+      const workflows = t.app.get(WorkflowsRepository, { strict: false });
+      await workflows.searchWorkflows({ public: true }, { registryId: 1 }, { limit: 21 });
+      await workflows.searchWorkflows({ public: true }, { registryId: 1 }, { limit: 20, fromEnd: true });
+    },
+  },
+  {
     name: "a registry user's identity and link",
     run: async (t) => {
       const registries = t.app.get(RegistriesRepository, { strict: false });

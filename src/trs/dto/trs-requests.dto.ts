@@ -84,7 +84,9 @@ export class ToolsQuery {
   @IsOptional()
   @IsString()
   @Length(1, MAX_TEXT)
-  @ApiPropertyOptional({ description: "The owner's username" })
+  @ApiPropertyOptional({
+    description: "What the tools show: the name of the registry that sent them, else their owner's username",
+  })
   organization?: string;
 
   @IsOptional()
