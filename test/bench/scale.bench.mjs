@@ -5,6 +5,9 @@
 // three builds per workflow) while it runs, so it has nothing cached. The sizes take turns,
 // `BENCH_SECONDS` (3) per read and turn, `BENCH_ROUNDS` (5) rounds, and each figure is the median
 // over the rounds: a machine busy with other work slows both sizes alike.
+// Registries (API.md 10.1): at both sizes one registry (`bench`) sent REGISTRY_WORKFLOWS of the
+// workflows, half as its own and half for its user 7, and another registry sent a tenth of the
+// rest, so that the registry reads' answers stay the same while what they do not ask for grows.
 // Prints p50/p99 and req/s per read and size, the p50 ratio (target ≤ 1.2), the whole list
 // without limit at 100,000 (time, RSS growth), and the service's idle RSS and RSS after load; then
 // GA4GH TRS's `/tools?limit=1000` at 10,000 public workflows (`BENCH_TRS_WORKFLOWS`), timed alone.
@@ -14,6 +17,7 @@ import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { performance } from 'node:perf_hooks';
+import { URLSearchParams } from 'node:url';
 import autocannon from 'autocannon';
 import { createConnection } from 'mysql2/promise';
 import { startMariaDb, stopMariaDb } from '../support/mariadb-server.mjs';
@@ -33,14 +37,22 @@ const SIZES = [1_000, Number(process.env.BENCH_SCALE_LARGE ?? 100_000)];
 const CRATE = 'test/fixtures/crates/lifemonitor-example-wf-crate.zip';
 const MIB = 1024 * 1024;
 
+/** The workflows the measured registry sent, at every size: half its own, half its user's. */
+const REGISTRY_WORKFLOWS = 100;
+/** The registry's id of the user it sent the other half for (`/users/{user_id}/workflows`). */
+const REGISTRY_USER = '7';
+/** The share of the other workflows that another registry sent: data the registry reads do not ask for. */
+const OTHER_REGISTRY_SHARE = 0.1;
+
 /** GA4GH TRS at 10,000 public workflows: `/tools?limit=1000`, timed alone (TRS_PAGE_RUNS requests). */
 const TRS_PAGE_SIZE = Number(process.env.BENCH_TRS_WORKFLOWS ?? 10_000);
 const TRS_PAGE_RUNS = 10;
 
 /**
- * Each read's path for the seeded workflow number `i`, and whether it is read without a token
- * (the TRS reads: the seeded workflows are public, and anonymous callers read them through the
- * public index).
+ * Each read's path for the seeded workflow number `i` (and the copy it is sent to), and who reads
+ * it: the admin (the copy's token), nobody (`anonymous`: the TRS reads, since the seeded
+ * workflows are public and anonymous callers read them through the public index, and the
+ * registry by its uuid), or the measured registry's client (`registry`).
  */
 const READS = [
   ['list page (limit=20)', () => '/users/current/workflows?limit=20'],
@@ -63,21 +75,30 @@ const READS = [
     (i) => `/ga4gh/trs/v2/tools/${seededUuid('workflow', i)}/versions/${SEEDED_VERSION}/GALAXY/files`,
     'anonymous',
   ],
+  ['registry', (_i, copy) => `/registries/${copy.registry.uuid}`, 'anonymous'],
+  ["registry's workflows", () => '/registries/current/workflows', 'registry'],
+  [
+    "registry's workflows, statuses (SEEK's daily read)",
+    () => '/registries/current/workflows?status=true&versions=true',
+    'registry',
+  ],
+  ["registry user's workflows", () => `/users/${REGISTRY_USER}/workflows`, 'registry'],
 ];
 
-/** The headers of a read: the copy's token, or none for an anonymous one. */
-const headersOf = (copy, who) => (who === 'anonymous' ? {} : copy.headers);
+/** The headers of a read: the copy's admin or registry token, or none for an anonymous one. */
+const headersOf = (copy, who) =>
+  who === 'anonymous' ? {} : who === 'registry' ? copy.registry.headers : copy.headers;
 
-function load(url, headers, path, size, duration = seconds) {
+function load(copy, who, path, duration = seconds) {
   return autocannon({
-    url,
+    url: copy.service.url,
     connections,
     duration,
     requests: [
       {
         method: 'GET',
-        headers,
-        setupRequest: (request) => ({ ...request, path: path(Math.floor(Math.random() * size)) }),
+        headers: headersOf(copy, who),
+        setupRequest: (request) => ({ ...request, path: path(Math.floor(Math.random() * copy.size), copy) }),
       },
     ],
   });
@@ -128,7 +149,8 @@ async function mariadbSeeder(url) {
     async analyze() {
       // A server that saw the rows arrive one registration at a time would have these statistics.
       await connection.query(
-        'ANALYZE TABLE users, workflows, workflow_versions, test_suites, test_instances, test_check_states, builds',
+        'ANALYZE TABLE users, workflows, workflow_versions, test_suites, test_instances, test_check_states, builds, ' +
+          'registries, registry_identities',
       );
     },
     async close() {
@@ -173,9 +195,62 @@ async function seededService(name, size, database) {
   }
 }
 
+/** Makes a registry through the API (as an admin does); its uuid and client credentials. */
+async function createRegistry(url, token, name) {
+  const response = await get(`${url}/registries`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ name, type: 'seek', uri: 'http://127.0.0.1:9/seek' }),
+  });
+  if (response.status !== 201) {
+    throw new Error(`POST /registries answered ${response.status}: ${await response.text()}`);
+  }
+  return response.json();
+}
+
+/** A client-credentials token of a registry's client (every scope). */
+async function registryToken(url, registry) {
+  const response = await get(`${url}/oauth2/token`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    body: new URLSearchParams({
+      grant_type: 'client_credentials',
+      client_id: registry.client_id,
+      client_secret: registry.client_secret,
+    }).toString(),
+  });
+  if (response.status !== 200) {
+    throw new Error(`POST /oauth2/token answered ${response.status}: ${await response.text()}`);
+  }
+  return (await response.json()).access_token;
+}
+
+/**
+ * The local identity of the registry's user REGISTRY_USER, as its first registration for them
+ * would make it; the user's id.
+ */
+async function seedRegistryUser(exec, registry) {
+  const [{ n }] = await exec('SELECT MAX(id) AS n FROM users', []);
+  const id = Number(n) + 1;
+  await exec('INSERT INTO users (id, username, password_hash, roles) VALUES (?, ?, ?, ?)', [
+    id,
+    `registry:${registry.name}:${REGISTRY_USER}`,
+    '!',
+    'user',
+  ]);
+  await exec('INSERT INTO registry_identities (registry_id, user_id, external_id) VALUES (?, ?, ?)', [
+    registry.id,
+    id,
+    REGISTRY_USER,
+  ]);
+  return id;
+}
+
 async function seed(name, size, database, service) {
   const idle = memoryOf(service.child.pid).rss;
   const token = await service.login();
+  const registry = await createRegistry(service.url, token, 'bench');
+  const other = await createRegistry(service.url, token, 'other');
   const bytes = readFileSync(CRATE);
   const sha256 = createHash('sha256').update(bytes).digest('hex');
   const stored = join(database.dataDir, 'crates', sha256.slice(0, 2), `${sha256}.zip`);
@@ -184,16 +259,34 @@ async function seed(name, size, database, service) {
   const seeder = await database.seeder();
   try {
     const [admin] = await seeder.exec('SELECT id FROM users WHERE username = ?', ['admin']);
+    const registryOf = async ({ uuid }) => {
+      const [row] = await seeder.exec('SELECT id, name, user_id, uri FROM registries WHERE uuid = ?', [uuid]);
+      return { id: Number(row.id), name: row.name, userId: Number(row.user_id), uri: row.uri };
+    };
+    const [measured, another] = [await registryOf(registry), await registryOf(other)];
+    const half = REGISTRY_WORKFLOWS / 2;
+    const others = Math.floor((size - REGISTRY_WORKFLOWS) * OTHER_REGISTRY_SHARE);
+    const common = {
+      archive: { sha256, size: bytes.length },
+      serviceUrl: 'http://127.0.0.1:9',
+      isPublic: true,
+    };
     const started = performance.now();
-    await seeder.transaction(() =>
-      seedWorkflows(seeder.exec, {
-        ownerId: Number(admin.id),
-        count: size,
-        archive: { sha256, size: bytes.length },
-        serviceUrl: 'http://127.0.0.1:9',
-        isPublic: true,
-      }),
-    );
+    await seeder.transaction(async () => {
+      const userId = await seedRegistryUser(seeder.exec, measured);
+      // Workflows 0 to REGISTRY_WORKFLOWS - 1 the measured registry sent, the next `others` the other one.
+      const parts = [
+        { ownerId: measured.userId, count: half, registry: measured },
+        { ownerId: userId, count: half, registry: measured },
+        { ownerId: another.userId, count: others, registry: another },
+        { ownerId: Number(admin.id), count: size - REGISTRY_WORKFLOWS - others },
+      ];
+      let from = 0;
+      for (const part of parts) {
+        await seedWorkflows(seeder.exec, { ...common, ...part, from });
+        from += part.count;
+      }
+    });
     await seeder.analyze();
     process.stdout.write(
       `${name}: seeded ${size} workflows in ${((performance.now() - started) / 1000).toFixed(1)} s\n`,
@@ -207,6 +300,10 @@ async function seed(name, size, database, service) {
     idle,
     idleHeap: await heapOf(service.url),
     headers: { authorization: `Bearer ${token}` },
+    registry: {
+      uuid: registry.uuid,
+      headers: { authorization: `Bearer ${await registryToken(service.url, registry)}` },
+    },
   };
 }
 
@@ -219,22 +316,28 @@ async function measureDatabase(name, databaseOf) {
     }
     for (const copy of copies) {
       for (const [read, path, who] of READS) {
-        const check = await get(`${copy.service.url}${path(copy.size - 1)}`, {
+        const check = await get(`${copy.service.url}${path(copy.size - 1, copy)}`, {
           headers: headersOf(copy, who),
         });
         if (check.status !== 200) {
           throw new Error(`${read} answered ${check.status} at ${copy.size}`);
         }
-        await check.arrayBuffer();
+        const body = await check.text();
+        // The registry's lists hold what it sent (its user's: half of it), whatever the size.
+        const listed = who === 'registry' ? JSON.parse(body).items.length : undefined;
+        const expected = path(0, copy).startsWith('/users/') ? REGISTRY_WORKFLOWS / 2 : REGISTRY_WORKFLOWS;
+        if (listed !== undefined && listed !== expected) {
+          throw new Error(`${read} listed ${listed} workflows at ${copy.size}, not ${expected}`);
+        }
         // Warm-up: JIT, connection pool and the database's page cache.
-        await load(copy.service.url, headersOf(copy, who), path, copy.size, 1);
+        await load(copy, who, path, 1);
       }
     }
     const runs = new Map();
     for (let round = 0; round < rounds; round++) {
       for (const [read, path, who] of READS) {
         for (const copy of copies) {
-          const result = await load(copy.service.url, headersOf(copy, who), path, copy.size);
+          const result = await load(copy, who, path);
           const key = `${read} ${copy.size}`;
           runs.set(key, [...(runs.get(key) ?? []), result]);
         }

@@ -13,6 +13,8 @@ export function seedWorkflows(
     serviceUrl: string;
     now?: Date;
     isPublic?: boolean;
+    /** The registry (a row of `registries`) that sent them. */
+    registry?: { id: number; uri: string };
   },
 ): Promise<void>;
 export const SEEDED_MACHINES_OWNER: number;

@@ -6,7 +6,7 @@
 // would leave them. The uuids are derived
 // from the workflow's index, so a caller can address any seeded workflow without reading back.
 
-/** Rows per INSERT: the widest row has 12 values, well under SQLite's 32,766 parameters. */
+/** Rows per INSERT: the widest row has 13 values, well under SQLite's 32,766 parameters. */
 const ROWS_PER_INSERT = 500;
 
 /** The uuid of the seeded thing of `kind` for workflow number `index`. */
@@ -52,11 +52,12 @@ export const SEEDED_MAIN_WORKFLOW = { path: 'sort-and-change-case.ga', language:
  * `isPublic`). `exec(sql, params)` runs one statement and resolves to its rows (for a SELECT);
  * run it inside a transaction. `archive` ({sha256, size}) is the stored archive every version
  * points at (the caller puts the file in the store); `serviceUrl` the GitHub API base of the
- * shared service.
+ * shared service. With `registry` ({id, uri}: a row of `registries`), that registry sent them
+ * (API.md 10.1): each is its workflow number `index` there, with its page as the version's origin.
  */
 export async function seedWorkflows(
   exec,
-  { ownerId, from = 0, count, archive, serviceUrl, now = new Date(), isPublic = false },
+  { ownerId, from = 0, count, archive, serviceUrl, now = new Date(), isPublic = false, registry },
 ) {
   const service = await exec('SELECT id FROM test_services WHERE type = ? AND url = ?', [
     'github',
@@ -102,6 +103,8 @@ export async function seedWorkflows(
         versionId,
         registered,
         isPublic ? 1 : 0,
+        registry ? registry.id : null,
+        registry ? String(index) : null,
       ]);
       versions.push([
         versionId,
@@ -116,6 +119,7 @@ export async function seedWorkflows(
         registered,
         SEEDED_MAIN_WORKFLOW.path,
         SEEDED_MAIN_WORKFLOW.language,
+        registry ? `${registry.uri}/workflows/${index}?version=${SEEDED_VERSION}` : null,
       ]);
       issues.push([
         versionId,
@@ -160,7 +164,16 @@ export async function seedWorkflows(
     await insertRows(
       exec,
       'workflows',
-      ['id', 'uuid', 'owner_id', 'latest_version_id', 'created_at', 'is_public'],
+      [
+        'id',
+        'uuid',
+        'owner_id',
+        'latest_version_id',
+        'created_at',
+        'is_public',
+        'registry_id',
+        'registry_identifier',
+      ],
       workflows,
     );
     await insertRows(
@@ -179,6 +192,7 @@ export async function seedWorkflows(
         'registered_at',
         'main_workflow',
         'workflow_language',
+        'origin_link',
       ],
       versions,
     );
