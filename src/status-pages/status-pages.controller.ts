@@ -33,7 +33,7 @@ import { DomainError } from '../common/errors/domain-error.js';
 import { TestRunsService } from '../test-monitoring/index.js';
 import { OptionalVersionQuery, WorkflowUuidParam } from '../workflows/index.js';
 import { FAVICON } from './favicon.js';
-import { HtmlErrorFilter } from './html-error.filter.js';
+import { HtmlErrorFilter, setFormPage } from './html-error.filter.js';
 import { StatusPagesService } from './status-pages.service.js';
 import { TAGS } from '../common/api-tags.js';
 
@@ -203,7 +203,8 @@ export class StatusPagesController {
 
   /**
    * "Run tests now" (API.md 11): POST /instances/{uuid}/builds for a browser, the same rules, then
-   * 303 back to the workflow's page; a refusal is an HTML error page with the API's status.
+   * 303 back to the workflow's page; a refusal is an HTML error page with the API's status that
+   * says so, when the next run can be asked for (Retry-After), and links back to the page.
    */
   @Post(':wf_uuid/instances/:instance_uuid/builds')
   @SameOriginForm()
@@ -213,6 +214,12 @@ export class StatusPagesController {
     @CurrentViewer() viewer: Viewer,
     @Res() response: Response,
   ): Promise<void> {
+    setFormPage(response, {
+      href: `/status/${wf_uuid}`,
+      label: 'Back to the workflow',
+      refused: 'The tests were not started.',
+      retry: 'The next run can be asked for at',
+    });
     if (!viewer) {
       throw new DomainError('unauthorized', 'Sign in to start a build');
     }

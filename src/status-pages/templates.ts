@@ -274,7 +274,10 @@ const ISSUE_TYPES = `<% layout('@layout', { title: 'Repository checks', viewer: 
 
 const ERROR = `<% layout('@layout', { title: it.title, viewer: it.viewer, here: it.here }) %>
 <h1><%= it.title %></h1>
+<% if (it.form) { %><p><strong><%= it.form.refused %></strong></p><% } %>
 <p><%= it.message %></p>
+<% if (it.retry) { %><p><%= it.retry.lead %> <time datetime="<%= it.retry.iso %>"><%= it.retry.text %></time>.</p><% } %>
+<% if (it.form) { %><p><a href="<%= it.form.href %>"><%= it.form.label %></a></p><% } %>
 <% if (it.expired) { %><form method="post" action="/status/sign-out"><button type="submit">Forget the session</button></form><% } %>
 <p><a href="/status">See the workflows you may see</a></p>
 `;

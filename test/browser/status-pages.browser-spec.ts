@@ -606,9 +606,18 @@ describe('status pages in a real browser', () => {
     expect(again.status()).toBe(429);
     await page.waitForLoadState('load');
     expect(await page.locator('h1').innerText()).toBe('429 Too Many Requests');
-    expect(await page.locator('main').innerText()).toContain('at most one start per instance per 10 minutes');
+    const refusal = await page.locator('main').innerText();
+    expect(refusal).toContain('The tests were not started.');
+    expect(refusal).toContain('at most one start per instance per 10 minutes');
+    expect(refusal).toMatch(/The next run can be asked for at \d{4}-\d\d-\d\d \d\d:\d\d UTC\./);
+    expect(await axe(page)).toEqual([]);
     await page.screenshot({ path: `${SCREENSHOTS}/status-run-tests-again.png`, fullPage: true });
     expect(fake.dispatches).toHaveLength(1);
+    // The refusal's way back: the workflow's page, with its button.
+    await page.getByRole('link', { name: 'Back to the workflow' }).click();
+    await page.waitForURL(`${t.baseUrl}/status/${w.runnable.workflowUuid}`);
+    expect(await page.locator('h1').innerText()).toContain('Single-cell atlas');
+    expect(await page.getByRole('button', { name: 'Run tests now' }).count()).toBe(1);
 
     expect(outside).toEqual([]);
     await alice.close();

@@ -523,6 +523,35 @@ describe(`tests that run: triggers and logs (${testDatabase()})`, () => {
       (sent) => sent.job.includes('from-the-page') && sent.crumb !== undefined,
     );
     expect(built).toHaveLength(1);
+
+    // Refused, the form's page says so, when to ask again, and links back to the workflow's page.
+    const again = await t.http.post(action).set('Cookie', `session=${alice}`).set('Origin', t.baseUrl);
+    expect(again.status).toBe(429);
+    expect(again.headers['content-type']).toMatch(/^text\/html/);
+    const wait = Number(again.headers['retry-after']);
+    expect(wait).toBeGreaterThan(0);
+    expect(again.text).toContain('The tests were not started.');
+    expect(again.text).toContain('at most one start per instance per 10 minutes');
+    const at = /The next run can be asked for at <time datetime="([^"]+)">/.exec(again.text)?.[1];
+    expect(Date.parse(at ?? '')).toBeGreaterThanOrEqual(
+      Date.parse(again.headers.date as string) + wait * 1000 - 1000,
+    );
+    expect(again.text).toContain(`<a href="/status/${wf.uuid}">Back to the workflow</a>`);
+
+    // An upstream refusal (502) shows what the CI service answered, never the credential, and the way back.
+    github.fail(
+      { kind: 'status', status: 403, body: { message: `Resource not accessible with ${GITHUB_TOKEN}` } },
+      `${GithubFake.resource('octo', 'from-the-page', 'ci.yml')}/dispatches`,
+    );
+    const refused = await t.http
+      .post(`/status/${wf.uuid}/instances/${wf.github}/builds`)
+      .set('Cookie', `session=${alice}`)
+      .set('Origin', t.baseUrl);
+    github.heal();
+    expect(refused.status).toBe(502);
+    expect(refused.text).toMatch(/answered 403: Resource not accessible with \[redacted\]/);
+    expect(refused.text).not.toContain(GITHUB_TOKEN);
+    expect(refused.text).toContain(`<a href="/status/${wf.uuid}">Back to the workflow</a>`);
   });
 
   it('keeps a trigger in the check state of the instance it started', async () => {
