@@ -533,9 +533,7 @@ describe(`tests that run: triggers and logs (${testDatabase()})`, () => {
     expect(again.text).toContain('The tests were not started.');
     expect(again.text).toContain('at most one start per instance per 10 minutes');
     const at = /The next run can be asked for at <time datetime="([^"]+)">/.exec(again.text)?.[1];
-    expect(Date.parse(at ?? '')).toBeGreaterThanOrEqual(
-      Date.parse(again.headers.date as string) + wait * 1000 - 1000,
-    );
+    expect(Date.parse(at ?? '')).toBeGreaterThanOrEqual(Date.parse(again.headers.date) + wait * 1000 - 1000);
     expect(again.text).toContain(`<a href="/status/${wf.uuid}">Back to the workflow</a>`);
 
     // An upstream refusal (502) shows what the CI service answered, never the credential, and the way back.
