@@ -1,24 +1,14 @@
 import { createHmac } from 'node:crypto';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { readFileSync } from 'node:fs';
 import { GithubFake } from '../fakes/github-fake.js';
-import { ADMIN, baseTestEnv, createTestDatabase, testDatabase } from '../support/create-test-app.js';
+import { testDatabase } from '../support/create-test-app.js';
 import { crateMetadata } from '../support/registry.js';
-import { startServiceProcess, type ServiceProcess } from '../support/service-process.js';
+import { COPIES_WAIT, ServiceCopies } from '../support/service-copies.js';
+import type { ServiceProcess } from '../support/service-process.js';
+import { until } from '../support/until.js';
 
 const SECRET = 'copies-webhook-secret';
 const INTERVAL_SECONDS = 2;
-
-async function until(what: string, done: () => Promise<boolean>, ms = 60_000): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (!(await done())) {
-    if (Date.now() > deadline) {
-      throw new Error(`not within ${ms / 1000} s: ${what}`);
-    }
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-}
 
 function crateFiles(name: string): Record<string, string> {
   return {
@@ -42,46 +32,28 @@ async function registrationsOf(copy: ServiceProcess): Promise<number> {
  * copies). MariaDB only: several copies on one SQLite file is not a supported deployment.
  */
 describe(`following a repository with two copies on one ${testDatabase()}`, () => {
-  let dataDir: string;
-  let database: Awaited<ReturnType<typeof createTestDatabase>>;
+  let copies: ServiceCopies;
   let github: GithubFake;
-  const copies: ServiceProcess[] = [];
 
   beforeAll(async () => {
-    if (testDatabase() !== 'mariadb') {
-      throw new Error('this suite runs on the MariaDB project only (see jest.config.js)');
-    }
-    dataDir = mkdtempSync(join(tmpdir(), 'follow-copies-'));
-    database = await createTestDatabase(dataDir);
+    copies = await ServiceCopies.prepare('follow-copies');
     github = new GithubFake();
     github.recordLimit = 100_000;
     await github.start();
   });
 
   afterAll(async () => {
-    for (const copy of copies) {
-      await copy.stop();
-    }
+    await copies?.close();
     await github.stop();
-    await database.drop();
-    rmSync(dataDir, { recursive: true, force: true });
   });
 
   it('registers each new tag and push once, whether both copies get its webhook or both poll for it', async () => {
-    const env = {
-      ...baseTestEnv(dataDir, database.url),
+    const [a, b] = await copies.start({
       REFRESH_INTERVAL_SECONDS: String(INTERVAL_SECONDS),
       GITHUB_API_URL: github.url,
       GITHUB_WEBHOOK_SECRET: SECRET,
-    };
-    copies.push(await startServiceProcess(env), await startServiceProcess(env));
-    const [a, b] = copies;
-    const login = await fetch(`${a.url}/api/v1/auth`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify(ADMIN),
     });
-    const { token } = (await login.json()) as { token: string };
+    const token = await copies.adminToken();
     const call = (copy: ServiceProcess, path: string, init: RequestInit = {}) =>
       fetch(`${copy.url}${path}`, {
         ...init,
@@ -108,7 +80,7 @@ describe(`following a repository with two copies on one ${testDatabase()}`, () =
           follow: { last_poll: unknown; refs: { name: string; state: string }[] };
         }
       ).follow;
-    await until('the first poll', async () => (await follow()).last_poll !== null);
+    await until('the first poll', async () => (await follow()).last_poll !== null, COPIES_WAIT);
     const pollingSince = Date.now();
     const versions = async () =>
       (
@@ -132,7 +104,7 @@ describe(`following a repository with two copies on one ${testDatabase()}`, () =
     });
     const signature = `sha256=${createHmac('sha256', SECRET).update(body).digest('hex')}`;
     const answers = await Promise.all(
-      copies.map((copy) =>
+      [a, b].map((copy) =>
         fetch(`${copy.url}/integrations/github/webhooks`, {
           method: 'POST',
           headers: {
@@ -145,15 +117,19 @@ describe(`following a repository with two copies on one ${testDatabase()}`, () =
       ),
     );
     expect(answers.map((answer) => answer.status)).toEqual([204, 204]);
-    await until('v1.0 registered', async () => (await versions()).includes('v1.0'));
+    await until('v1.0 registered', async () => (await versions()).includes('v1.0'), COPIES_WAIT);
 
     // Missed webhooks: both copies poll, one of them finds the tag and the push.
     const polledTag = github.push('nf-core', 'shared', { tag: 'v1.1', files: crateFiles('shared 1.1') });
     const pushed = github.push('nf-core', 'shared', { branch: 'main', files: crateFiles('shared main') });
-    await until('v1.1 and main registered by polling', async () => {
-      const names = await versions();
-      return names.includes('v1.1') && names.includes('main');
-    });
+    await until(
+      'v1.1 and main registered by polling',
+      async () => {
+        const names = await versions();
+        return names.includes('v1.1') && names.includes('main');
+      },
+      COPIES_WAIT,
+    );
     // Several poll intervals more: nobody registers any of them again.
     await new Promise((resolve) => setTimeout(resolve, 3 * INTERVAL_SECONDS * 1000));
 

@@ -8,6 +8,7 @@ import { LinkServer } from '../fakes/link-server.js';
 import { NotificationReceiver } from '../fakes/notification-receiver.js';
 import { createTestApp, testDatabase, type TestApp } from '../support/create-test-app.js';
 import { crateMetadata, crateZip, storedArchives } from '../support/registry.js';
+import { until } from '../support/until.js';
 
 const SECRET = 'follow-webhook-secret';
 const TOKEN = 'ghp_follow-token-for-tests';
@@ -32,12 +33,6 @@ function crateFiles(name: string, extra: Record<string, string> = {}): Record<st
     'test/planemo.yml': '- doc: a test\n',
     ...extra,
   };
-}
-
-async function until(done: () => Promise<boolean> | boolean): Promise<void> {
-  while (!(await done())) {
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
 }
 
 interface FollowReply {
@@ -195,7 +190,7 @@ describe(`following GitHub repositories (${testDatabase()})`, () => {
         source: 'api',
       });
       // Following began: its first poll (woken at once) only notes the refs there are.
-      await until(async () => (await followOf(uuid)).last_poll !== null);
+      await until('the first poll', async () => (await followOf(uuid)).last_poll !== null);
       await scheduler.settled();
     });
 
@@ -203,7 +198,7 @@ describe(`following GitHub repositories (${testDatabase()})`, () => {
       const tagged = github.push('nf-core', 'demo', { tag: 'v1.0', files: crateFiles('demo 1.0') });
       const answered = await hook('create', payload('create.json', 'nf-core/demo', { ref: 'v1.0' }));
       expect(answered.status).toBe(204);
-      await until(async () => (await versionNames(uuid)).includes('v1.0'));
+      await until('v1.0 registered', async () => (await versionNames(uuid)).includes('v1.0'));
       const read = await get(`/workflows/${uuid}/versions/v1.0`);
       expect(read.body.name).toBe('demo 1.0');
       expect(read.body.version.ro_crate).toMatchObject({
@@ -243,7 +238,7 @@ describe(`following GitHub repositories (${testDatabase()})`, () => {
       const push = (after: string) =>
         hook('push', payload('push-with-new-branch.json', 'nf-core/demo', { ref: 'refs/heads/main', after }));
       expect((await push(first)).status).toBe(204);
-      await until(async () => (await versionNames(uuid)).includes('main'));
+      await until('main registered', async () => (await versionNames(uuid)).includes('main'));
       const firstRead = await get(`/workflows/${uuid}/versions/main`);
       expect(firstRead.body.version.ro_crate.source).toEqual({ ref: 'main', commit: first });
       const archivesBefore = storedArchives(t).length;
@@ -251,6 +246,7 @@ describe(`following GitHub repositories (${testDatabase()})`, () => {
       const second = github.push('nf-core', 'demo', { branch: 'main', files: crateFiles('demo main 2') });
       expect((await push(second)).status).toBe(204);
       await until(
+        'main replaced by the second push',
         async () =>
           (await get(`/workflows/${uuid}/versions/main`)).body.version?.ro_crate.source.commit === second,
       );
@@ -314,7 +310,7 @@ describe(`following GitHub repositories (${testDatabase()})`, () => {
       expect((await hook('create', payload('create.json', 'nf-core/demo', { ref: 'v2.0' }))).status).toBe(
         204,
       );
-      await until(async () =>
+      await until('v2.0 recorded as failed', async () =>
         (await followOf(uuid)).refs.some((ref) => ref.name === 'v2.0' && ref.state === 'failed'),
       );
       const failed = (await followOf(uuid)).refs.find((ref) => ref.name === 'v2.0');
@@ -374,7 +370,7 @@ describe(`following GitHub repositories (${testDatabase()})`, () => {
       expect((await hook('create', payload('create.json', 'nf-core/demo', { ref: 'v3.0' }))).status).toBe(
         204,
       );
-      await until(async () =>
+      await until('v3.0 recorded as failed', async () =>
         (await followOf(uuid)).refs.some((ref) => ref.name === 'v3.0' && ref.state === 'failed'),
       );
       expect((await followOf(uuid)).refs.find((ref) => ref.name === 'v3.0')?.reason).toMatch(

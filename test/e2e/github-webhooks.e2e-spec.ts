@@ -6,6 +6,7 @@ import { LinkServer } from '../fakes/link-server.js';
 import { NotificationReceiver } from '../fakes/notification-receiver.js';
 import { createTestApp, testDatabase, type TestApp } from '../support/create-test-app.js';
 import { crateZip, TEST_TERMS } from '../support/registry.js';
+import { until } from '../support/until.js';
 
 const SECRET = 'github-webhook-secret';
 
@@ -30,12 +31,6 @@ function workflowRun(owner: string, repo: string, file: string, runId: number): 
 }
 
 /** Waits (bounded by the test's timeout) until `done` holds. */
-async function until(done: () => Promise<boolean> | boolean): Promise<void> {
-  while (!(await done())) {
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-}
-
 /**
  * GitHub webhooks in (API.md 6.5) on a service polling every 300 s with its schedulers running:
  * a signed workflow_run gets the instance checked, its new status shown and its notification
@@ -95,7 +90,7 @@ describe(`GitHub webhooks in (${testDatabase()})`, () => {
     expect(registered.status).toBe(201);
     workflow = (registered.body as { uuid: string }).uuid;
     // The first check of a new instance is at once: the running scheduler makes it.
-    await until(() => github.count(runsPath) >= 1);
+    await until('the first check', () => github.count(runsPath) >= 1);
   });
 
   afterAll(async () => {
@@ -106,7 +101,7 @@ describe(`GitHub webhooks in (${testDatabase()})`, () => {
 
   it('re-checks the instance at once on a signed workflow_run: new status and its delivered notification, without a poll', async () => {
     const dataSource = t.app.get(DataSource);
-    await until(async () => {
+    await until('the instance checked', async () => {
       const [row] = await dataSource.query<{ n: number | string }[]>(
         'SELECT COUNT(*) AS n FROM test_check_states WHERE last_checked_at IS NOT NULL',
       );
@@ -132,7 +127,7 @@ describe(`GitHub webhooks in (${testDatabase()})`, () => {
     });
     expect(answered.status).toBe(204);
 
-    await until(() => receiver.accepted.length === 1);
+    await until('the notification delivered', () => receiver.accepted.length === 1);
     const status = await t.http.get(`/workflows/${workflow}/status`).set('Authorization', `Bearer ${alice}`);
     expect(status.body).toMatchObject({
       aggregate_test_status: 'all_failing',

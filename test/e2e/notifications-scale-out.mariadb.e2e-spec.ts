@@ -1,7 +1,4 @@
 import { createHmac, randomUUID } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { GithubFake } from '../fakes/github-fake.js';
 import { LinkServer } from '../fakes/link-server.js';
 import { NotificationReceiver } from '../fakes/notification-receiver.js';
@@ -9,15 +6,11 @@ import { SmtpReceiver } from '../fakes/smtp-receiver.js';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import { DataSource } from 'typeorm';
 import { EventRaiser } from '../../src/notifications/event-raiser.js';
-import {
-  ADMIN,
-  baseTestEnv,
-  createTestDatabase,
-  startApp,
-  testDatabase,
-} from '../support/create-test-app.js';
+import { ADMIN, startApp, testDatabase } from '../support/create-test-app.js';
 import { crateZip, TEST_TERMS } from '../support/registry.js';
-import { startServiceProcess, type ServiceProcess } from '../support/service-process.js';
+import { COPIES_WAIT, ServiceCopies } from '../support/service-copies.js';
+import type { ServiceProcess } from '../support/service-process.js';
+import { until } from '../support/until.js';
 
 /**
  * Two copies of the built service on one MariaDB, polling every 2 s, while the CI fake flips the
@@ -31,20 +24,14 @@ const WEBHOOK_SECRET = 'channel-secret-do-not-log';
 const GITHUB_SECRET = 'github-secret-do-not-log';
 
 describe(`notifications from two copies of the service on one ${testDatabase()}`, () => {
-  let dataDir: string;
-  let database: Awaited<ReturnType<typeof createTestDatabase>>;
+  let copies: ServiceCopies;
   let links: LinkServer;
   let github: GithubFake;
   let hook: NotificationReceiver;
   let smtp: SmtpReceiver;
-  const copies: ServiceProcess[] = [];
 
   beforeAll(async () => {
-    if (testDatabase() !== 'mariadb') {
-      throw new Error('this suite runs on the MariaDB project only (see jest.config.js)');
-    }
-    dataDir = mkdtempSync(join(tmpdir(), 'notify-scale-'));
-    database = await createTestDatabase(dataDir);
+    copies = await ServiceCopies.prepare('notify-scale');
     links = await LinkServer.start();
     github = new GithubFake();
     await github.start();
@@ -53,13 +40,9 @@ describe(`notifications from two copies of the service on one ${testDatabase()}`
   });
 
   afterAll(async () => {
-    for (const copy of copies) {
-      await copy.stop();
-    }
+    await copies?.close();
     await Promise.all([github?.stop(), hook?.stop(), smtp?.stop()]);
     await links?.close();
-    await database?.drop();
-    rmSync(dataDir, { recursive: true, force: true });
   });
 
   async function api(
@@ -79,13 +62,6 @@ describe(`notifications from two copies of the service on one ${testDatabase()}`
     return ((await response.json()) as { items: { event: string }[] }).items.map((n) => n.event);
   }
 
-  /** Waits (bounded by the test's timeout) until `done` holds. */
-  async function until(done: () => Promise<boolean> | boolean): Promise<void> {
-    while (!(await done())) {
-      await new Promise((resolve) => setTimeout(resolve, 250));
-    }
-  }
-
   function flip(conclusion: string, firstId: number): void {
     for (let i = 0; i < INSTANCES; i++) {
       github.addRun('octo', `scale${i}`, 'ci.yml', {
@@ -97,17 +73,14 @@ describe(`notifications from two copies of the service on one ${testDatabase()}`
   }
 
   it('raises one notification per subscriber per transition and delivers each once, whichever copy checks', async () => {
-    const env = {
-      ...baseTestEnv(dataDir, database.url),
+    const [a, b] = await copies.start({
       REFRESH_INTERVAL_SECONDS: String(INTERVAL_SECONDS),
       LOG_LEVEL: 'debug',
       NODE_ENV: 'production',
       SMTP_URL: smtp.url,
       GITHUB_WEBHOOK_SECRET: GITHUB_SECRET,
       UPSTREAM_TIMEOUT_SECONDS: '2',
-    };
-    copies.push(await startServiceProcess(env), await startServiceProcess(env));
-    const [a, b] = copies;
+    });
     const login = async (username: string, password: string): Promise<string> => {
       const response = await fetch(`${a.url}/api/v1/auth`, {
         method: 'POST',
@@ -175,19 +148,39 @@ describe(`notifications from two copies of the service on one ${testDatabase()}`
     }
 
     // First checks (by either copy): no event for the first builds.
-    await until(async () => {
-      const status = await api(b, `/workflows/${uuid}/status`, carol);
-      const body = (await status.json()) as { latest_builds: unknown[] };
-      return body.latest_builds.length === INSTANCES;
-    });
+    await until(
+      'every instance checked once',
+      async () => {
+        const status = await api(b, `/workflows/${uuid}/status`, carol);
+        const body = (await status.json()) as { latest_builds: unknown[] };
+        return body.latest_builds.length === INSTANCES;
+      },
+      COPIES_WAIT,
+    );
     flip('failure', 2000);
-    await until(async () => (await events(a, carol)).length === INSTANCES);
+    await until(
+      'a BUILD_FAILED for every instance',
+      async () => (await events(a, carol)).length === INSTANCES,
+      COPIES_WAIT,
+    );
     flip('success', 3000);
-    await until(async () => (await events(b, carol)).length === 2 * INSTANCES);
-    await until(() => hook.accepted.length >= 2 * INSTANCES && smtp.mails.length >= 2 * INSTANCES);
+    await until(
+      'a BUILD_RECOVERED for every instance',
+      async () => (await events(b, carol)).length === 2 * INSTANCES,
+      COPIES_WAIT,
+    );
+    await until(
+      'every notification at the webhook and by mail',
+      () => hook.accepted.length >= 2 * INSTANCES && smtp.mails.length >= 2 * INSTANCES,
+      COPIES_WAIT,
+    );
     // Several more polls by both copies, and the worker rounds after them: nothing more.
     const polled = github.totalRequests;
-    await until(() => github.totalRequests >= polled + 3 * INSTANCES);
+    await until(
+      'three more polls of every instance',
+      () => github.totalRequests >= polled + 3 * INSTANCES,
+      COPIES_WAIT,
+    );
     await new Promise((resolve) => setTimeout(resolve, 2500));
 
     const carolEvents = await events(a, carol);
@@ -217,7 +210,7 @@ describe(`notifications from two copies of the service on one ${testDatabase()}`
     }
     // Both copies did checks: the events were raised wherever the builds were recorded.
     const checks = await Promise.all(
-      copies.map(async (copy) => {
+      copies.all.map(async (copy) => {
         const text = await (await fetch(`${copy.url}/metrics`)).text();
         return text
           .split('\n')
@@ -241,10 +234,10 @@ describe(`notifications from two copies of the service on one ${testDatabase()}`
     expect(await unsigned.text()).not.toContain(GITHUB_SECRET);
     const channels = await (await api(b, '/users/current/channels', carol)).text();
     expect(channels).not.toContain(WEBHOOK_SECRET);
-    for (const copy of copies) {
+    for (const copy of copies.all) {
       await copy.stop();
     }
-    const output = copies.map((copy) => copy.output()).join('\n');
+    const output = copies.all.map((copy) => copy.output()).join('\n');
     expect(output.length).toBeGreaterThan(0);
     for (const secret of [WEBHOOK_SECRET, GITHUB_SECRET, smtp.password]) {
       expect({ secret, logged: output.includes(secret) }).toEqual({ secret, logged: false });
@@ -257,7 +250,7 @@ describe(`notifications from two copies of the service on one ${testDatabase()}`
   }, 180_000);
 
   it('inserts an event once when two copies record the same transition at the same moment (the unique key decides)', async () => {
-    const env = baseTestEnv(dataDir, database.url);
+    const env = copies.env();
     const apps: NestExpressApplication[] = [await startApp(env), await startApp(env)];
     try {
       const dataSource = apps[0].get(DataSource);

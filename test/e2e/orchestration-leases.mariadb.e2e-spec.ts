@@ -1,11 +1,9 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { AssignmentFacilityFake } from '../fakes/assignment-facility-fake.js';
 import { OpenStackFake } from '../fakes/openstack-fake.js';
-import { ADMIN, baseTestEnv, createTestDatabase, testDatabase } from '../support/create-test-app.js';
+import { testDatabase } from '../support/create-test-app.js';
 import { writeCloudsFile } from '../support/orchestration.js';
-import { startServiceProcess, type ServiceProcess } from '../support/service-process.js';
+import { ServiceCopies } from '../support/service-copies.js';
+import type { ServiceProcess } from '../support/service-process.js';
 
 /**
  * Two copies of the built service on one MariaDB carry out the expiries of leases: each exactly once,
@@ -20,14 +18,10 @@ describe(`two copies of the service carry out each lease expiry once (${testData
   let nova: OpenStackFake;
   let facility: AssignmentFacilityFake;
   let clouds: ReturnType<typeof writeCloudsFile>;
-  let dataDir: string;
-  let database: Awaited<ReturnType<typeof createTestDatabase>>;
-  const copies: ServiceProcess[] = [];
+  let copies: ServiceCopies;
 
   beforeAll(async () => {
-    if (testDatabase() !== 'mariadb') {
-      throw new Error('this suite runs on the MariaDB project only (see jest.config.js)');
-    }
+    copies = await ServiceCopies.prepare('leases-scale-out');
     nova = await OpenStackFake.start();
     facility = await AssignmentFacilityFake.start();
     clouds = writeCloudsFile(`
@@ -35,36 +29,23 @@ clouds:
   default: {type: dummy}
 ${nova.cloudsFileEntry()}
 `);
-    dataDir = mkdtempSync(join(tmpdir(), 'leases-scale-out-'));
-    database = await createTestDatabase(dataDir);
   });
 
   afterAll(async () => {
-    for (const copy of copies) {
-      await copy.stop();
-    }
+    await copies?.close();
     await facility.close();
     await nova.close();
-    await database.drop();
     clouds.remove();
-    rmSync(dataDir, { recursive: true, force: true });
   });
 
   it('ends every lease once, whichever copy claims it, within 60 s of its time', async () => {
-    const env = {
-      ...baseTestEnv(dataDir, database.url),
+    const [a, b] = await copies.start({
       LOG_LEVEL: 'debug',
       CLOUDS_FILE: clouds.path,
       OPENSTACK_PASSWORD: nova.password,
       ASSIGNMENT_FACILITY_URL: facility.url,
-    };
-    copies.push(await startServiceProcess(env), await startServiceProcess(env));
-    const login = await fetch(`${copies[0].url}/api/v1/auth`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify(ADMIN),
     });
-    const { token } = (await login.json()) as { token: string };
+    const token = await copies.adminToken();
     const call = (copy: ServiceProcess, method: string, path: string, body?: object): Promise<Response> =>
       fetch(`${copy.url}${path}`, {
         method,
@@ -80,7 +61,7 @@ ${nova.cloudsFileEntry()}
     );
     const expiresAt = new Date(Math.ceil(Date.now() / 1000) * 1000 + 4000);
     for (const [i, server] of servers.entries()) {
-      const response = await call(copies[i % 2], 'PUT', '/api/v1/vm/action/assign/ostack', {
+      const response = await call([a, b][i % 2], 'PUT', '/api/v1/vm/action/assign/ostack', {
         node: server.id,
         user: 'u',
         vm_type: 't',
@@ -89,7 +70,7 @@ ${nova.cloudsFileEntry()}
       });
       expect(response.status).toBe(200);
     }
-    const listed = (await (await call(copies[1], 'GET', '/api/v1/vm/status/ostack')).json()) as {
+    const listed = (await (await call(b, 'GET', '/api/v1/vm/status/ostack')).json()) as {
       nodes: { expires_at: string }[];
     };
     expect(listed.nodes.map((node) => node.expires_at)).toEqual(servers.map(() => expiresAt.toISOString()));
@@ -117,12 +98,12 @@ ${nova.cloudsFileEntry()}
       });
     }
     expect(facility.active()).toEqual([]);
-    const after = (await (await call(copies[0], 'GET', '/api/v1/vm/status/ostack')).json()) as {
+    const after = (await (await call(a, 'GET', '/api/v1/vm/status/ostack')).json()) as {
       nodes: unknown[];
     };
     expect(after.nodes).toEqual([]);
     // Both copies logged what they did; neither logged the cloud's password.
-    const logs = copies.map((copy) => copy.output());
+    const logs = copies.all.map((copy) => copy.output());
     expect(logs.join('\n').match(/lease of node \S+ of cloud 'ostack' ended/g)).toHaveLength(servers.length);
     for (const log of logs) {
       expect(log).not.toContain(nova.password);

@@ -1,10 +1,8 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { OpenStackFake } from '../fakes/openstack-fake.js';
-import { ADMIN, baseTestEnv, createTestDatabase, testDatabase } from '../support/create-test-app.js';
+import { ADMIN, testDatabase } from '../support/create-test-app.js';
 import { writeCloudsFile } from '../support/orchestration.js';
-import { startServiceProcess, type ServiceProcess } from '../support/service-process.js';
+import { ServiceCopies } from '../support/service-copies.js';
+import type { ServiceProcess } from '../support/service-process.js';
 
 /**
  * Two copies of the built service on one MariaDB receive concurrent starts of one user: the quota holds
@@ -17,42 +15,30 @@ const STARTS = 12;
 describe(`two copies of the service never pass a quota (${testDatabase()})`, () => {
   let nova: OpenStackFake;
   let clouds: ReturnType<typeof writeCloudsFile>;
-  let dataDir: string;
-  let database: Awaited<ReturnType<typeof createTestDatabase>>;
-  const copies: ServiceProcess[] = [];
+  let copies: ServiceCopies;
 
   beforeAll(async () => {
-    if (testDatabase() !== 'mariadb') {
-      throw new Error('this suite runs on the MariaDB project only (see jest.config.js)');
-    }
+    copies = await ServiceCopies.prepare('quotas-scale-out');
     nova = await OpenStackFake.start();
     clouds = writeCloudsFile(`
 clouds:
   default: {type: dummy}
 ${nova.cloudsFileEntry()}
 `);
-    dataDir = mkdtempSync(join(tmpdir(), 'quotas-scale-out-'));
-    database = await createTestDatabase(dataDir);
   });
 
   afterAll(async () => {
-    for (const copy of copies) {
-      await copy.stop();
-    }
+    await copies?.close();
     await nova.close();
-    await database.drop();
     clouds.remove();
-    rmSync(dataDir, { recursive: true, force: true });
   });
 
   it('admits exactly the quota of concurrent starts sent to both copies, and the rest are 409', async () => {
-    const env = {
-      ...baseTestEnv(dataDir, database.url),
+    const [a, b] = await copies.start({
       CLOUDS_FILE: clouds.path,
       OPENSTACK_PASSWORD: nova.password,
       QUOTA_MAX_NODES: String(QUOTA),
-    };
-    copies.push(await startServiceProcess(env), await startServiceProcess(env));
+    });
     const call = async (copy: ServiceProcess, method: string, path: string, token: string, body?: object) => {
       const response = await fetch(`${copy.url}${path}`, {
         method,
@@ -62,9 +48,9 @@ ${nova.cloudsFileEntry()}
       return { status: response.status, body: (await response.json()) as Record<string, unknown> };
     };
     const login = async (username: string, password: string): Promise<string> =>
-      (await call(copies[0], 'POST', '/api/v1/auth', '', { username, password })).body.token as string;
+      (await call(a, 'POST', '/api/v1/auth', '', { username, password })).body.token as string;
     const admin = await login(ADMIN.username, ADMIN.password);
-    const created = await call(copies[0], 'POST', '/api/v1/users', admin, {
+    const created = await call(a, 'POST', '/api/v1/users', admin, {
       username: 'carol',
       password: 'carol-password',
       roles: ['agent'],
@@ -75,7 +61,7 @@ ${nova.cloudsFileEntry()}
     const before = nova.serverIds().length;
     const results = await Promise.all(
       Array.from({ length: STARTS }, (_, i) =>
-        call(copies[i % 2], 'POST', '/api/v1/vm/start/ostack', carol, {
+        call([a, b][i % 2], 'POST', '/api/v1/vm/start/ostack', carol, {
           name: `q-${i}`,
           image: '7',
           size: '2',
@@ -96,7 +82,7 @@ ${nova.cloudsFileEntry()}
     }
 
     // Both copies see the same records: usage from the other copy shows the three nodes.
-    const usage = await call(copies[1], 'GET', '/api/v1/usage', carol);
+    const usage = await call(b, 'GET', '/api/v1/usage', carol);
     expect(usage.body.usage).toEqual([
       expect.objectContaining({ user: 'carol', cloud: 'ostack', nodes: expect.any(Array) }),
     ]);

@@ -10,6 +10,7 @@ import { LinkServer } from '../fakes/link-server.js';
 import { ADMIN, baseTestEnv, createTestDatabase, testDatabase } from '../support/create-test-app.js';
 import { crateZip, filesUnder } from '../support/registry.js';
 import { startServiceProcess, type ServiceProcess } from '../support/service-process.js';
+import { until } from '../support/until.js';
 
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 const sha256 = (bytes: Buffer): string => createHash('sha256').update(bytes).digest('hex');
@@ -32,16 +33,6 @@ function register(service: ServiceProcess, token: string, body: object): Promise
     (response) => response.status,
     () => 'cut' as const,
   );
-}
-
-async function until(condition: () => boolean, what: string, timeoutMs = 15_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!condition()) {
-    if (Date.now() > deadline) {
-      throw new Error(`timed out waiting for ${what}`);
-    }
-    await sleep(25);
-  }
 }
 
 describe(`the built service under SIGTERM and kill -9 (${testDatabase()})`, () => {
@@ -83,7 +74,10 @@ describe(`the built service under SIGTERM and kill -9 (${testDatabase()})`, () =
     });
     const uuid = randomUUID();
     const pending = register(service, token, { roc_link: link, version: '1.0', uuid });
-    await until(() => links.requestsTo(new URL(link).pathname).length === 1, 'the download to start');
+    await until('the download to start', () => links.requestsTo(new URL(link).pathname).length === 1, {
+      timeoutMs: 15_000,
+      everyMs: 25,
+    });
     await sleep(300);
 
     service.child.kill('SIGTERM');
@@ -133,8 +127,9 @@ describe(`the built service under SIGTERM and kill -9 (${testDatabase()})`, () =
       return { uuid, link, done: register(service, token, { roc_link: link, version: '1', uuid }) };
     });
     await until(
-      () => readdirSync(join(dataDir, 'tmp'), { withFileTypes: true }).filter((f) => f.isFile()).length === 3,
       'three downloads in progress',
+      () => readdirSync(join(dataDir, 'tmp'), { withFileTypes: true }).filter((f) => f.isFile()).length === 3,
+      { timeoutMs: 15_000, everyMs: 25 },
     );
     await sleep(400);
     service.child.kill('SIGKILL');

@@ -1,12 +1,11 @@
 import { randomUUID } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { GithubFake } from '../fakes/github-fake.js';
 import { LinkServer } from '../fakes/link-server.js';
-import { ADMIN, baseTestEnv, createTestDatabase, testDatabase } from '../support/create-test-app.js';
+import { testDatabase } from '../support/create-test-app.js';
 import { crateZip, TEST_TERMS } from '../support/registry.js';
-import { startServiceProcess, type ServiceProcess } from '../support/service-process.js';
+import { ServiceCopies } from '../support/service-copies.js';
+import type { ServiceProcess } from '../support/service-process.js';
+import { until } from '../support/until.js';
 
 /**
  * The deployment of docker/compose.yaml as plain processes: one MariaDB, two copies of the
@@ -40,18 +39,12 @@ function checksOf(metrics: string): number {
 }
 
 describe(`two copies of the service on one ${testDatabase()} and one DATA_DIR`, () => {
-  let dataDir: string;
-  let database: Awaited<ReturnType<typeof createTestDatabase>>;
+  let copies: ServiceCopies;
   let links: LinkServer;
   let github: GithubFake;
-  const copies: ServiceProcess[] = [];
 
   beforeAll(async () => {
-    if (testDatabase() !== 'mariadb') {
-      throw new Error('this suite runs on the MariaDB project only (see jest.config.js)');
-    }
-    dataDir = mkdtempSync(join(tmpdir(), 'scale-out-'));
-    database = await createTestDatabase(dataDir);
+    copies = await ServiceCopies.prepare('scale-out');
     links = await LinkServer.start();
     github = new GithubFake();
     github.recordLimit = 100_000;
@@ -61,30 +54,16 @@ describe(`two copies of the service on one ${testDatabase()} and one DATA_DIR`, 
   });
 
   afterAll(async () => {
-    for (const copy of copies) {
-      await copy.stop();
-    }
+    await copies?.close();
     await github.stop();
     await links.close();
-    await database.drop();
-    rmSync(dataDir, { recursive: true, force: true });
   });
 
   it(
     'serves through one copy what the other registered, and splits the monitoring between them',
     async () => {
-      const env = {
-        ...baseTestEnv(dataDir, database.url),
-        REFRESH_INTERVAL_SECONDS: String(INTERVAL_SECONDS),
-      };
-      copies.push(await startServiceProcess(env), await startServiceProcess(env));
-      const [a, b] = copies;
-      const login = await fetch(`${a.url}/api/v1/auth`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json' },
-        body: JSON.stringify(ADMIN),
-      });
-      const { token } = (await login.json()) as { token: string };
+      const [a, b] = await copies.start({ REFRESH_INTERVAL_SECONDS: String(INTERVAL_SECONDS) });
+      const token = await copies.adminToken();
 
       const bytes = crateZip({
         name: 'shared',
@@ -131,13 +110,27 @@ describe(`two copies of the service on one ${testDatabase()} and one DATA_DIR`, 
         expect(counts.filter((count) => count !== 1)).toEqual([]);
       }
       // Both copies checked, and every runs read at the fake was one of their checks (the workflow
-      // state reads of API.md 6.2 come on top: a changed listing's, and a few on 304s).
-      const checks = await Promise.all(
-        copies.map(async (copy) => checksOf(await (await fetch(`${copy.url}/metrics`)).text())),
+      // state reads of API.md 6.2 come on top: a changed listing's, and a few on 304s). The copies
+      // go on checking meanwhile: a check is counted once done, after its read arrived, so the two
+      // agree between cycles, when no check is in flight.
+      const checksOfCopies = () =>
+        Promise.all(
+          copies.all.map(async (copy) => checksOf(await (await fetch(`${copy.url}/metrics`)).text())),
+        );
+      const runReads = () =>
+        [...github.arrivals(/\/runs$/).values()].reduce((sum, times) => sum + times.length, 0);
+      let checks: number[] = [];
+      let reads = 0;
+      await until(
+        'as many checks counted as runs read, between two cycles',
+        async () => {
+          reads = runReads();
+          checks = await checksOfCopies();
+          return checks[0] + checks[1] === reads && runReads() === reads;
+        },
+        { timeoutMs: 3 * I },
       );
       expect(checks.every((count) => count > 0)).toBe(true);
-      const runReads = [...fetches.values()].reduce((sum, times) => sum + times.length, 0);
-      expect(checks[0] + checks[1]).toBe(runReads);
 
       const status = await json(b, `/workflows/${uuid}/status`, token);
       expect(((await status.json()) as { aggregate_test_status: string }).aggregate_test_status).toBe(
