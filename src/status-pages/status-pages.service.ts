@@ -24,18 +24,12 @@ import {
 import { historyChart, historyStrip, historySummary } from './chart.js';
 import { safeHref } from '../common/safe-href.js';
 import { renderPage } from './templates.js';
+import { selectWall } from './wall.js';
 
 /** Workflows per page of /status. */
 export const STATUS_PAGE_SIZE = 50;
 /** Tiles a wall screen shows at most; the rest, least urgent by the order, are counted. */
 export const WALL_SIZE = 100;
-/** The wall's order: what needs someone's attention first. */
-const URGENCY: Record<AggregateTestStatus, number> = {
-  all_failing: 0,
-  some_passing: 1,
-  not_available: 2,
-  all_passing: 3,
-};
 
 /** How a status page is shown: a wall screen's layout, and the refresh it asked for (seconds). */
 export interface PageOptions {
@@ -89,6 +83,11 @@ function countsOf(rows: readonly Row[]): string {
   for (const row of rows) {
     counts.set(row.aggregate, (counts.get(row.aggregate) ?? 0) + 1);
   }
+  return describeCounts(counts);
+}
+
+/** "2 passing, 1 failing", from the number in each state. */
+function describeCounts(counts: ReadonlyMap<AggregateTestStatus, number>): string {
   return (['all_passing', 'some_passing', 'all_failing', 'not_available'] as const)
     .filter((aggregate) => counts.has(aggregate))
     .map(
@@ -210,26 +209,15 @@ export class StatusPagesService {
    */
   async wall(viewer: Viewer, options: PageOptions = {}): Promise<string> {
     const now = new Date(this.clock.nowMs());
-    const views: WorkflowSummaryView[] = [];
-    for await (const batch of this.workflows.visibleBatches(viewer, undefined, true)) {
-      views.push(...batch);
-    }
-    const ordered = views
-      .map((view, index) => ({ view, index }))
-      .sort(
-        (a, b) =>
-          URGENCY[a.view.status?.aggregate ?? 'not_available'] -
-            URGENCY[b.view.status?.aggregate ?? 'not_available'] || a.index - b.index,
-      )
-      .map(({ view }) => view);
-    const tiles = await this.rowsOf(ordered.slice(0, WALL_SIZE), now);
+    const wall = await selectWall(this.workflows.visibleBatches(viewer, undefined, true), WALL_SIZE);
+    const tiles = await this.rowsOf(wall.tiles, now);
     return renderPage('wall', {
       viewer: viewer?.username,
       here: `/status/wall${options.refresh ? `?refresh=${options.refresh}` : ''}`,
       refresh: options.refresh,
       tiles,
-      more: Math.max(0, ordered.length - WALL_SIZE),
-      summary: `${views.length} ${views.length === 1 ? 'workflow' : 'workflows'}: ${countsOf(tiles)}`,
+      more: Math.max(0, wall.total - WALL_SIZE),
+      summary: `${wall.total} ${wall.total === 1 ? 'workflow' : 'workflows'}: ${describeCounts(wall.counts)}`,
     });
   }
 
