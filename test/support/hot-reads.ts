@@ -178,6 +178,7 @@ export const HOT_READS: HotRead[] = [
       await deliveries.claimDue(new Date(Date.now() + 3600_000), 'plan-test', 10, 60_000);
       await deliveries.outbox();
       await t.app.get(NotificationsRepository, { strict: false }).removeCreatedBefore(new Date(0));
+      await deliveries.removeForgotten();
     },
   },
   {
