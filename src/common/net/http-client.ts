@@ -1,7 +1,14 @@
-import http, { type IncomingHttpHeaders, type IncomingMessage } from 'node:http';
+import http, {
+  validateHeaderName,
+  validateHeaderValue,
+  type IncomingHttpHeaders,
+  type IncomingMessage,
+} from 'node:http';
 import https from 'node:https';
-import { isIP } from 'node:net';
+import net, { isIP } from 'node:net';
+import tls from 'node:tls';
 import { guardedLookup, isPublicAddress, PrivateAddressError } from './address-guard.js';
+import { MalformedResponse, ResponseReader } from './response-reader.js';
 
 export type OutboundFailure =
   | 'private_address'
@@ -83,38 +90,268 @@ export async function sendRequest(url: string, request: OutboundRequest): Promis
     if (hop >= maxRedirects) {
       throw new OutboundError('too_many_redirects', `more than ${maxRedirects} redirects`);
     }
-    let next: URL;
-    try {
-      next = new URL(location, current);
-    } catch {
-      throw new OutboundError(
-        'bad_redirect',
-        `a redirect to an invalid location (${location.slice(0, 200)})`,
-      );
-    }
-    if (next.protocol !== 'http:' && next.protocol !== 'https:') {
-      throw new OutboundError('bad_redirect', `a redirect to a non-http(s) location (${next.protocol})`);
-    }
     if (status === 303 || ((status === 301 || status === 302) && method === 'POST')) {
       method = 'GET';
       body = undefined;
     }
-    current = next.toString();
+    current = redirectTarget(location, current);
   }
 }
 
-/** Reads a whole body, failing with `too_large` past `maxBytes`. */
-export async function readBody(body: IncomingMessage, maxBytes: number): Promise<Buffer> {
+/** Where a redirect leads: an absolute http(s) URL, else a `bad_redirect` failure. */
+function redirectTarget(location: string, current: string): string {
+  let next: URL;
+  try {
+    next = new URL(location, current);
+  } catch {
+    throw new OutboundError('bad_redirect', `a redirect to an invalid location (${location.slice(0, 200)})`);
+  }
+  if (next.protocol !== 'http:' && next.protocol !== 'https:') {
+    throw new OutboundError('bad_redirect', `a redirect to a non-http(s) location (${next.protocol})`);
+  }
+  return next.toString();
+}
+
+/** A GET answered, its body still to be read (see `openStreamed`). */
+export interface StreamedResponse {
+  status: number;
+  headers: IncomingHttpHeaders;
+  /** The URL that finally answered, after redirects. */
+  url: string;
+  /**
+   * The body as it comes. Each chunk is a view of one buffer that the next chunk reuses: copy
+   * what is kept before asking for the next. Rejects with an OutboundError when the exchange fails.
+   */
+  chunks: AsyncIterable<Buffer>;
+  /** Ends the exchange (a body not read, or read in part). */
+  close(): void;
+}
+
+/** What a socket reads into, and what the body waits in for its reader: both allocated once per exchange. */
+const READ_BUFFER_BYTES = 64 * 1024;
+const STAGE_BYTES = 256 * 1024;
+
+/**
+ * One GET whose body is read without allocating per chunk (a long log): the socket reads into
+ * one fixed buffer (`onread`), ResponseReader frames the answer, and the body waits in a second
+ * fixed buffer until its reader takes it; reading pauses while that buffer is half full. Same
+ * redirects, private-address guard, origin-only headers and deadline (headers and body) as
+ * `sendRequest`, whose outcomes it shares.
+ */
+export async function openStreamed(url: string, request: OutboundRequest): Promise<StreamedResponse> {
+  if ((request.method ?? 'GET') !== 'GET' || request.body !== undefined) {
+    throw new TypeError('openStreamed sends GETs only');
+  }
+  const deadline = AbortSignal.timeout(request.timeoutMs);
+  const signal = request.signal ? AbortSignal.any([deadline, request.signal]) : deadline;
+  const firstOrigin = originOf(url);
+  const maxRedirects = request.maxRedirects ?? 0;
+  let current = url;
+  for (let hop = 0; ; hop++) {
+    const headers = { 'user-agent': USER_AGENT, ...request.headers };
+    if (request.originOnlyHeaders && originOf(current) === firstOrigin) {
+      Object.assign(headers, request.originOnlyHeaders);
+    }
+    const response = await streamedExchange(
+      current,
+      headers,
+      request.allowPrivate,
+      signal,
+      request.timeoutMs,
+    );
+    const location = response.headers.location;
+    if (!REDIRECTS.has(response.status) || maxRedirects === 0 || location === undefined) {
+      return response;
+    }
+    response.close();
+    if (hop >= maxRedirects) {
+      throw new OutboundError('too_many_redirects', `more than ${maxRedirects} redirects`);
+    }
+    current = redirectTarget(location, current);
+  }
+}
+
+function streamedExchange(
+  url: string,
+  headers: Record<string, string>,
+  allowPrivate: boolean,
+  signal: AbortSignal,
+  timeoutMs: number,
+): Promise<StreamedResponse> {
+  const target = new URL(url);
+  if (target.protocol !== 'http:' && target.protocol !== 'https:') {
+    return Promise.reject(new OutboundError('bad_url', `not an http(s) URL: ${target.protocol}`));
+  }
+  const host = target.hostname.replace(/^\[|\]$/g, '');
+  if (!allowPrivate && isIP(host) !== 0 && !isPublicAddress(host)) {
+    return Promise.reject(new OutboundError('private_address', `${host} is a private or reserved address`));
+  }
+  const failure = (error: unknown): OutboundError => toOutboundError(error, signal, timeoutMs, target.host);
+  if (signal.aborted) {
+    return Promise.reject(failure(signal.reason));
+  }
+  let head = `GET ${target.pathname}${target.search} HTTP/1.1\r\nHost: ${target.host}\r\n`;
+  for (const [name, value] of Object.entries(headers)) {
+    validateHeaderName(name);
+    validateHeaderValue(name, value);
+    head += `${name}: ${value}\r\n`;
+  }
+  head += 'Connection: close\r\n\r\n';
+
+  const reader = new ResponseReader();
+  let stage = Buffer.allocUnsafe(STAGE_BYTES);
+  let staged = 0;
+  let ended = false;
+  let failed: OutboundError | undefined;
+  let wake: (() => void) | undefined;
+  const notify = (): void => {
+    const waiting = wake;
+    wake = undefined;
+    waiting?.();
+  };
+  const keep = (body: Buffer): void => {
+    if (staged + body.length > stage.length) {
+      // Only a TLS socket reads on after a pause (its decrypted records): make room once.
+      const larger = Buffer.allocUnsafe(Math.max(stage.length * 2, staged + body.length));
+      stage.copy(larger, 0, 0, staged);
+      stage = larger;
+    }
+    body.copy(stage, staged);
+    staged += body.length;
+  };
+  let answered: ((response: StreamedResponse) => void) | undefined;
+  let refused: ((error: OutboundError) => void) | undefined;
+  const fail = (error: unknown): void => {
+    failed ??=
+      error instanceof MalformedResponse
+        ? new OutboundError('unreachable', `${target.host} answered badly: ${error.message}`)
+        : failure(error);
+    socket.destroy();
+    refused?.(failed);
+    notify();
+  };
+  const onread = {
+    buffer: Buffer.allocUnsafe(READ_BUFFER_BYTES),
+    callback: (length: number, buffer: Buffer): boolean => {
+      try {
+        if (reader.feed(buffer.subarray(0, length), keep)) {
+          answer();
+        }
+      } catch (error) {
+        fail(error);
+        return false;
+      }
+      if (reader.complete) {
+        ended = true;
+        socket.destroy();
+      }
+      notify();
+      return staged < stage.length / 2;
+    },
+  };
+  const options = {
+    host,
+    port: Number(target.port) || (target.protocol === 'https:' ? 443 : 80),
+    lookup: allowPrivate ? undefined : guardedLookup,
+    onread,
+  };
+  const socket =
+    target.protocol === 'https:'
+      ? tls.connect({
+          ...options,
+          servername: isIP(host) === 0 ? host : undefined,
+          ALPNProtocols: ['http/1.1'],
+        })
+      : net.connect(options);
+  const close = (): void => {
+    signal.removeEventListener('abort', onAbort);
+    socket.destroy();
+  };
+  const onAbort = (): void => fail(signal.reason);
+  signal.addEventListener('abort', onAbort, { once: true });
+  socket.once(target.protocol === 'https:' ? 'secureConnect' : 'connect', () => socket.write(head));
+  socket.once('error', fail);
+  socket.once('end', () => {
+    try {
+      reader.end();
+      ended = true;
+      answer();
+      notify();
+    } catch (error) {
+      fail(error);
+    }
+  });
+  socket.once('close', () => {
+    if (!ended && !failed) {
+      fail(new MalformedResponse('the connection closed before the end of the answer'));
+    }
+  });
+
+  async function* chunks(): AsyncGenerator<Buffer> {
+    try {
+      for (;;) {
+        if (staged > 0) {
+          const taken = staged;
+          yield stage.subarray(0, taken);
+          // The reader is done with the view: what came meanwhile moves to the front.
+          stage.copyWithin(0, taken, staged);
+          staged -= taken;
+          continue;
+        }
+        if (failed) {
+          throw failed;
+        }
+        if (ended) {
+          return;
+        }
+        const woken = new Promise<void>((resolve) => (wake = resolve));
+        // Reading stops while the stage is half full (onread's callback returned false).
+        socket.resume();
+        await woken;
+      }
+    } finally {
+      close();
+    }
+  }
+
+  function answer(): void {
+    const parsed = reader.response;
+    if (!parsed || !answered) {
+      return;
+    }
+    const resolve = answered;
+    answered = undefined;
+    refused = undefined;
+    resolve({ ...parsed, url, chunks: chunks(), close });
+  }
+
+  return new Promise<StreamedResponse>((resolve, reject) => {
+    answered = resolve;
+    refused = reject;
+  });
+}
+
+/**
+ * Reads a whole body (copying each chunk: a streamed body reuses its buffer), failing with
+ * `too_large` past `maxBytes`.
+ */
+export async function readBody(
+  body: IncomingMessage | AsyncIterable<Buffer>,
+  maxBytes: number,
+): Promise<Buffer> {
   const chunks: Buffer[] = [];
   let size = 0;
   for await (const chunk of body) {
     const buffer = chunk as Buffer;
     size += buffer.length;
     if (size > maxBytes) {
-      body.destroy();
+      if ('destroy' in body) {
+        body.destroy();
+      }
+      // Leaving the loop ends a streamed body's exchange.
       throw new OutboundError('too_large', `the answer is larger than ${maxBytes} bytes`);
     }
-    chunks.push(buffer);
+    chunks.push('destroy' in body ? buffer : Buffer.from(buffer));
   }
   return Buffer.concat(chunks);
 }

@@ -1,8 +1,7 @@
 import { randomUUID } from 'node:crypto';
-import { createReadStream, createWriteStream } from 'node:fs';
+import { createReadStream } from 'node:fs';
 import { mkdir, open, rm, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
-import { once } from 'node:events';
 import { createInflateRaw } from 'node:zlib';
 import { LogStreamError } from './testing-service.js';
 
@@ -40,7 +39,7 @@ export async function saveTemporary(
 ): Promise<string> {
   await mkdir(folder, { recursive: true });
   const path = join(folder, `log-${randomUUID()}.zip`);
-  const out = createWriteStream(path, { flags: 'wx' });
+  const out = await open(path, 'wx', 0o600);
   try {
     let size = 0;
     for await (const chunk of chunks) {
@@ -48,15 +47,13 @@ export async function saveTemporary(
       if (size > maxBytes) {
         throw new LogStreamError('refused', `the log archive is larger than ${maxBytes} bytes`);
       }
-      if (!out.write(chunk)) {
-        await once(out, 'drain');
-      }
+      // Written before the next chunk is asked for: a streamed answer reuses its buffer.
+      await out.appendFile(chunk);
     }
-    out.end();
-    await once(out, 'finish');
+    await out.close();
     return path;
   } catch (error) {
-    out.destroy();
+    await out.close().catch(() => undefined);
     await rm(path, { force: true });
     throw error;
   }

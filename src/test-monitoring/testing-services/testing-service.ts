@@ -154,7 +154,8 @@ export interface BuildLogRequest extends ResourceTarget {
 export type BuildLogResult =
   /**
    * The log as the service sends it: `contentType` from its first answer, `chunks` read from
-   * upstream as they are consumed (never all at once). Iterating rejects with a `LogStreamError`
+   * upstream as they are consumed (never all at once), each valid only until the next is asked
+   * for (UpstreamHttp.open reuses one buffer). Iterating rejects with a `LogStreamError`
    * when the service stops answering or the request is aborted.
    */
   | { kind: 'log'; contentType: string; chunks: AsyncIterable<Buffer> }

@@ -3,7 +3,7 @@ import { Injectable, Optional } from '@nestjs/common';
 import { AppConfig } from '../../config/app-config.js';
 import type { CredentialKey, TestingServiceCredentials } from '../../config/testing-services-file.js';
 import { RefreshMetrics } from '../refresh-metrics.js';
-import { OutboundError, readBody, sendRequest } from '../../common/net/http-client.js';
+import { OutboundError, openStreamed, readBody, sendRequest } from '../../common/net/http-client.js';
 import {
   DEFAULT_BUILD_LIMIT,
   findConfiguredService,
@@ -88,10 +88,15 @@ export interface UpstreamAnswer {
 
 /**
  * An opened log: the answer, and its body as chunks with every pause bounded by the upstream
- * timeout. A caller that does not read the chunks (an error answer: read `fault` first) calls
- * `done`, which ends the bound and the connection.
+ * timeout. Each chunk is valid until the next is asked for (one buffer is reused: see
+ * openStreamed). A caller that does not read the chunks (an error answer: read `fault` first)
+ * calls `done`, which ends the bound and the connection.
  */
-export interface UpstreamStream extends UpstreamAnswer {
+export interface UpstreamStream {
+  kind: 'answer';
+  status: number;
+  headers: IncomingHttpHeaders;
+  url: string;
   chunks: AsyncIterable<Buffer>;
   done(): void;
 }
@@ -310,9 +315,10 @@ export class UpstreamHttp {
     this.counter?.countUpstreamRequest(this.type);
     const idle = new IdleDeadline(this.timeoutMs);
     const signal = call.signal ? AbortSignal.any([idle.signal, call.signal]) : idle.signal;
-    let response: Awaited<ReturnType<typeof sendRequest>>;
+    let response: Awaited<ReturnType<typeof openStreamed>>;
     try {
-      response = await sendRequest(call.url, this.outbound(call, NO_TOTAL_LIMIT_MS, signal));
+      // Not sendRequest: a log of hundreds of MiB is read through one buffer, not one per chunk.
+      response = await openStreamed(call.url, this.outbound(call, NO_TOTAL_LIMIT_MS, signal));
     } catch (error) {
       idle.stop();
       return idle.expired ? timeoutFault(call.url, this.timeoutMs) : faultOf(error);
@@ -321,13 +327,13 @@ export class UpstreamHttp {
     const timeoutMs = this.timeoutMs;
     const done = (): void => {
       idle.stop();
-      response.body.destroy();
+      response.close();
     };
     async function* chunks(): AsyncGenerator<Buffer> {
       try {
-        for await (const chunk of response.body) {
+        for await (const chunk of response.chunks) {
           idle.reset();
-          yield chunk as Buffer;
+          yield chunk;
         }
       } catch (error) {
         if (call.signal?.aborted) {
@@ -344,7 +350,8 @@ export class UpstreamHttp {
         done();
       }
     }
-    return { kind: 'answer', ...response, chunks: chunks(), done };
+    const { status, headers, url } = response;
+    return { kind: 'answer', status, headers, url, chunks: chunks(), done };
   }
 
   /** The JSON body of an answer; undefined when it is not JSON (or too large to be an API's answer). */
@@ -374,8 +381,9 @@ export class UpstreamHttp {
    * service; anything else is `refused` with the service's status and message, any credential of
    * the request taken out. Reads the (bounded) error body.
    */
-  async fault(answer: UpstreamAnswer, call: UpstreamCall): Promise<UpstreamFault> {
-    const message = withoutSecrets(await errorMessage(answer.body), secretsOf(call.authorization));
+  async fault(answer: UpstreamAnswer | UpstreamStream, call: UpstreamCall): Promise<UpstreamFault> {
+    const body = 'chunks' in answer ? answer.chunks : answer.body;
+    const message = withoutSecrets(await errorMessage(body), secretsOf(call.authorization));
     const reason = `${hostOf(call.url)} answered ${answer.status}${message === '' ? '' : `: ${message}`}`;
     const until = parseRateLimit(answer.status, answer.headers, call.now, message);
     return until
@@ -450,7 +458,7 @@ function timeoutFault(url: string, timeoutMs: number): UpstreamFault {
 export interface UpstreamCalls {
   call(call: UpstreamCall): Promise<UpstreamAnswer | UpstreamFault>;
   open(call: UpstreamCall): Promise<UpstreamStream | UpstreamFault>;
-  fault(answer: UpstreamAnswer, call: UpstreamCall): Promise<UpstreamFault>;
+  fault(answer: UpstreamAnswer | UpstreamStream, call: UpstreamCall): Promise<UpstreamFault>;
 }
 
 /**
@@ -486,7 +494,7 @@ function hostOf(url: string): string {
 }
 
 /** The service's own words about an error (a `message` or `error_message` member), shortened. */
-async function errorMessage(body: IncomingMessage): Promise<string> {
+async function errorMessage(body: AsyncIterable<Buffer>): Promise<string> {
   let text: string;
   try {
     text = (await readBody(body, MAX_ERROR_BYTES)).toString('utf8');
