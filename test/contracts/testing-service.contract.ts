@@ -290,7 +290,8 @@ async function whole(result: BuildLogResult): Promise<Buffer> {
   }
   const chunks: Buffer[] = [];
   for await (const chunk of result.chunks) {
-    chunks.push(chunk);
+    // Copied: a chunk is valid only until the next is asked for.
+    chunks.push(Buffer.from(chunk));
   }
   return Buffer.concat(chunks);
 }
