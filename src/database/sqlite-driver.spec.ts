@@ -26,29 +26,48 @@ describe('the SQLite driver module', () => {
     db.close();
   });
 
-  it('missing (an optional dependency npm could not build) stops start-up with one line', () => {
-    const notInstalled = (name: string): never => {
-      throw Object.assign(new Error(`Cannot find module '${name}'`), { code: 'MODULE_NOT_FOUND' });
+  it.each([
+    ['not installed', { code: 'MODULE_NOT_FOUND', message: "Cannot find module 'better-sqlite3-node20'" }],
+    // better-sqlite3 12 installed, its addon never compiled: `bindings` says so when a database opens.
+    ['not built', { message: 'Could not locate the bindings file. Tried:\n → …/build/better_sqlite3.node' }],
+  ])('%s, the Node 20 stand-in stops start-up with one line saying what to do', (_case, failure) => {
+    const unusable = (): never => {
+      throw Object.assign(new Error(failure.message), failure);
     };
-    let error: unknown;
-    try {
-      sqliteDriver(9, notInstalled);
-    } catch (thrown) {
-      error = thrown;
+    const unbuilt = class {
+      constructor() {
+        unusable();
+      }
+    };
+    for (const load of [unusable, () => unbuilt]) {
+      let error: unknown;
+      try {
+        sqliteDriver(9, load);
+      } catch (thrown) {
+        error = thrown;
+      }
+      expect(error).toBeInstanceOf(ConfigError);
+      expect((error as Error).message).toMatch(
+        /^Invalid setting DATABASE_URL: SQLite on Node v[\d.]+ needs the optional dependency better-sqlite3-node20, which is not installed or not built .*python3, make and g\+\+.*npm rebuild better-sqlite3-node20.*Node 22\.14 or later.*mysql:\/\//,
+      );
+      expect((error as Error).message).not.toContain('\n');
     }
-    expect(error).toBeInstanceOf(ConfigError);
-    expect((error as Error).message).toMatch(
-      /^Invalid setting DATABASE_URL: SQLite on Node v[\d.]+ needs the optional dependency better-sqlite3-node20, .*python3, make and g\+\+.*Node 22\.14 or later.*mysql:\/\//,
-    );
-    expect((error as Error).message).not.toContain('\n');
   });
 
-  it('failing to load for another reason is that error, not a hint to install', () => {
+  it('failing to load for another reason, or better-sqlite3 13 missing, is that error, not a hint to install', () => {
     const broken = new Error('invalid ELF header');
     expect(() =>
-      sqliteDriver(10, () => {
+      sqliteDriver(9, () => {
         throw broken;
       }),
     ).toThrow(broken);
+    const missing = Object.assign(new Error("Cannot find module 'better-sqlite3'"), {
+      code: 'MODULE_NOT_FOUND',
+    });
+    expect(() =>
+      sqliteDriver(10, () => {
+        throw missing;
+      }),
+    ).toThrow(missing);
   });
 });

@@ -22,17 +22,23 @@ export function sqliteDriver(
 ): unknown {
   const name = sqliteDriverPackage(napiVersion);
   try {
-    return load(name);
+    const driver = load(name) as new (file: string) => { close(): void };
+    // better-sqlite3 12 looks for its compiled addon only when a database is first opened.
+    new driver(':memory:').close();
+    return driver;
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code !== 'MODULE_NOT_FOUND') {
+    const missing =
+      (error as NodeJS.ErrnoException).code === 'MODULE_NOT_FOUND' ||
+      /Could not locate the bindings file/.test((error as Error).message);
+    if (name !== 'better-sqlite3-node20' || !missing) {
       throw error;
     }
-    // npm skips an optional dependency whose build fails (no C++ toolchain) without stopping.
+    // npm goes on without an optional dependency whose build failed (no C++ tool chain, say).
     throw new ConfigError(
       'DATABASE_URL',
       `SQLite on Node ${process.version} needs the optional dependency ${name}, which is not installed ` +
-        '(npm builds it from source: install python3, make and g++ and run npm install again), ' +
-        'or run on Node 22.14 or later, or use a mysql:// or mariadb:// DATABASE_URL',
+        'or not built (npm builds it from source: install python3, make and g++ and run ' +
+        `npm rebuild ${name}), or run on Node 22.14 or later, or use a mysql:// or mariadb:// DATABASE_URL`,
     );
   }
 }
