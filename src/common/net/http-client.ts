@@ -226,7 +226,7 @@ function streamedExchange(
       error instanceof MalformedResponse
         ? new OutboundError('unreachable', `${target.host} answered badly: ${error.message}`)
         : failure(error);
-    socket.destroy();
+    close();
     refused?.(failed);
     notify();
   };
@@ -270,7 +270,8 @@ function streamedExchange(
   const onAbort = (): void => fail(signal.reason);
   signal.addEventListener('abort', onAbort, { once: true });
   socket.once(target.protocol === 'https:' ? 'secureConnect' : 'connect', () => socket.write(head));
-  socket.once('error', fail);
+  // `on`, not `once`: a second error after the first must not go unhandled.
+  socket.on('error', fail);
   socket.once('end', () => {
     try {
       reader.end();
