@@ -51,6 +51,9 @@ function statusInBody(schema: string | undefined, example: unknown): unknown {
   return read && example ? read(example as Record<string, Record<string, unknown>>) : undefined;
 }
 
+/** A lint runs a CLI over the whole document: on a loaded machine it alone can take most of jest's 30 s. */
+const LINT_TIMEOUT_MS = 90_000;
+
 describe(`the OpenAPI document (${testDatabase()})`, () => {
   let t: TestApp;
   let document: Document;
@@ -64,43 +67,55 @@ describe(`the OpenAPI document (${testDatabase()})`, () => {
     await t.close();
   });
 
-  it('has no error and no warning under Redocly recommended rules, examples checked against their schemas', async () => {
-    const { dir, file } = writeDocument(document);
-    try {
-      const report = await redoclyLint(dir, file);
-      expect(report.problems).toEqual([]);
-      expect({ errors: report.errors, warnings: report.warnings }).toEqual({ errors: 0, warnings: 0 });
-    } finally {
-      rmSync(dir, { recursive: true, force: true });
-    }
-  });
+  it(
+    'has no error and no warning under Redocly recommended rules, examples checked against their schemas',
+    async () => {
+      const { dir, file } = writeDocument(document);
+      try {
+        const report = await redoclyLint(dir, file);
+        expect(report.problems).toEqual([]);
+        expect({ errors: report.errors, warnings: report.warnings }).toEqual({ errors: 0, warnings: 0 });
+      } finally {
+        rmSync(dir, { recursive: true, force: true });
+      }
+    },
+    LINT_TIMEOUT_MS,
+  );
 
-  it('has no result at all under Spectral spectral:oas', async () => {
-    const { dir, file } = writeDocument(document);
-    try {
-      expect(await spectralLint(dir, file)).toEqual([]);
-    } finally {
-      rmSync(dir, { recursive: true, force: true });
-    }
-  });
+  it(
+    'has no result at all under Spectral spectral:oas',
+    async () => {
+      const { dir, file } = writeDocument(document);
+      try {
+        expect(await spectralLint(dir, file)).toEqual([]);
+      } finally {
+        rmSync(dir, { recursive: true, force: true });
+      }
+    },
+    LINT_TIMEOUT_MS,
+  );
 
-  it('catches what it is there to catch: a wrong example and a missing description are reported', async () => {
-    const broken = structuredClone(document);
-    const login = broken.paths['/api/v1/auth'].post;
-    const forbidden = login.responses['403'].content?.['application/json'];
-    expect(forbidden).toBeDefined();
-    (forbidden as MediaType).example = { error: { code: 'not a number' } };
-    delete login.description;
-    const { dir, file } = writeDocument(broken);
-    try {
-      const redocly = await redoclyLint(dir, file);
-      expect(redocly.problems.map((p) => p.rule)).toContain('no-invalid-media-type-examples');
-      const spectral = await spectralLint(dir, file);
-      expect(spectral.map((p) => p.rule)).toContain('operation-description');
-    } finally {
-      rmSync(dir, { recursive: true, force: true });
-    }
-  });
+  it(
+    'catches what it is there to catch: a wrong example and a missing description are reported',
+    async () => {
+      const broken = structuredClone(document);
+      const login = broken.paths['/api/v1/auth'].post;
+      const forbidden = login.responses['403'].content?.['application/json'];
+      expect(forbidden).toBeDefined();
+      (forbidden as MediaType).example = { error: { code: 'not a number' } };
+      delete login.description;
+      const { dir, file } = writeDocument(broken);
+      try {
+        const redocly = await redoclyLint(dir, file);
+        expect(redocly.problems.map((p) => p.rule)).toContain('no-invalid-media-type-examples');
+        const spectral = await spectralLint(dir, file);
+        expect(spectral.map((p) => p.rule)).toContain('operation-description');
+      } finally {
+        rmSync(dir, { recursive: true, force: true });
+      }
+    },
+    LINT_TIMEOUT_MS,
+  );
 
   it('sorts every operation under one tag of what a person looks for, each tag described and grouped by area', () => {
     const tags = document.tags ?? [];

@@ -238,7 +238,7 @@ describe(`the built service as a process (${testDatabase()})`, () => {
       const second = await startServiceProcess({ ...production, ADMIN_PASSWORD: 'a-password-of-my-own' });
       expect(await second.stop()).toBe(0);
       expect(messages(second.output())).toEqual([[30, 'bootstrap admin not needed: 1 active admin']]);
-    });
+    }, 90_000);
 
     it('manages users from the command line: list, passwd from standard input, disable', async () => {
       const cliEnv = { ...baseTestEnv(emptyDir, empty.url), NODE_ENV: 'production', LOG_LEVEL: 'info' };

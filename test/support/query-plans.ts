@@ -1,4 +1,7 @@
+import type { INestApplication } from '@nestjs/common';
+import { ModulesContainer } from '@nestjs/core';
 import type { DataSource } from 'typeorm';
+import { ClaimTicker } from '../../src/common/claim-ticker.js';
 
 /**
  * The tables that grow with the registry, its monitoring and the machines started: a read that
@@ -179,4 +182,22 @@ export async function unindexedForeignKeys(dataSource: DataSource): Promise<Fore
     }
   }
   return foreignKeys.filter((key) => !leading.has(`${key.table}.${key.column}`));
+}
+
+/**
+ * Stops the app's claim tickers (the job poller, the lease and follow schedulers) once their tick
+ * in flight is done: a test that compares the statements of two captures must not find a tick's
+ * statements in one of them. Resolves with how many it stopped.
+ */
+export async function stopClaimTickers(app: INestApplication): Promise<number> {
+  const tickers = [...app.get(ModulesContainer).values()].flatMap((module) =>
+    [...module.providers.values()].flatMap((wrapper) =>
+      wrapper.instance instanceof ClaimTicker ? [wrapper.instance] : [],
+    ),
+  );
+  for (const ticker of new Set(tickers)) {
+    await ticker.beforeApplicationShutdown();
+    ticker.onModuleDestroy();
+  }
+  return new Set(tickers).size;
 }
