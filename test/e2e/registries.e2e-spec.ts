@@ -78,6 +78,15 @@ describe('registries and their clients (API.md 10.1)', () => {
       public: isPublic,
     });
 
+  /** Sends version 1 of a SEEK workflow to `path` with a registry token; the reply's status. */
+  const send = async (token: string, path: string, workflow: { id: string }, isPublic?: boolean) =>
+    (
+      await t.http
+        .post(path)
+        .set('Authorization', `Bearer ${token}`)
+        .send({ identifier: workflow.id, version: '1', public: isPublic })
+    ).status;
+
   const rowCounts = async (): Promise<number[]> => {
     const data = t.app.get(DataSource);
     return Promise.all(
@@ -290,18 +299,8 @@ describe('registries and their clients (API.md 10.1)', () => {
       const oldAuth = { Authorization: `Bearer ${oldToken}` };
       const own = seekWorkflow('sent by the old registry');
       const users = seekWorkflow("sent for the old registry's user 7");
-      expect(
-        (
-          await t.http
-            .post('/registries/current/workflows')
-            .set(oldAuth)
-            .send({ identifier: own.id, version: '1' })
-        ).status,
-      ).toBe(201);
-      expect(
-        (await t.http.post('/users/7/workflows').set(oldAuth).send({ identifier: users.id, version: '1' }))
-          .status,
-      ).toBe(201);
+      expect(await send(oldToken, '/registries/current/workflows', own)).toBe(201);
+      expect(await send(oldToken, '/users/7/workflows', users)).toBe(201);
       const submitter = async (uuid: string) =>
         (await t.http.get(`/workflows/${uuid}/versions`).set('Authorization', `Bearer ${admin}`)).body
           .versions[0].submitter as { id: number; username: string };
@@ -322,17 +321,15 @@ describe('registries and their clients (API.md 10.1)', () => {
       expect(oldCredentials.status).toBe(401);
       expect(oldCredentials.body.error).toBe('invalid_client');
       // The new client acts for the new registry, which has none of the old one's workflows or users.
-      const auth = { Authorization: `Bearer ${await tokenFor(renewed)}` };
+      const token = await tokenFor(renewed);
+      const auth = { Authorization: `Bearer ${token}` };
       expect((await t.http.get('/registries/current').set(auth)).body.uuid).toBe(renewed.uuid);
       expect((await t.http.get('/registries/current/workflows').set(auth)).body.items).toEqual([]);
       expect((await t.http.get('/users/7/workflows').set(auth)).body.items).toEqual([]);
       expect((await t.http.get('/registries/current/users').set(auth)).body.items).toEqual([]);
       expect((await t.http.get(`/workflows/${own.uuid}`).set(auth)).status).toBe(404);
       const again = seekWorkflow("sent for the new registry's user 7");
-      expect(
-        (await t.http.post('/users/7/workflows').set(auth).send({ identifier: again.id, version: '1' }))
-          .status,
-      ).toBe(201);
+      expect(await send(token, '/users/7/workflows', again)).toBe(201);
       const newUser7 = await submitter(again.uuid);
       expect(newUser7.username).toBe('registry:reborn:7');
       expect(newUser7.id).not.toBe(oldUser7.id);
@@ -353,12 +350,10 @@ describe('registries and their clients (API.md 10.1)', () => {
 
     it('is deleted whole or not at all: a name its accounts cannot take is a 409 that changes nothing', async () => {
       const kept = await createRegistry('kept whole');
-      const auth = { Authorization: `Bearer ${await tokenFor(kept)}` };
+      const token = await tokenFor(kept);
+      const auth = { Authorization: `Bearer ${token}` };
       const workflow = seekWorkflow('for user 9 of a registry kept whole');
-      expect(
-        (await t.http.post('/users/9/workflows').set(auth).send({ identifier: workflow.id, version: '1' }))
-          .status,
-      ).toBe(201);
+      expect(await send(token, '/users/9/workflows', workflow)).toBe(201);
       // Its user's account cannot be renamed: the registry, its own account's rename and its
       // workflows' unlinking, done before in the same transaction, are undone.
       const squatter = await t.http
@@ -541,25 +536,10 @@ describe('registries and their clients (API.md 10.1)', () => {
     it("shows the registry's name as the organization of what it sent, and finds them by it", async () => {
       const validate = trsValidators();
       const token = await tokenFor(registry);
-      const auth = { Authorization: `Bearer ${token}` };
       const own = seekWorkflow('a TRS tool of the registry');
       const users = seekWorkflow("a TRS tool of the registry's user 12");
-      expect(
-        (
-          await t.http
-            .post('/registries/current/workflows')
-            .set(auth)
-            .send({ identifier: own.id, version: '1', public: true })
-        ).status,
-      ).toBe(201);
-      expect(
-        (
-          await t.http
-            .post('/users/12/workflows')
-            .set(auth)
-            .send({ identifier: users.id, version: '1', public: true })
-        ).status,
-      ).toBe(201);
+      expect(await send(token, '/registries/current/workflows', own, true)).toBe(201);
+      expect(await send(token, '/users/12/workflows', users, true)).toBe(201);
       for (const workflow of [own, users]) {
         const tool = await t.http.get(`/ga4gh/trs/v2/tools/${workflow.uuid}`);
         expect(tool.status).toBe(200);
