@@ -171,6 +171,23 @@ export async function openStreamed(url: string, request: OutboundRequest): Promi
   }
 }
 
+/**
+ * The URL to send to, or why not: only http(s), and an IP literal only if public (unless
+ * `allowPrivate`). Node skips `lookup` for IP literals, so those are checked here; names are
+ * checked by the guarded lookup when they resolve.
+ */
+function sendableTarget(url: string, allowPrivate: boolean): { target: URL; host: string } | OutboundError {
+  const target = new URL(url);
+  if (target.protocol !== 'http:' && target.protocol !== 'https:') {
+    return new OutboundError('bad_url', `not an http(s) URL: ${target.protocol}`);
+  }
+  const literal = target.hostname.replace(/^\[|\]$/g, '');
+  if (!allowPrivate && isIP(literal) !== 0 && !isPublicAddress(literal)) {
+    return new OutboundError('private_address', `${literal} is a private or reserved address`);
+  }
+  return { target, host: literal };
+}
+
 function streamedExchange(
   url: string,
   headers: Record<string, string>,
@@ -178,14 +195,11 @@ function streamedExchange(
   signal: AbortSignal,
   timeoutMs: number,
 ): Promise<StreamedResponse> {
-  const target = new URL(url);
-  if (target.protocol !== 'http:' && target.protocol !== 'https:') {
-    return Promise.reject(new OutboundError('bad_url', `not an http(s) URL: ${target.protocol}`));
+  const sendable = sendableTarget(url, allowPrivate);
+  if (sendable instanceof OutboundError) {
+    return Promise.reject(sendable);
   }
-  const host = target.hostname.replace(/^\[|\]$/g, '');
-  if (!allowPrivate && isIP(host) !== 0 && !isPublicAddress(host)) {
-    return Promise.reject(new OutboundError('private_address', `${host} is a private or reserved address`));
-  }
+  const { target, host } = sendable;
   const failure = (error: unknown): OutboundError => toOutboundError(error, signal, timeoutMs, target.host);
   if (signal.aborted) {
     return Promise.reject(failure(signal.reason));
@@ -374,17 +388,11 @@ function exchange(
   signal: AbortSignal,
   timeoutMs: number,
 ): Promise<IncomingMessage> {
-  const target = new URL(url);
-  if (target.protocol !== 'http:' && target.protocol !== 'https:') {
-    return Promise.reject(new OutboundError('bad_url', `not an http(s) URL: ${target.protocol}`));
+  const sendable = sendableTarget(url, allowPrivate);
+  if (sendable instanceof OutboundError) {
+    return Promise.reject(sendable);
   }
-  const literal = target.hostname.replace(/^\[|\]$/g, '');
-  // Node skips `lookup` for IP literals, so those are checked here.
-  if (!allowPrivate && isIP(literal) !== 0 && !isPublicAddress(literal)) {
-    return Promise.reject(
-      new OutboundError('private_address', `${literal} is a private or reserved address`),
-    );
-  }
+  const { target } = sendable;
   const transport = target.protocol === 'https:' ? https : http;
   return new Promise<IncomingMessage>((resolve, reject) => {
     const failure = (error: unknown): OutboundError => toOutboundError(error, signal, timeoutMs, target.host);
