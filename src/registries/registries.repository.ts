@@ -3,7 +3,7 @@ import { InjectDataSource, InjectRepository } from '@nestjs/typeorm';
 import { DataSource, IsNull, LessThan, Not, Repository, type EntityManager } from 'typeorm';
 import { Clock } from '../common/clock.js';
 import { DomainError } from '../common/errors/domain-error.js';
-import { isUniqueViolation } from '../common/errors/unique-violation.js';
+import { isForeignKeyViolation, isUniqueViolation } from '../common/errors/unique-violation.js';
 import { RegistryIdentityEntity } from './entities/registry-identity.entity.js';
 import { RegistryTokenEntity } from './entities/registry-token.entity.js';
 import { RegistryEntity } from './entities/registry.entity.js';
@@ -148,6 +148,10 @@ export class RegistriesRepository {
     } catch (error) {
       if (isUniqueViolation(error)) {
         return false;
+      }
+      // The registry (or the account just made) deleted since the request began.
+      if (isForeignKeyViolation(error)) {
+        throw new DomainError('not_found', 'The registry was deleted meanwhile');
       }
       throw error;
     }

@@ -362,7 +362,8 @@ export class RegistriesService implements OnModuleInit {
     await this.repo.addIdentity(registry.id, user.id, externalId);
     const identity = await this.repo.findIdentity(registry.id, externalId);
     if (!identity) {
-      throw new Error(`the identity of ${externalId} on ${registry.name} was not recorded`);
+      // Recorded, then gone with its registry: deleted since the request began.
+      throw new DomainError('not_found', 'The registry was deleted meanwhile');
     }
     return identity;
   }

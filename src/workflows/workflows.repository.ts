@@ -706,6 +706,10 @@ export class WorkflowsRepository {
           `The workflow ${input.workflowUuid} was being registered by another request at the same time`,
         );
       }
+      // The owner's account deleted since the request began.
+      if (isForeignKeyViolation(error)) {
+        throw new DomainError('not_found', 'The account registering it was deleted meanwhile');
+      }
       throw error;
     }
   }

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { DataSource } from 'typeorm';
@@ -6,6 +7,8 @@ import { createTestApp, type TestApp } from '../support/create-test-app.js';
 import { LinkServer } from '../fakes/link-server.js';
 import { crateZip } from '../support/registry.js';
 import { trsValidators } from '../support/trs.js';
+import { RegistriesRepository } from '../../src/registries/registries.repository.js';
+import { WorkflowsRepository } from '../../src/workflows/workflows.repository.js';
 
 const SEEK_UUID = '86da0a30-d2cd-013a-a07d-000c29a94011';
 
@@ -379,6 +382,43 @@ describe('registries and their clients (API.md 10.1)', () => {
       expect(
         (await t.http.delete(`/registries/${kept.uuid}`).set('Authorization', `Bearer ${admin}`)).status,
       ).toBe(204);
+    });
+    // The window between a request's check of its token and its writes: the registry is deleted in it.
+    it('deleted while one of its requests writes (or the account it writes for): that request is a 404, not a database error', async () => {
+      const gone = await createRegistry('gone mid-request');
+      const [row] = await t.app
+        .get(DataSource)
+        .query<{ id: number | string }[]>('SELECT id FROM registries WHERE uuid = ?', [gone.uuid]);
+      const [account] = await t.app
+        .get(DataSource)
+        .query<{ id: number | string }[]>('SELECT id FROM users WHERE username = ?', ['admin']);
+      expect(
+        (await t.http.delete(`/registries/${gone.uuid}`).set('Authorization', `Bearer ${admin}`)).status,
+      ).toBe(204);
+      const identity = t.app
+        .get(RegistriesRepository, { strict: false })
+        .addIdentity(Number(row.id), Number(account.id), '5');
+      await expect(identity).rejects.toMatchObject({
+        kind: 'not_found',
+        message: 'The registry was deleted meanwhile',
+      });
+      // The account a registration is for (a registry's user's, say) deleted meanwhile.
+      const version = t.app.get(WorkflowsRepository, { strict: false }).saveVersion({
+        workflowUuid: randomUUID(),
+        ownerId: Number(account.id) + 1_000_000,
+        version: '1',
+        name: 'registered for an account deleted meanwhile',
+        rocLink: 'https://seek.example.org/workflows/5/ro_crate?version=1',
+        archiveSha256: '0'.repeat(64),
+        archiveSize: 1,
+        suites: [],
+        issues: [],
+        now: new Date(),
+      });
+      await expect(version).rejects.toMatchObject({
+        kind: 'not_found',
+        message: 'The account registering it was deleted meanwhile',
+      });
     });
   });
 

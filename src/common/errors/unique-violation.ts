@@ -6,12 +6,18 @@ export function isUniqueViolation(error: unknown): boolean {
   );
 }
 
-/** True when a row is still referenced by a foreign key (RESTRICT), on SQLite or MySQL/MariaDB. */
+/**
+ * True when a foreign key refuses a write, on SQLite or MySQL/MariaDB: a delete of a row still
+ * referenced (RESTRICT), or an insert or update referring to a row that is gone (deleted by
+ * another request meanwhile). SQLite has one code for both; MariaDB one each.
+ */
 export function isForeignKeyViolation(error: unknown): boolean {
   const code = driverCode(error);
   return (
     code === 'ER_ROW_IS_REFERENCED_2' ||
     code === 'ER_ROW_IS_REFERENCED' ||
+    code === 'ER_NO_REFERENCED_ROW_2' ||
+    code === 'ER_NO_REFERENCED_ROW' ||
     code === 'SQLITE_CONSTRAINT_FOREIGNKEY'
   );
 }
