@@ -15,6 +15,7 @@ import {
 import type { Request, Response } from 'express';
 import { ApiAuth } from '../auth/api-auth.decorator.js';
 import { CurrentViewer, OptionalAuth, type Viewer } from '../auth/optional-auth.decorator.js';
+import { RequireScope } from '../auth/scopes.js';
 import { TAGS } from '../common/api-tags.js';
 import { EXAMPLE } from '../common/openapi-examples.js';
 import { TrsErrorFilter } from '../common/filters/trs-error.filter.js';
@@ -83,9 +84,11 @@ const DESCRIPTOR_REPLY = {
 
 /**
  * GA4GH Tool Registry Service 2.1.0, read-only (API.md 10.2). Every read is open to anonymous
- * callers (public workflows); a token shows what its user may see as well (API.md 5.1).
+ * callers (public workflows); a token shows what its user may see as well (API.md 5.1), and a
+ * registry's token with `workflow.read` what that registry sent.
  */
 @ApiTags(TAGS.trs)
+@RequireScope('workflow.read')
 @ApiAuth()
 @ApiUnauthorizedResponse({
   type: TrsErrorDto,

@@ -1077,12 +1077,14 @@ function searchSql(
     conditions.push('w.registry_id = ?');
     parameters.push(search.registryId);
   }
-  if (filter.ownerId !== undefined && filter.public) {
-    conditions.push('(w.is_public = 1 OR w.owner_id = ?)');
-    parameters.push(filter.ownerId);
-  } else if (filter.ownerId !== undefined) {
-    conditions.push('w.owner_id = ?');
-    parameters.push(filter.ownerId);
+  // The viewer's own side: a user's workflows, or those a registry sent (its token's view).
+  const own = ownSide(filter);
+  if (own && filter.public) {
+    conditions.push(`(w.is_public = 1 OR ${own.column} = ?)`);
+    parameters.push(own.value);
+  } else if (own) {
+    conditions.push(`${own.column} = ?`);
+    parameters.push(own.value);
   } else if (filter.public) {
     conditions.push('w.is_public = 1');
   }

@@ -600,6 +600,35 @@ describe('registries and their clients (API.md 10.1)', () => {
         expect(byAccount.body).toEqual([]);
       }
     });
+
+    it('lists for the registry’s own token what it sent privately, which nobody else sees', async () => {
+      const validate = trsValidators();
+      const token = await tokenFor(registry);
+      const secret = seekWorkflow('a private TRS tool of the registry');
+      expect(await send(token, '/registries/current/workflows', secret, false)).toBe(201);
+      // The whole list, and a search (by the organization the tools show).
+      const listedFor = async (auth: Record<string, string>): Promise<string[]> => {
+        const found: string[][] = [];
+        for (const query of ['limit=1000', 'organization=workflowhub&limit=1000']) {
+          const reply = await t.http.get(`/ga4gh/trs/v2/tools?${query}`).set(auth);
+          expect(reply.status).toBe(200);
+          expect(validate('Tool[]', reply.body)).toEqual([]);
+          found.push((reply.body as { id: string }[]).map((tool) => tool.id));
+        }
+        const [all, searched] = found;
+        expect(searched.filter((id) => !all.includes(id))).toEqual([]);
+        return all.includes(secret.uuid) === searched.includes(secret.uuid) ? all : ['lists disagree'];
+      };
+      expect(await listedFor({ Authorization: `Bearer ${token}` })).toContain(secret.uuid);
+      const read = await t.http
+        .get(`/ga4gh/trs/v2/tools/${secret.uuid}`)
+        .set('Authorization', `Bearer ${token}`);
+      expect(read.status).toBe(200);
+      expect(await listedFor({})).not.toContain(secret.uuid);
+      const other = await tokenFor(await createRegistry('another registry'));
+      expect(await listedFor({ Authorization: `Bearer ${other}` })).not.toContain(secret.uuid);
+      expect(await listedFor({ Authorization: `Bearer ${await t.userToken()}` })).not.toContain(secret.uuid);
+    });
   });
 
   describe('a user linked to a registry', () => {
