@@ -628,6 +628,12 @@ describe('registries and their clients (API.md 10.1)', () => {
       const other = await tokenFor(await createRegistry('another registry'));
       expect(await listedFor({ Authorization: `Bearer ${other}` })).not.toContain(secret.uuid);
       expect(await listedFor({ Authorization: `Bearer ${await t.userToken()}` })).not.toContain(secret.uuid);
+      // Without workflow.read: refused in TRS's own error shape.
+      const narrow = await tokenFor(registry, 'registry.info');
+      const refused = await t.http.get('/ga4gh/trs/v2/tools').set('Authorization', `Bearer ${narrow}`);
+      expect(refused.status).toBe(403);
+      expect(validate('Error', refused.body)).toEqual([]);
+      expect(refused.body).toMatchObject({ code: 403 });
     });
   });
 
