@@ -58,20 +58,37 @@ export interface OutboundResponse {
 const REDIRECTS = new Set([301, 302, 303, 307, 308]);
 const USER_AGENT = 'workflow-infra-service/0.1 (+https://github.com/)';
 
+/** The request's deadline, and the caller's own abort when it gave one. */
+function signalOf(request: OutboundRequest): AbortSignal {
+  const deadline = AbortSignal.timeout(request.timeoutMs);
+  return request.signal ? AbortSignal.any([deadline, request.signal]) : deadline;
+}
+
+/**
+ * The headers of each hop of a request to `url`: the caller's, and its origin-only ones (a
+ * credential) only while a redirect stays on the first URL's origin.
+ */
+function hopHeaders(request: OutboundRequest, url: string): (current: string) => Record<string, string> {
+  const firstOrigin = originOf(url);
+  return (current) => {
+    const headers = { 'user-agent': USER_AGENT, ...request.headers };
+    if (request.originOnlyHeaders && originOf(current) === firstOrigin) {
+      Object.assign(headers, request.originOnlyHeaders);
+    }
+    return headers;
+  };
+}
+
 /** Sends one request, following redirects as asked, with a deadline and the private-address guard. */
 export async function sendRequest(url: string, request: OutboundRequest): Promise<OutboundResponse> {
-  const deadline = AbortSignal.timeout(request.timeoutMs);
-  const signal = request.signal ? AbortSignal.any([deadline, request.signal]) : deadline;
-  const firstOrigin = originOf(url);
+  const signal = signalOf(request);
+  const headersFor = hopHeaders(request, url);
   let current = url;
   let method = request.method ?? 'GET';
   let body = request.body;
   const maxRedirects = request.maxRedirects ?? 0;
   for (let hop = 0; ; hop++) {
-    const headers = { 'user-agent': USER_AGENT, ...request.headers };
-    if (request.originOnlyHeaders && originOf(current) === firstOrigin) {
-      Object.assign(headers, request.originOnlyHeaders);
-    }
+    const headers = headersFor(current);
     const response = await exchange(
       current,
       method,
@@ -142,16 +159,12 @@ export async function openStreamed(url: string, request: OutboundRequest): Promi
   if ((request.method ?? 'GET') !== 'GET' || request.body !== undefined) {
     throw new TypeError('openStreamed sends GETs only');
   }
-  const deadline = AbortSignal.timeout(request.timeoutMs);
-  const signal = request.signal ? AbortSignal.any([deadline, request.signal]) : deadline;
-  const firstOrigin = originOf(url);
+  const signal = signalOf(request);
+  const headersFor = hopHeaders(request, url);
   const maxRedirects = request.maxRedirects ?? 0;
   let current = url;
   for (let hop = 0; ; hop++) {
-    const headers = { 'user-agent': USER_AGENT, ...request.headers };
-    if (request.originOnlyHeaders && originOf(current) === firstOrigin) {
-      Object.assign(headers, request.originOnlyHeaders);
-    }
+    const headers = headersFor(current);
     const response = await streamedExchange(
       current,
       headers,
