@@ -1,4 +1,4 @@
-import { ApiProperty, ApiPropertyOptional, OmitType } from '@nestjs/swagger';
+import { ApiProperty, ApiPropertyOptional, OmitType, PickType } from '@nestjs/swagger';
 import type { AggregateTestStatus, LastChecks } from '../workflow-status-source.js';
 import { ISSUE_SEVERITIES, type IssueSeverity } from '../checks/issue-check.js';
 import type { TestInstanceEntity } from '../entities/test-instance.entity.js';
@@ -526,25 +526,14 @@ export class ListedRoCrateDto {
 }
 
 /** A version in a registry's list with `versions=true`: the members LifeMonitor lists there. */
-export class ListedVersionDto {
-  @ApiProperty({ format: 'uuid', example: '0f4e1d2c-3b4a-5968-7a8b-9c0d1e2f3a4b' })
-  uuid!: string;
-
-  @ApiProperty({ example: '1' })
-  version!: string;
-
-  @ApiProperty({ example: true })
-  is_latest!: boolean;
-
-  @ApiProperty({ example: 'sort-and-change-case' })
-  name!: string;
-
-  @ApiProperty({ type: ListedRoCrateDto })
-  ro_crate!: ListedRoCrateDto;
-
-  @ApiPropertyOptional({ type: VersionLinksDto })
-  links?: VersionLinksDto;
-
+export class ListedVersionDto extends PickType(VersionHeaderDto, [
+  'uuid',
+  'version',
+  'is_latest',
+  'name',
+  'ro_crate',
+  'links',
+] as const) {
   @ApiPropertyOptional({ type: ListedVersionStatusDto, description: 'Left out with status=false' })
   status?: ListedVersionStatusDto;
 }
