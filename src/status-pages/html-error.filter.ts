@@ -7,6 +7,7 @@ import { redactUrl } from '../common/logging.js';
 import { renderPage } from './templates.js';
 import { closeToOtherOrigins } from '../common/cross-origin.js';
 import { Clock } from '../common/clock.js';
+import { utcMinute } from '../common/utc-minute.js';
 
 const MESSAGES: Record<number, string> = {
   400: 'The address is not right: ',
@@ -101,7 +102,7 @@ export class HtmlErrorFilter implements ExceptionFilter {
           retry: retryAt && {
             lead: form?.retry ?? 'Try again at',
             iso: retryAt.toISOString(),
-            text: `${retryAt.toISOString().slice(0, 16).replace('T', ' ')} UTC`,
+            text: utcMinute(retryAt),
           },
         }),
       );

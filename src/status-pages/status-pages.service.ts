@@ -25,6 +25,7 @@ import { historyChart, historyStrip, historySummary } from './chart.js';
 import { safeHref } from '../common/safe-href.js';
 import { renderPage } from './templates.js';
 import { selectWall } from './wall.js';
+import { utcMinute } from '../common/utc-minute.js';
 
 /** Workflows per page of /status. */
 export const STATUS_PAGE_SIZE = 50;
@@ -50,7 +51,7 @@ interface Shown {
 }
 
 function shown(date: Date): Shown {
-  return { iso: date.toISOString(), text: `${date.toISOString().slice(0, 16).replace('T', ' ')} UTC` };
+  return { iso: date.toISOString(), text: utcMinute(date) };
 }
 
 function duration(seconds: number): string {

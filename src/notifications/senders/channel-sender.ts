@@ -3,6 +3,7 @@ import type { AppConfig } from '../../config/app-config.js';
 import type { ChannelEntity, ChannelType } from '../entities/channel.entity.js';
 import type { RaisedEvent } from '../events.js';
 import type { NotificationView } from '../notification-data.js';
+import { utcMinute } from '../../common/utc-minute.js';
 
 /** One delivery's content. */
 export interface DeliveryPayload {
@@ -74,9 +75,9 @@ function followFailureText(data: DeliveryPayload['notification']['data']): strin
   return `${what}: ${plainName(data.error ?? 'no reason given').replace(/\.$/, '')}`;
 }
 
-/** A time as mails show it: `2026-11-26 10:00 UTC`. */
+/** A notification's time (epoch seconds, as its payload carries it) as mails show it. */
 function utc(epochSeconds: string): string {
-  return `${new Date(Number(epochSeconds) * 1000).toISOString().slice(0, 16).replace('T', ' ')} UTC`;
+  return utcMinute(new Date(Number(epochSeconds) * 1000));
 }
 
 /**
