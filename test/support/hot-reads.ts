@@ -215,6 +215,13 @@ export const HOT_READS: HotRead[] = [
       const workflows = t.app.get(WorkflowsRepository, { strict: false });
       await workflows.searchWorkflows({ public: true }, { registryId: 1 }, { limit: 21 });
       await workflows.searchWorkflows({ public: true }, { registryId: 1 }, { limit: 20, fromEnd: true });
+      // The same search for the registry's own token: its private workflows too.
+      await workflows.searchWorkflows({ registryId: 1, public: true }, { registryId: 1 }, { limit: 21 });
+      await workflows.searchWorkflows(
+        { registryId: 1, public: true },
+        { name: 'seeded workflow 3' },
+        { limit: 21 },
+      );
     },
   },
   {
