@@ -101,6 +101,8 @@ export function setupSwagger(app: INestApplication): void {
     jsonDocumentUrl: 'docs-json',
     yamlDocumentUrl: 'docs-yaml',
     customSiteTitle: 'Workflow infrastructure API',
-    swaggerOptions: { persistAuthorization: true, displayOperationId: true },
+    // Deep links (`/docs#/<tag>/<operationId>`) open one operation: Swagger UI keeps only the
+    // operations near the viewport in the page, so a link is how a person (or a test) reaches one.
+    swaggerOptions: { persistAuthorization: true, displayOperationId: true, deepLinking: true },
   });
 }

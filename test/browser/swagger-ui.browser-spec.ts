@@ -1,10 +1,32 @@
 import { existsSync, mkdirSync } from 'node:fs';
-import { chromium, type Browser } from 'playwright-core';
+import { chromium, type Browser, type Locator, type Page } from 'playwright-core';
 import { ADMIN, createTestApp, type TestApp } from '../support/create-test-app.js';
 
 const CHROMIUM = '/usr/bin/chromium';
 /** Screenshots for a person to look at after the run (test-results/ is not committed). */
 const SCREENSHOTS = 'test-results/screenshots';
+
+/**
+ * Opens one operation by its deep link and returns its block, expanded. Swagger UI renders only the
+ * operations near the viewport (Chromium 156 with Swagger UI 5.33: 8–10 blocks of a 900 px window),
+ * so waiting for an operation's id without going there depends on how much the UI chose to render.
+ */
+async function openOperation(
+  page: Page,
+  baseUrl: string,
+  tag: string,
+  operationId: string,
+): Promise<Locator> {
+  await page.goto(`${baseUrl}/docs#/${tag}/${operationId}`);
+  const operation = page.locator(`#operations-${tag}-${operationId}`);
+  await operation.waitFor();
+  await operation.scrollIntoViewIfNeeded();
+  if (!(await operation.evaluate((block) => block.classList.contains('is-open')))) {
+    await operation.locator('.opblock-summary').click();
+  }
+  await operation.locator('button.try-out__btn').waitFor();
+  return operation;
+}
 
 describe('Swagger UI in a real browser', () => {
   let t: TestApp;
@@ -49,8 +71,7 @@ describe('Swagger UI in a real browser', () => {
       }
     });
     await page.setViewportSize({ width: 1280, height: 900 });
-    await page.goto(`${t.baseUrl}/docs`);
-    await page.locator('.opblock-tag').first().waitFor();
+    const operation = await openOperation(page, t.baseUrl, 'users', 'users-get-current');
     mkdirSync(SCREENSHOTS, { recursive: true });
     await page.screenshot({ path: `${SCREENSHOTS}/swagger-ui-overview.png` });
     await page.locator('button.authorize').first().click();
@@ -59,8 +80,6 @@ describe('Swagger UI in a real browser', () => {
     await bearer.locator('button.authorize').click();
     await page.locator('button.btn-done').first().click();
 
-    const operation = page.locator('#operations-users-users-get-current');
-    await operation.locator('.opblock-summary').click();
     await operation.locator('button.try-out__btn').click();
     await operation.locator('button.execute').click();
 
@@ -85,8 +104,7 @@ describe('Swagger UI in a real browser', () => {
 
     const page = await browser.newPage();
     await page.setViewportSize({ width: 1280, height: 900 });
-    await page.goto(`${t.baseUrl}/docs`);
-    await page.locator('.opblock-tag').first().waitFor();
+    const operation = await openOperation(page, t.baseUrl, 'users', 'users-get-current');
     await page.locator('button.authorize').first().click();
     const alone = page
       .locator('.auth-container')
@@ -97,8 +115,6 @@ describe('Swagger UI in a real browser', () => {
     await page.screenshot({ path: `${SCREENSHOTS}/swagger-ui-api-key.png` });
     await page.locator('button.btn-done').first().click();
 
-    const operation = page.locator('#operations-users-users-get-current');
-    await operation.locator('.opblock-summary').click();
     await operation.locator('button.try-out__btn').click();
     await operation.locator('button.execute').click();
     const live = operation.locator('.live-responses-table tr.response');
