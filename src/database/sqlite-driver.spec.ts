@@ -48,7 +48,7 @@ describe('the SQLite driver module', () => {
       }
       expect(error).toBeInstanceOf(ConfigError);
       expect((error as Error).message).toMatch(
-        /^Invalid setting DATABASE_URL: SQLite on Node v[\d.]+ needs the optional dependency better-sqlite3-node20, which is not installed or not built .*python3, make and g\+\+.*npm rebuild better-sqlite3-node20.*Node 22\.14 or later.*mysql:\/\//,
+        /^Invalid setting DATABASE_URL: SQLite on Node v[\d.]+ needs the optional dependency better-sqlite3-node20, which is not installed or not built .*python3, make and g\+\+.*npm run build:sqlite-node20.*Node 22\.14 or later.*mysql:\/\//,
       );
       expect((error as Error).message).not.toContain('\n');
     }

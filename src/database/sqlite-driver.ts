@@ -38,7 +38,7 @@ export function sqliteDriver(
       'DATABASE_URL',
       `SQLite on Node ${process.version} needs the optional dependency ${name}, which is not installed ` +
         'or not built (npm builds it from source: install python3, make and g++ and run ' +
-        `npm rebuild ${name}), or run on Node 22.14 or later, or use a mysql:// or mariadb:// DATABASE_URL`,
+        `npm run build:sqlite-node20), or run on Node 22.14 or later, or use a mysql:// or mariadb:// DATABASE_URL`,
     );
   }
 }
