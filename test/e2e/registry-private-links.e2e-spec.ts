@@ -21,6 +21,9 @@ jest.unstable_mockModule('../../src/common/net/address-guard.js', () => ({
   isPublicAddress: (ip: string): boolean => ip === '127.0.0.1' || realGuard.isPublicAddress(ip),
 }));
 
+/** What the 400 adds, so that a newcomer with a crate on localhost knows the one setting that allows it. */
+const ALLOWED_BY = 'set ALLOW_PRIVATE_NETWORK_LINKS=true to allow links on this network';
+
 describe('links and CI urls on private addresses, when those are refused (API.md 2.1)', () => {
   let t: TestApp;
   let links: LinkServer;
@@ -89,7 +92,7 @@ describe('links and CI urls on private addresses, when those are refused (API.md
   it('refuses a link on a private address', async () => {
     await expectRefused(
       { roc_link: `${internalUrl}/crate.zip`, version: '1' },
-      'the link resolves to a private or reserved address (127.0.0.2)',
+      `the link resolves to a private or reserved address (127.0.0.2); ${ALLOWED_BY}`,
     );
     expect(internalHits).toBe(0);
   });
@@ -98,7 +101,7 @@ describe('links and CI urls on private addresses, when those are refused (API.md
     const port = new URL(links.origin).port;
     await expectRefused(
       { roc_link: `http://localhost:${port}/p1.zip`, version: '1' },
-      /^the link resolves to a private or reserved address \(localhost\)$/,
+      `the link resolves to a private or reserved address (localhost); ${ALLOWED_BY}`,
     );
   });
 
@@ -106,7 +109,7 @@ describe('links and CI urls on private addresses, when those are refused (API.md
     const link = links.route('/to-internal', { kind: 'redirect', location: `${internalUrl}/admin` });
     await expectRefused(
       { roc_link: link, version: '1' },
-      'the link resolves to a private or reserved address (127.0.0.2)',
+      `the link resolves to a private or reserved address (127.0.0.2); ${ALLOWED_BY}`,
     );
     expect(internalHits).toBe(0);
   });
@@ -115,7 +118,7 @@ describe('links and CI urls on private addresses, when those are refused (API.md
     const link = links.redirectChain('/hops', 2, 'http://169.254.169.254/latest/meta-data/');
     await expectRefused(
       { roc_link: link, version: '1' },
-      'the link resolves to a private or reserved address (169.254.169.254)',
+      `the link resolves to a private or reserved address (169.254.169.254); ${ALLOWED_BY}`,
     );
   });
 
@@ -168,7 +171,7 @@ describe('links and CI urls on private addresses, when those are refused (API.md
     try {
       await expectRefused(
         { roc_link: 'https://github.com/o/r', version: 'redirected' },
-        'the link resolves to a private or reserved address (127.0.0.2)',
+        `the link resolves to a private or reserved address (127.0.0.2); ${ALLOWED_BY}`,
       );
     } finally {
       github.archiveRedirectBase = undefined;

@@ -174,11 +174,11 @@ describe('CrateDownloader', () => {
       const guarded = downloader({ ALLOW_PRIVATE_NETWORK_LINKS: 'false' });
       await expectInvalid(
         guarded.download(link),
-        /^the link resolves to a private or reserved address \(127\.0\.0\.1\)$/,
+        /^the link resolves to a private or reserved address \(127\.0\.0\.1\); set ALLOW_PRIVATE_NETWORK_LINKS=true to allow links on this network$/,
       );
       await expectInvalid(
         guarded.download(link.replace('127.0.0.1', 'localhost')),
-        /^the link resolves to a private or reserved address \(localhost\)$/,
+        /^the link resolves to a private or reserved address \(localhost\); set ALLOW_PRIVATE_NETWORK_LINKS=true to allow links on this network$/,
       );
       expect(server.requests).toHaveLength(0);
     });

@@ -127,8 +127,10 @@ export class CrateDownloader {
     if (error instanceof OutboundError) {
       switch (error.reason) {
         case 'private_address':
+          // The one setting that allows it, named: a newcomer's first crate is often on localhost.
           return invalid(
-            `the link resolves to a private or reserved address (${privateHost(error.message)})`,
+            `the link resolves to a private or reserved address (${privateHost(error.message)}); ` +
+              'set ALLOW_PRIVATE_NETWORK_LINKS=true to allow links on this network',
           );
         case 'timeout':
           return this.timedOut();
