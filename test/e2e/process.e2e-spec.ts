@@ -59,6 +59,20 @@ describe(`the built service as a process (${testDatabase()})`, () => {
     expect(output).toMatch(/"reqId":"[0-9a-f-]{36}"|"id":"[0-9a-f-]{36}"/);
   });
 
+  // npm runs a script in a shell; without `exec` the shell took npm's signal and left the server
+  // listening. `--ignore-scripts` skips prestart's build-if-changed, which would compile dist/ anew
+  // under the other process tests (tsc leaves no stamp); `start` itself still runs.
+  it.each(['SIGTERM', 'SIGINT'] as const)(
+    'stops listening and exits 0 when `npm start` gets %s',
+    async (signal) => {
+      const service = await startServiceProcess(env, true, ['npm', 'start', '--ignore-scripts']);
+      expect(await service.stop(signal)).toBe(0);
+      expect(service.output()).toContain(`${signal} received, shutting down`);
+      await expect(fetch(`${service.url}/health/live`)).rejects.toThrow();
+    },
+    60_000,
+  );
+
   it.each([
     [{ PORT: 'abc' }, /^Invalid setting PORT: must be an integer between 0 and 65535\n$/],
     [{ JWT_SECRET: '' }, /^Invalid setting JWT_SECRET: is required when NODE_ENV=production\n$/],

@@ -22,14 +22,19 @@ export function requireBuild(): void {
   }
 }
 
-/** Runs `node dist/src/main.js` (the real entry point) with this environment; waits for /health/ready. */
+/**
+ * Runs `node dist/src/main.js` (the real entry point), or `command` (`['npm', 'start', …]`), with
+ * this environment; waits for /health/ready.
+ */
 export async function startServiceProcess(
   env: Record<string, string>,
   waitReady = true,
+  command: readonly string[] = [process.execPath, MAIN],
 ): Promise<ServiceProcess> {
   requireBuild();
   const port = env.PORT ?? String(await freePort());
-  const child = spawn(process.execPath, [MAIN], {
+  const [program, ...args] = command;
+  const child = spawn(program, args, {
     env: { PATH: process.env.PATH ?? '', ...env, PORT: port },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
