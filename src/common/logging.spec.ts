@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { Writable } from 'node:stream';
 import type { NextFunction, Request, Response } from 'express';
 import { pino } from 'pino';
-import { accessLog, AppLogger, bindRequestId, redactUrl } from './logging.js';
+import { accessLog, AppLogger, bindRequestId, markCallersMistake, redactUrl } from './logging.js';
 
 function capture(): { logger: AppLogger; lines: Record<string, unknown>[] } {
   const lines: Record<string, unknown>[] = [];
@@ -29,6 +29,22 @@ describe('AppLogger', () => {
       context: 'Errors',
       stack: expect.stringContaining('at somewhere'),
     });
+  });
+
+  it("writes Nest's line per module and per route at debug, its other start-up lines at info", () => {
+    const { logger, lines } = capture();
+    logger.log('AppModule dependencies initialized', 'InstanceLoader');
+    logger.log('UsersController {/api/v1/users}:', 'RoutesResolver');
+    logger.log('Mapped {/api/v1/users, GET} route', 'RouterExplorer');
+    logger.log('Nest application successfully started', 'NestApplication');
+    logger.warn('a warning stays a warning', 'RouterExplorer');
+    expect(lines.map((line) => [line.context, line.level])).toEqual([
+      ['InstanceLoader', 20],
+      ['RoutesResolver', 20],
+      ['RouterExplorer', 20],
+      ['NestApplication', 30],
+      ['RouterExplorer', 40],
+    ]);
   });
 
   it("writes pino's ({ fields }, message, context) form", () => {
@@ -91,6 +107,7 @@ describe('accessLog', () => {
     readable: boolean,
     paths = ['/workflows/abc?auth_token=secret-token'],
     status = 404,
+    callersMistake = false,
   ): Promise<Record<string, unknown>[]> {
     const lines: Record<string, unknown>[] = [];
     const sink = new Writable({
@@ -103,6 +120,9 @@ describe('accessLog', () => {
     const server = createServer((request, response) => {
       request.id = 'req-7';
       log(request, response, () => {
+        if (callersMistake) {
+          markCallersMistake(response);
+        }
         response.statusCode = status;
         response.setHeader('content-length', 2);
         response.setHeader('x-secret-header', 'not-for-the-log');
@@ -178,6 +198,13 @@ describe('accessLog', () => {
     const lines = await logged(false, ['/health/live', '/health/ready', '/workflows'], 503);
     expect(lines).toEqual([
       expect.objectContaining({ level: 50, req: expect.objectContaining({ url: '/workflows' }) }),
+    ]);
+  });
+
+  it("writes a 5xx that is the caller's mistake (area C's 500 for an unknown cloud) at warn", async () => {
+    const lines = await logged(false, ['/api/v1/nodes/nope'], 500, true);
+    expect(lines).toEqual([
+      expect.objectContaining({ level: 40, res: expect.objectContaining({ statusCode: 500 }) }),
     ]);
   });
 });

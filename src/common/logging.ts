@@ -64,6 +64,13 @@ export function createStartupLogger(config: AppConfig, context: string): { warn(
   return { warn: (line) => logger.warn(line) };
 }
 
+/** Replies of status 5xx that the caller caused (area C's 500 for an unknown cloud): warn, not error. */
+const callersMistakes = new WeakSet<object>();
+
+export function markCallersMistake(response: ServerResponse): void {
+  callersMistakes.add(response);
+}
+
 /** Probes poll these every few seconds; a line for each would drown the log. */
 const UNLOGGED = new Set(['/health/live', '/health/ready']);
 
@@ -75,7 +82,7 @@ const UNLOGGED = new Set(['/health/live', '/health/ready']);
  * floor, pino-http's two child loggers per request (the request's headers copied and redacted
  * even for unlogged probes) and every response header in each line were a large share of a
  * request's cost. A reply cut off before it was sent (the client went away) is logged at error as
- * `aborted`, and so is a 5xx.
+ * `aborted`, and so is a 5xx, but for one the caller caused (markCallersMistake), at warn.
  */
 export function accessLog(
   root: Logger,
@@ -94,7 +101,13 @@ export function accessLog(
     response.once('close', () => {
       const ms = Math.round(performance.now() - started);
       const sent = response.writableFinished;
-      const level = !sent || response.statusCode >= 500 ? 'error' : 'info';
+      const level = !sent
+        ? 'error'
+        : response.statusCode < 500
+          ? 'info'
+          : callersMistakes.has(response)
+            ? 'warn'
+            : 'error';
       const id = typeof request.id === 'string' ? request.id : undefined;
       // The URL as the caller sent it (the router and area C's middleware rewrite `url`).
       const url = redactUrl((request as { originalUrl?: string }).originalUrl ?? request.url);
@@ -135,6 +148,12 @@ export function bindRequestId(request: Request, _response: Response, next: NextF
 }
 
 /**
+ * Nest's contexts that write a line per module and per route at every start (about 190 here): what
+ * was wired is for whoever debugs the wiring, not for the start-up's log.
+ */
+const START_UP_CHATTER = new Set(['InstanceLoader', 'RoutesResolver', 'RouterExplorer']);
+
+/**
  * Nest's logger, written to pino: inside a request through the request's child logger (so
  * the line has its id), elsewhere through the root. Accepts Nest's `(message, context)` and
  * `(message, stack, context)` and pino's `({ ...fields }, message, context)`.
@@ -171,7 +190,7 @@ export class AppLogger implements LoggerService {
   }
 
   private write(
-    level: 'info' | 'error' | 'warn' | 'debug' | 'trace' | 'fatal',
+    requested: 'info' | 'error' | 'warn' | 'debug' | 'trace' | 'fatal',
     message: unknown,
     rest: unknown[],
   ): void {
@@ -180,6 +199,8 @@ export class AppLogger implements LoggerService {
     // Nest appends the Logger's context (a string) last.
     const context =
       rest.length > 0 && typeof rest[rest.length - 1] === 'string' ? (rest.pop() as string) : undefined;
+    const level =
+      requested === 'info' && context !== undefined && START_UP_CHATTER.has(context) ? 'debug' : requested;
     if (typeof message === 'object' && message !== null && !(message instanceof Error)) {
       logger[level]({ context, ...message }, typeof rest[0] === 'string' ? rest[0] : undefined);
       return;

@@ -81,3 +81,8 @@ export function httpStatusOf(kind: ErrorKind): number {
       return 500;
   }
 }
+
+/** A reply of status 5xx that is still the caller's mistake (the seed's 500 for a wrong cloud or path). */
+export function isCallersMistake(kind: ErrorKind): boolean {
+  return kind === 'invalid_route';
+}

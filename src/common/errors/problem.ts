@@ -1,6 +1,12 @@
 import { STATUS_CODES } from 'node:http';
 import { HttpException } from '@nestjs/common';
-import { DomainError, httpStatusOf, InsufficientScope, type FieldError } from './domain-error.js';
+import {
+  DomainError,
+  httpStatusOf,
+  InsufficientScope,
+  isCallersMistake,
+  type FieldError,
+} from './domain-error.js';
 import { causes, infrastructureError, pathOf } from './infrastructure.js';
 
 /** An error reduced to what every area's body is built from. */
@@ -16,6 +22,8 @@ export interface Problem {
   expected: boolean;
   /** A fault of our own infrastructure that was anticipated: logged at error with this line and the cause. */
   fault?: string;
+  /** A 5xx that is the caller's mistake all the same (area C's 500 for an unknown cloud): logged at warn. */
+  callersMistake?: boolean;
 }
 
 const BODY_TOO_LARGE = 'The request body is larger than 1 MiB';
@@ -31,6 +39,7 @@ export function toProblem(exception: unknown): Problem {
       retryAfterSeconds: exception.retryAfterSeconds,
       challenge: exception instanceof InsufficientScope ? exception.challenge : undefined,
       expected: true,
+      callersMistake: isCallersMistake(exception.kind),
     };
   }
   if (exception instanceof HttpException) {

@@ -2,7 +2,7 @@ import { Logger, type ArgumentsHost, type ExceptionFilter } from '@nestjs/common
 import type { Request, Response } from 'express';
 import { closeToOtherOrigins } from '../cross-origin.js';
 import { toProblem, type Problem } from '../errors/problem.js';
-import { redactUrl } from '../logging.js';
+import { markCallersMistake, redactUrl } from '../logging.js';
 
 export interface RenderedError {
   contentType: string;
@@ -39,6 +39,9 @@ export abstract class AreaErrorFilter implements ExceptionFilter {
       return;
     }
     closeToOtherOrigins(response);
+    if (problem.callersMistake) {
+      markCallersMistake(response);
+    }
     if (problem.retryAfterSeconds !== undefined) {
       response.setHeader('Retry-After', String(Math.max(1, Math.ceil(problem.retryAfterSeconds))));
     }
