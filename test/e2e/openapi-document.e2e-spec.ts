@@ -1,4 +1,4 @@
-import { rmSync } from 'node:fs';
+import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createTestApp, testDatabase, type TestApp } from '../support/create-test-app.js';
 import { redoclyLint, spectralLint, writeDocument } from '../support/openapi-tools.js';
 
@@ -51,6 +51,9 @@ function statusInBody(schema: string | undefined, example: unknown): unknown {
   return read && example ? read(example as Record<string, Record<string, unknown>>) : undefined;
 }
 
+/** The OpenAPI document as committed (`npm run openapi` writes it). */
+const COMMITTED = 'docs/openapi.json';
+
 /** A lint runs a CLI over the whole document: on a loaded machine it alone can take most of jest's 30 s. */
 const LINT_TIMEOUT_MS = 90_000;
 
@@ -58,13 +61,28 @@ describe(`the OpenAPI document (${testDatabase()})`, () => {
   let t: TestApp;
   let document: Document;
 
+  let served: string;
+
   beforeAll(async () => {
     t = await createTestApp();
-    document = (await t.http.get('/docs-json').expect(200)).body as Document;
+    const reply = await t.http.get('/docs-json').expect(200);
+    served = reply.text;
+    document = reply.body as Document;
   });
 
   afterAll(async () => {
     await t.close();
+  });
+
+  // The committed document is the API's contract with its clients: a change of the code that
+  // changes it shows in review as a diff of docs/openapi.json, and a refactoring proves it changed
+  // nothing. `npm run openapi` writes it anew after a change that means to change the API.
+  it('is byte for byte the committed docs/openapi.json', () => {
+    const pretty = `${JSON.stringify(JSON.parse(served), null, 2)}\n`;
+    if (process.env.UPDATE_OPENAPI === '1') {
+      writeFileSync(COMMITTED, pretty);
+    }
+    expect(pretty).toBe(readFileSync(COMMITTED, 'utf8'));
   });
 
   it(
