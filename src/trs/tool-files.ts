@@ -1,5 +1,5 @@
 import { posix } from 'node:path';
-import { folderOf, WORKFLOW_LANGUAGES, type WorkflowLanguage } from '../workflows/index.js';
+import { folderOf, resolveInCrate, WORKFLOW_LANGUAGES, type WorkflowLanguage } from '../workflows/index.js';
 
 /** TRS's file types (ToolFile.file_type) that a crate's files can have; crates hold no container files. */
 export type ToolFileType = 'PRIMARY_DESCRIPTOR' | 'SECONDARY_DESCRIPTOR' | 'TEST_FILE' | 'OTHER';
@@ -74,4 +74,52 @@ export function toolPathInUrl(toolPath: string): string {
   return toolPath.startsWith('../')
     ? encodeURIComponent(toolPath)
     : toolPath.split('/').map(encodeURIComponent).join('/');
+}
+
+/**
+ * A file asked for by what follows `…/{type}/` in a descriptor URL: `descriptor/{path}`, or
+ * `{path}` alone (`after: 'type'`), where a relative import that climbs out of the main workflow's
+ * folder lands when resolved against `…/{type}/descriptor/{name}`: cwltool builds that URL from
+ * the `PRIMARY_DESCRIPTOR`'s path in `/files`, percent-encoded as one segment, so its
+ * `run: ../tools/x.cwl` climbs out of `descriptor/`.
+ */
+export interface RequestedFile {
+  after: 'descriptor' | 'type';
+  path: string;
+}
+
+/**
+ * The crate paths a descriptor URL may name, in the order they are tried (API.md 10.2), each
+ * inside the crate. After `descriptor/`: from the main workflow's folder (the paths served from
+ * the start, those `/files` gives), then from the crate's root (the main workflow's own URL
+ * carries its crate path, so imports resolved against it land there). After `{type}/` alone:
+ * from the main workflow's parent folder, none for a main workflow at the crate's root.
+ */
+export function cratePathsOf(mainWorkflowPath: string, requested: RequestedFile): string[] {
+  const folder = folderOf(mainWorkflowPath);
+  const candidates =
+    requested.after === 'descriptor'
+      ? [resolveInCrate(folder, requested.path), resolveInCrate('', requested.path)]
+      : [folder === '' ? undefined : resolveInCrate(folderOf(folder), requested.path)];
+  return [...new Set(candidates.filter((path): path is string => path !== undefined))];
+}
+
+/**
+ * The path after `…/descriptor/` in the `url` of a file of a reply (API.md 10.2). The main
+ * workflow's is its path in the crate (`workflows/main.cwl`), so that a relative import resolved
+ * against that URL lands on the crate path of the file it names; but where the same path also
+ * names a file from the main workflow's folder (tried first), it stays the tool path, which
+ * names the main workflow alone. Other files: their tool path, as `/files` gives it.
+ */
+export function descriptorUrlPathOf(
+  cratePath: string,
+  mainWorkflowPath: string,
+  inCrate: (path: string) => boolean,
+): string {
+  const toolPath = toolPathOf(cratePath, mainWorkflowPath);
+  if (cratePath !== mainWorkflowPath) {
+    return toolPath;
+  }
+  const [served] = cratePathsOf(mainWorkflowPath, { after: 'descriptor', path: cratePath }).filter(inCrate);
+  return served === cratePath ? cratePath : toolPath;
 }

@@ -2,6 +2,7 @@ import { Controller, Get, Param, Query, Req, Res, StreamableFile, UseFilters } f
 import {
   ApiBadRequestResponse,
   ApiExcludeController,
+  ApiExcludeEndpoint,
   ApiExtraModels,
   ApiNotFoundResponse,
   ApiOkResponse,
@@ -45,7 +46,7 @@ import {
 } from './dto/trs-responses.dto.js';
 import { pagingHeaders, PAGING_HEADERS } from './paging.js';
 import { serviceVersion } from './service-version.js';
-import { REQUESTED_TYPES } from './tool-files.js';
+import { REQUESTED_TYPES, type RequestedFile } from './tool-files.js';
 import { TrsService } from './trs.service.js';
 
 /** Where GA4GH TRS is served (API.md 10.2). */
@@ -55,6 +56,9 @@ export const DOCKSTORE_TRS_PREFIX = '/api/ga4gh/v2';
 
 /** The bare files of PLAIN_ types: descriptors are text (cwltool reads them as such). */
 const PLAIN_TYPE = 'text/plain; charset=utf-8';
+/** A wildcard parameter's segments (decoded, so `%2F` inside one stays a slash of the path) as one path. */
+const joined = (segments: string[] | string): string =>
+  Array.isArray(segments) ? segments.join('/') : segments;
 const trsError = (code: number, message: string): TrsErrorDto => ({ code, message });
 const NOT_FOUND = {
   type: TrsErrorDto,
@@ -229,13 +233,15 @@ export class TrsController {
     description:
       'The path may hold slashes (`tools/sum.cwl`) and, percent-encoded as one segment, climb above the main ' +
       "workflow's folder (`..%2Ftest%2Fjob.yml`) as long as it stays inside the crate; a path leaving the crate, " +
-      'absolute, or with a backslash is a 404.',
+      'absolute, or with a backslash is a 404. A path that names no file from that folder is taken from the ' +
+      "crate's root: the main workflow's own `url` carries its path in the crate (`workflows/main.cwl`), and " +
+      'the relative imports resolved against it (`../tools/x.cwl`) land on the crate paths of their files.',
   })
   @ApiParam({
     name: 'relative_path',
     type: String,
     example: EXAMPLE.crateFile,
-    description: "A path relative to the main workflow's folder",
+    description: "A path relative to the main workflow's folder, else to the crate's root",
   })
   @ApiExtraModels(TrsFileWrapperDto)
   @ApiOkResponse(DESCRIPTOR_REPLY)
@@ -247,8 +253,14 @@ export class TrsController {
     @CurrentViewer() viewer: Viewer,
     @Req() request: Request,
   ): Promise<TrsFileWrapperDto | StreamableFile> {
-    const path = Array.isArray(relativePath) ? relativePath.join('/') : relativePath;
-    return this.descriptorReply(id, version_id, type, path, viewer, request);
+    return this.descriptorReply(
+      id,
+      version_id,
+      type,
+      { after: 'descriptor', path: joined(relativePath) },
+      viewer,
+      request,
+    );
   }
 
   @Get('tools/:id/versions/:version_id/:type/files')
@@ -310,15 +322,41 @@ export class TrsController {
     return files.map((file) => toFileWrapperResponse(root, id, version_id, file));
   }
 
+  /**
+   * Where a relative import climbing out of the main workflow's folder (`run: ../tools/x.cwl` from
+   * `workflows/`) lands when resolved against `…/{type}/descriptor/{name}`, the URL cwltool builds
+   * from the primary descriptor's path in `/files`: `…/{type}/tools/x.cwl`. Declared after the
+   * operations under `{type}/`, which keep `descriptor`, `files` and `tests`. Not in the OpenAPI
+   * document: no TRS operation, a URL clients reach by resolution, not by name (API.md 10.2).
+   */
+  @Get('tools/:id/versions/:version_id/:type/*relative_path')
+  @OptionalAuth()
+  @ApiExcludeEndpoint()
+  async fileAboveMain(
+    @Param() { id, version_id, type }: DescriptorParams,
+    @Param('relative_path') relativePath: string[] | string,
+    @CurrentViewer() viewer: Viewer,
+    @Req() request: Request,
+  ): Promise<TrsFileWrapperDto | StreamableFile> {
+    return this.descriptorReply(
+      id,
+      version_id,
+      type,
+      { after: 'type', path: joined(relativePath) },
+      viewer,
+      request,
+    );
+  }
+
   private async descriptorReply(
     id: string,
     versionId: string,
     type: string,
-    relativePath: string | undefined,
+    wanted: RequestedFile | undefined,
     viewer: Viewer,
     request: Request,
   ): Promise<TrsFileWrapperDto | StreamableFile> {
-    const read = await this.trs.descriptor(id, versionId, type, relativePath, viewer);
+    const read = await this.trs.descriptor(id, versionId, type, wanted, viewer);
     if (read.plain && 'bytes' in read) {
       return new StreamableFile(read.bytes, { type: PLAIN_TYPE, length: read.bytes.length });
     }

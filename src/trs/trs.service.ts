@@ -5,9 +5,7 @@ import type { Viewer } from '../auth/optional-auth.decorator.js';
 import { DomainError } from '../common/errors/domain-error.js';
 import { TestStatusService, type StoredBuild } from '../test-monitoring/index.js';
 import {
-  folderOf,
   latestVersionOf,
-  resolveInCrate,
   versionsOf,
   WorkflowAccess,
   WorkflowsService,
@@ -23,10 +21,13 @@ import {
 import { CrateChecksums, sha256Of } from './crate-checksums.js';
 import type { ToolsQuery } from './dto/trs-requests.dto.js';
 import {
+  cratePathsOf,
+  descriptorUrlPathOf,
   fileTypeOf,
   parseRequestedType,
   REQUESTED_TYPES,
   toolPathOf,
+  type RequestedFile,
   type RequestedType,
   type ToolFileType,
 } from './tool-files.js';
@@ -67,9 +68,10 @@ export interface ToolPage {
   more: boolean;
 }
 
-/** A crate file as TRS gives it: its path from the main workflow's folder, its digest, its text. */
+/** A crate file as TRS gives it: the path its `url` names it by, its digest, its text. */
 export interface WrappedFile {
-  toolPath: string;
+  /** What follows `…/descriptor/` in its `url` (`descriptorUrlPathOf`), not yet percent-encoded. */
+  urlPath: string;
   language: WorkflowLanguage;
   sha256: string;
   /** Its UTF-8 text; undefined for a file that is not text or that is too large to go inline. */
@@ -162,14 +164,14 @@ export class TrsService {
   }
 
   /**
-   * The main workflow (no `relativePath`), or the file at `relativePath` from its folder, of a
+   * The main workflow (no `wanted`), or the file a descriptor URL names (`cratePathsOf`), of a
    * version whose descriptor type is `type`'s: bare for a PLAIN_ type, else wrapped in JSON.
    */
   async descriptor(
     id: string,
     versionId: string,
     type: string,
-    relativePath: string | undefined,
+    wanted: RequestedFile | undefined,
     viewer: Viewer,
   ): Promise<DescriptorRead> {
     const { crate, requested } = await this.crateOf(id, versionId, type, viewer);
@@ -180,19 +182,18 @@ export class TrsService {
         `The crate of the tool ${id} at version '${versionId}' names no main workflow in it`,
       );
     }
-    const path = relativePath === undefined ? main : resolveInCrate(folderOf(main), relativePath);
-    const file =
-      path === undefined ? undefined : (await crate.files()).find((candidate) => candidate.path === path);
+    const byPath = new Map((await crate.files()).map((file) => [file.path, file]));
+    const paths = wanted === undefined ? [main] : cratePathsOf(main, wanted);
+    const file = paths.map((path) => byPath.get(path)).find((found) => found !== undefined);
     if (!file) {
-      throw new DomainError(
-        'not_found',
-        `The tool ${id} at version '${versionId}' has no file '${relativePath ?? main}'`,
-      );
+      const asked = wanted === undefined ? main : wanted.after === 'type' ? `../${wanted.path}` : wanted.path;
+      throw new DomainError('not_found', `The tool ${id} at version '${versionId}' has no file '${asked}'`);
     }
     if (!requested.plain) {
+      const urlPath = descriptorUrlPathOf(file.path, main, (path) => byPath.has(path));
       return {
         plain: false,
-        file: await wrapped(file, toolPathOf(file.path, main), requested.language, MAX_INLINE_BYTES),
+        file: await wrapped(file, urlPath, requested.language, MAX_INLINE_BYTES),
       };
     }
     if (file.size <= MAX_INLINE_BYTES) {
@@ -381,19 +382,19 @@ function bytesOf(file: CrateFile): Promise<Buffer> {
 /** A file with its digest, and its text when it is UTF-8 of at most `inlineLimit` bytes. */
 async function wrapped(
   file: CrateFile,
-  toolPath: string,
+  urlPath: string,
   language: WorkflowLanguage,
   inlineLimit: number,
 ): Promise<WrappedFile> {
   if (file.size > inlineLimit) {
-    return { toolPath, language, sha256: await unreadable(file, sha256Of(file)) };
+    return { urlPath, language, sha256: await unreadable(file, sha256Of(file)) };
   }
   const bytes = await bytesOf(file);
   const sha256 = createHash('sha256').update(bytes).digest('hex');
   try {
-    return { toolPath, language, sha256, content: new TextDecoder('utf-8', { fatal: true }).decode(bytes) };
+    return { urlPath, language, sha256, content: new TextDecoder('utf-8', { fatal: true }).decode(bytes) };
   } catch {
     // Not text: the url gives its bytes.
-    return { toolPath, language, sha256 };
+    return { urlPath, language, sha256 };
   }
 }

@@ -282,6 +282,17 @@ describe(`GA4GH TRS (API.md 10.2, ${testDatabase()})`, () => {
       const back = await get(`${version()}/PLAIN_CWL/descriptor/tools%2F..%2Fworkflow.cwl`);
       expect({ status: back.status, text: back.text }).toEqual({ status: 200, text: files['workflow.cwl'] });
     });
+    it("has nothing beside descriptor/ when the main workflow is at the crate's root", async () => {
+      expect(await trsError(`${version()}/PLAIN_CWL/tools/say.cwl`, 404)).toBe(
+        `The tool ${uuid} at version '1.0' has no file '../tools/say.cwl'`,
+      );
+      const wrapped = expectReply(await get(`${version()}/CWL/descriptor`), 200, 'FileWrapper') as {
+        url: string;
+      };
+      expect(new URL('tools/say.cwl', wrapped.url).pathname).toBe(
+        `${version()}/PLAIN_CWL/descriptor/tools/say.cwl`,
+      );
+    });
   });
 
   describe("a crate whose main workflow sits in a folder (a real crate's layout)", () => {
@@ -331,6 +342,84 @@ describe(`GA4GH TRS (API.md 10.2, ${testDatabase()})`, () => {
       expect(await trsError(`${version()}/CWL/descriptor/..%2F..%2Ftools%2Fbase_freqs.cwl`, 404)).toMatch(
         /has no file/,
       );
+    });
+    it("resolves its relative imports against the main descriptor's url, and against cwltool's", async () => {
+      const main = expectReply(await get(`${version()}/CWL/descriptor`), 200, 'FileWrapper') as {
+        content: string;
+        url: string;
+      };
+      // The main workflow's url carries its path in the crate, and works as given.
+      expect(main.url).toBe(`${t.baseUrl}${version()}/PLAIN_CWL/descriptor/workflows/base_freq_sum.cwl`);
+      const plainMain = await get(new URL(main.url).pathname);
+      expect({ status: plainMain.status, text: plainMain.text }).toEqual({ status: 200, text: main.content });
+      const listed = expectReply(await get(`${version()}/CWL/files`), 200, 'ToolFile[]') as {
+        path: string;
+        checksum: { checksum: string };
+      }[];
+      const digests = new Map(listed.map((file) => [file.path, file.checksum.checksum]));
+      const imports = [...main.content.matchAll(/run: (\S+)/g)].map((match) => match[1]);
+      expect(imports).toEqual(['../tools/base_freqs.cwl', '../tools/sum_freqs.cwl']);
+      // cwltool's base: the PRIMARY_DESCRIPTOR's path from /files as one segment after descriptor/.
+      const cwltoolBase = `${t.baseUrl}${DOCKSTORE}/tools/${uuid}/versions/1.0/plain-CWL/descriptor/base_freq_sum.cwl`;
+      for (const base of [main.url, cwltoolBase]) {
+        for (const run of imports) {
+          const url = new URL(run, base);
+          const reply = await get(url.pathname);
+          expect({ url: url.href, status: reply.status, sha256: sha256(reply.text) }).toEqual({
+            url: url.href,
+            status: 200,
+            sha256: digests.get(run),
+          });
+        }
+      }
+      expect(new URL(imports[0], cwltoolBase).pathname).toBe(
+        `${DOCKSTORE}/tools/${uuid}/versions/1.0/plain-CWL/tools/base_freqs.cwl`,
+      );
+      // Wrapped at that path too, with the url /files' path gives.
+      expect(
+        expectReply(await get(`${version()}/CWL/tools/sum_freqs.cwl`), 200, 'FileWrapper'),
+      ).toMatchObject({
+        url: `${t.baseUrl}${version()}/PLAIN_CWL/descriptor/..%2Ftools%2Fsum_freqs.cwl`,
+      });
+      // Today's paths keep their meaning.
+      const today = await get(`${version()}/PLAIN_CWL/descriptor/base_freq_sum.cwl`);
+      expect({ status: today.status, text: today.text }).toEqual({ status: 200, text: main.content });
+      const head = await get(`${version()}/plain-CWL/tools/base_freqs.cwl`, undefined, 'HEAD');
+      expect({ status: head.status, length: head.headers['content-length'] }).toEqual({
+        status: 200,
+        length: String(Buffer.byteLength((await get(`${version()}/plain-CWL/tools/base_freqs.cwl`)).text)),
+      });
+    });
+
+    it('answers a path beside descriptor/ that leaves the crate, or names no file, with a TRS 404', async () => {
+      for (const path of [
+        '..%2Ftools%2Fbase_freqs.cwl',
+        '..%2F..%2F..%2Fetc%2Fpasswd',
+        '%2Fetc%2Fpasswd',
+        'tools%5Cbase_freqs.cwl',
+        '%252e%252e%252fLICENSE',
+        'tools/..%2F..%2FLICENSE',
+        'tools',
+        'tools/',
+        'tools/nothing.cwl',
+        'LICENSE%00',
+      ]) {
+        const reply = await get(`${version()}/PLAIN_CWL/${path}`);
+        expect({ path, status: reply.status }).toEqual({ path, status: 404 });
+        expect(validate('Error', reply.body)).toEqual([]);
+      }
+      const raw = await rawGet(`${version()}/PLAIN_CWL/tools/../../../../etc/passwd`);
+      expect(raw.status).toBe(404);
+      expect(await trsError(`${version()}/CWL/..%2FLICENSE`, 404)).toBe(
+        `The tool ${uuid} at version '1.0' has no file '../../LICENSE'`,
+      );
+      expect(await trsError(`${version()}/DOCKER/tools/base_freqs.cwl`, 400)).toMatch(
+        /^type must be one of /,
+      );
+      expect(await trsError(`${version()}/GALAXY/tools/base_freqs.cwl`, 404)).toMatch(/no GALAXY descriptor/);
+      // Inside the crate, a path may climb and come back.
+      const back = await get(`${version()}/PLAIN_CWL/test/..%2Ftools%2Fbase_freqs.cwl`);
+      expect(back.status).toBe(200);
     });
   });
 

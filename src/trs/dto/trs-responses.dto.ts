@@ -284,7 +284,7 @@ export function toFileWrapperResponse(
 ): TrsFileWrapperDto {
   const wrapper: TrsFileWrapperDto = {
     checksum: [{ checksum: file.sha256, type: 'sha-256' }],
-    url: `${versionUrlOf(root, id, version)}/PLAIN_${file.language}/descriptor/${toolPathInUrl(file.toolPath)}`,
+    url: `${versionUrlOf(root, id, version)}/PLAIN_${file.language}/descriptor/${toolPathInUrl(file.urlPath)}`,
   };
   if (file.content !== undefined) {
     wrapper.content = file.content;
