@@ -1,9 +1,10 @@
 import { spawn } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { LinkServer } from '../fakes/link-server.js';
 import { createTestApp, testDatabase, type TestApp } from '../support/create-test-app.js';
+import { FIXTURE_CRATES } from '../support/registry.js';
 import { cwlCrate, cwlCrateFiles, registerCrate } from '../support/trs.js';
 import { buildZip } from '../support/zip-builder.js';
 
@@ -19,8 +20,9 @@ interface Run {
 /**
  * A real GA4GH TRS client against the service (API.md 10.2): cwltool resolves `<uuid>:<version>`
  * through `{registry}/api/ga4gh/v2/tools/{id}/versions/{version}/CWL/files` (HEAD, then GET),
- * then loads the primary descriptor from `…/plain-CWL/descriptor/{path}` and its relative
- * `run:` import beside it (cwltool's resolver.py).
+ * then loads the primary descriptor from `…/plain-CWL/descriptor/{path}` (the path percent-encoded
+ * as one segment) and its relative `run:` imports resolved against that URL (cwltool's resolver.py):
+ * beside it, or, climbing out of its folder (`../tools/x.cwl`), at `…/plain-CWL/tools/x.cwl`.
  */
 describe(`cwltool resolves and validates a registered CWL workflow through TRS (${testDatabase()})`, () => {
   let t: TestApp;
@@ -84,6 +86,22 @@ describe(`cwltool resolves and validates a registered CWL workflow through TRS (
       }
     },
     3 * CWLTOOL_TIMEOUT_MS,
+  );
+
+  it(
+    "exits 0 for LifeMonitor's ro-crate-cwl-basefreqsum, whose main workflow imports ../tools/ from workflows/",
+    async () => {
+      const uuid = await register(readFileSync(FIXTURE_CRATES.cwlBaseFreqSum), { public: true });
+      const run = await validate(`${uuid}:1.0`);
+      expect({ code: run.code, output: run.output }).toEqual({
+        code: 0,
+        output: expect.stringMatching(/is valid CWL/) as unknown,
+      });
+      expect(run.output).toContain(
+        `/api/ga4gh/v2/tools/${uuid}/versions/1.0/plain-CWL/descriptor/base_freq_sum.cwl`,
+      );
+    },
+    CWLTOOL_TIMEOUT_MS * 2,
   );
 
   it(
