@@ -305,7 +305,16 @@ export class StatusPagesService {
         stale: previous.stale,
       },
       stale: status.stale,
+      // Without a finished build, the first line says why when checks failed (not "no builds yet").
+      failedChecks:
+        aggregate === 'not_available'
+          ? status.failedChecks.map((failed) => ({
+              name: failed.instance.name ?? failed.instance.rocInstance ?? failed.instance.uuid,
+              error: failed.error,
+            }))
+          : [],
       lastChecked: status.lastChecked ? shown(status.lastChecked) : null,
+      lastCheck: status.lastCheck && { ...shown(status.lastCheck.at), ok: status.lastCheck.ok },
       badge: `/workflows/${uuid}/badge.svg?version=${encodeURIComponent(status.version.version)}`,
       chart: historyChart(days),
       chartText: historySummary(days),

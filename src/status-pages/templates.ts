@@ -136,11 +136,12 @@ const OVERVIEW = `<% layout('@layout', { title: 'Workflows', viewer: it.viewer, 
 const WORKFLOW = `<% layout('@layout', { title: it.title, viewer: it.viewer, here: it.here, refresh: it.refresh }) %>
 <p><a href="/status">← All workflows</a></p>
 <h1><bdi><%= it.name %></bdi> <span class="tag"><%= it.public ? 'public' : 'private' %></span></h1>
-<p class="summary"><span class="state <%= it.aggregate %>"><%= it.message %></span><% if (it.stale) { %> <span class="stale">— stale: the last check of some instance failed, the builds shown may be out of date</span><% } %></p>
+<% if (it.failedChecks.length > 0) { %><p class="summary check-failed"><% it.failedChecks.forEach(function (failed, index) { %><%= index === 0 ? 'The' : '; the' %> last check of <bdi><%= failed.name %></bdi> failed: <%= failed.error %><% }) %></p><% } else { %>
+<p class="summary"><span class="state <%= it.aggregate %>"><%= it.message %></span><% if (it.stale) { %> <span class="stale">— stale: the last check of some instance failed, the builds shown may be out of date</span><% } %></p><% } %>
 <% if (it.previous) { %><p class="previous">Until it has builds, the version before it: <a href="/status/<%= it.uuid %>?version=<%= encodeURIComponent(it.previous.version) %>"><bdi><%= it.previous.version %></bdi></a> <span class="state <%= it.previous.aggregate %>"><%= it.previous.message %></span><% if (it.previous.stale) { %> <span class="stale">(stale)</span><% } %></p><% } %>
 <ul class="facts">
 <li>Version <strong><bdi><%= it.version %></bdi></strong><%= it.isLatest ? ' (latest)' : '' %></li>
-<li>Last check: <% if (it.lastChecked) { %><time datetime="<%= it.lastChecked.iso %>"><%= it.lastChecked.text %></time><% } else { %><span class="muted">never</span><% } %></li>
+<li>Last check: <% if (!it.lastCheck) { %><span class="muted">never</span><% } else { %><time datetime="<%= it.lastCheck.iso %>"><%= it.lastCheck.text %></time><% if (!it.lastCheck.ok) { %> <span class="check-failed">(failed)</span><% if (it.lastChecked) { %>, last successful <time datetime="<%= it.lastChecked.iso %>"><%= it.lastChecked.text %></time><% } else { %>, none successful yet<% } %><% } %><% } %></li>
 <li><img src="<%= it.badge %>" alt="tests: <%= it.message %><%= it.stale ? ' (stale)' : '' %>" height="20"></li>
 </ul>
 

@@ -136,7 +136,32 @@ describe('TestStatusService.workflowStatus', () => {
       aggregate: 'not_available',
       latestBuilds: [],
       lastChecked: null,
+      lastCheck: null,
+      failedChecks: [],
     });
+  });
+
+  it('dates the latest check whatever its outcome, and names the instances whose last check failed', async () => {
+    const wf = await seed(3);
+    const [a, b, c] = wf.instances;
+    const states = dataSource.getRepository(CheckStateEntity);
+    await states.update({ instanceId: a.id }, { lastCheckedAt: at(-30), lastCheckAt: at(-30) });
+    await states.update(
+      { instanceId: b.id },
+      { lastCheckFailed: true, lastCheckAt: at(-10), lastError: '127.0.0.1:9 is unreachable' },
+    );
+    await states.update(
+      { instanceId: c.id },
+      { lastCheckedAt: at(-50), lastCheckFailed: true, lastCheckAt: at(-20), lastError: 'answered 500' },
+    );
+
+    const status = await service.workflowStatus(wf.workflowUuid, undefined, USER, T0);
+    expect(status.lastChecked).toEqual(at(-30));
+    expect(status.lastCheck).toEqual({ at: at(-10), ok: false });
+    expect(status.failedChecks.map((failed) => [failed.instance.id, failed.at, failed.error])).toEqual([
+      [b.id, at(-10), '127.0.0.1:9 is unreachable'],
+      [c.id, at(-20), 'answered 500'],
+    ]);
   });
 });
 

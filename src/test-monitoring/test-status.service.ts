@@ -36,6 +36,13 @@ export interface BuildView {
   lastChecks: LastChecks;
 }
 
+/** An instance whose last check failed (API.md 11 `last_check`). */
+export interface FailedCheck {
+  instance: TestInstanceEntity;
+  at: Date;
+  error: string;
+}
+
 /** The test status of a set of instances (API.md 2.6). */
 export interface InstancesStatus {
   aggregate: AggregateTestStatus;
@@ -43,6 +50,10 @@ export interface InstancesStatus {
   latestBuilds: BuildView[];
   /** The latest successful check of any of the instances. */
   lastChecked: Date | null;
+  /** The latest check of any of the instances, whatever its outcome; null before the first. */
+  lastCheck: { at: Date; ok: boolean } | null;
+  /** The instances whose last check failed, in suite and crate order, and what went wrong. */
+  failedChecks: FailedCheck[];
   /** Some instance's last check failed, or its service is paused by a rate limit. */
   stale: boolean;
 }
@@ -322,6 +333,7 @@ export class TestStatusService implements WorkflowStatusSource {
       now,
     );
     let lastChecked: Date | null = null;
+    let lastCheck: LastCheck | null = null;
     const lastChecks = new Map<number, LastCheck>();
     for (const [id, state] of states) {
       if (state.lastCheckedAt && (!lastChecked || state.lastCheckedAt > lastChecked)) {
@@ -329,6 +341,9 @@ export class TestStatusService implements WorkflowStatusSource {
       }
       if (state.lastCheck) {
         lastChecks.set(id, state.lastCheck);
+        if (!lastCheck || state.lastCheck.at > lastCheck.at) {
+          lastCheck = state.lastCheck;
+        }
       }
     }
     return {
@@ -340,6 +355,11 @@ export class TestStatusService implements WorkflowStatusSource {
         return build ? [{ build, instance, lastChecks }] : [];
       }),
       lastChecked,
+      lastCheck: lastCheck && { at: lastCheck.at, ok: lastCheck.ok },
+      failedChecks: instances.flatMap((instance) => {
+        const check = lastChecks.get(instance.id);
+        return check && !check.ok ? [{ instance, at: check.at, error: check.error ?? '' }] : [];
+      }),
       // A failed last check, or a service paused by a rate limit: the builds may be out of date.
       stale: instances.some(
         (instance) => states.get(instance.id)?.lastCheckFailed === true || paused.has(instance.serviceId),

@@ -622,4 +622,41 @@ describe('status pages in a real browser', () => {
     expect(outside).toEqual([]);
     await alice.close();
   });
+
+  it('says on the first line that the check failed and why, and when it was tried, before any build; no violation', async () => {
+    // Seeded last, so that the lists of the tests before stay as they are.
+    const dataSource = t.app.get(DataSource);
+    const unreachable = await seedVersion(dataSource, {
+      ownerId: aliceId,
+      public: true,
+      name: 'Long-read assembly',
+      version: '0.9',
+      suites: [{ name: 'test1', instances: [{ ...github('org/long-read'), name: 'ubuntu-latest' }] }],
+    });
+    // Whole seconds, as MariaDB would keep it.
+    const tried = new Date(Math.floor(Date.now() / 1000) * 1000 - 5 * 60_000);
+    await dataSource.getRepository(CheckStateEntity).update(
+      { instanceId: unreachable.instances[0].id },
+      {
+        lastCheckFailed: true,
+        lastCheckAt: tried,
+        failureCount: 1,
+        lastError: 'api.github.com is unreachable (ECONNREFUSED)',
+      },
+    );
+    const { page, status, outside } = await open(await context(false), `/status/${unreachable.workflowUuid}`);
+    expect(status).toBe(200);
+    expect(await page.locator('p.summary').innerText()).toBe(
+      'The last check of ubuntu-latest failed: api.github.com is unreachable (ECONNREFUSED)',
+    );
+    const lastCheck = await page.locator('ul.facts li').nth(1).innerText();
+    expect(lastCheck).toMatch(/^Last check: \d{4}-\d\d-\d\d \d\d:\d\d UTC \(failed\), none successful yet$/);
+    expect(await page.locator('ul.facts li time').first().getAttribute('datetime')).toBe(tried.toISOString());
+    expect(await page.locator('tbody tr').first().innerText()).toMatch(
+      /check failed \d{4}-\d\d-\d\d \d\d:\d\d UTC: api\.github\.com is unreachable \(ECONNREFUSED\)/,
+    );
+    expect(await axe(page)).toEqual([]);
+    await page.screenshot({ path: `${SCREENSHOTS}/status-workflow-check-failed.png`, fullPage: true });
+    expect(outside).toEqual([]);
+  });
 });

@@ -42,6 +42,7 @@ interface StatusReply {
   latest_builds: BuildReply[];
   last_checked: string | null;
   stale: boolean;
+  reason: string;
 }
 
 /** One workflow's instances on the three fakes, by service type, each with its own repository. */
@@ -434,6 +435,41 @@ describe(`test monitoring (${testDatabase()})`, () => {
     } finally {
       await steady.stop();
     }
+  });
+
+  it('says in its reason that the check failed and why when there is no finished build (the CI unreachable)', async () => {
+    const down = new GithubFake();
+    await down.start();
+    const unreachable = down.url;
+    await down.stop();
+    const path = `/down-${randomUUID()}.crate.zip`;
+    links.route(path, {
+      kind: 'bytes',
+      body: crateZip({
+        name: 'workflow down',
+        marker: path,
+        instances: [instancesFor('down', unreachable)[0]],
+      }),
+    });
+    const registered = await t.http
+      .post('/users/current/workflows')
+      .set('Authorization', `Bearer ${alice}`)
+      .send({ roc_link: links.url(path), version: '1.0' })
+      .expect(201);
+    const uuid = (registered.body as { uuid: string }).uuid;
+    expect(await status(uuid)).toMatchObject({ reason: 'No build of this version found yet', stale: false });
+
+    await tick();
+    const reply = await status(uuid);
+    const error = (await instanceRow('down-gh')).lastError;
+    expect(error).toMatch(/127\.0\.0\.1:\d+/);
+    expect(reply).toMatchObject({
+      aggregate_test_status: 'not_available',
+      latest_builds: [],
+      last_checked: null,
+      stale: true,
+      reason: `The last check of 'down-gh' failed: ${error}`,
+    });
   });
 
   it('marks the status stale on a 500 or a timeout, keeps the builds, backs off, and stays healthy', async () => {

@@ -46,7 +46,12 @@ export class WorkflowStatusDto {
   @ApiPropertyOptional({ type: RegistryRefDto, description: 'For a workflow that came from a registry' })
   registry?: RegistryRefDto;
 
-  @ApiProperty({ example: '', description: 'Why there is no aggregate status, empty when there is one' })
+  @ApiProperty({
+    example: '',
+    description:
+      'Why there is no aggregate status, empty when there is one; when last checks failed, which ' +
+      "instances and what their CI service answered (`The last check of 'ubuntu-latest' failed: …`)",
+  })
   reason!: string;
 
   @ApiProperty({ type: SelfLinkDto })
@@ -141,10 +146,22 @@ export function toWorkflowStatusResponse(status: VersionStatus, baseUrl: string)
   return reply;
 }
 
-/** LifeMonitor's `reason`: why the aggregate is not available (empty otherwise). */
+/**
+ * LifeMonitor's `reason`: why the aggregate is not available (empty otherwise). Failed last checks
+ * come first, each with what the CI service answered: without them "no build yet" would hide that
+ * the builds could not be read at all.
+ */
 function reasonOf(status: VersionStatus): string {
   if (status.aggregate !== 'not_available') {
     return '';
+  }
+  if (status.failedChecks.length > 0) {
+    return status.failedChecks
+      .map(({ instance, error }, index) => {
+        const name = instance.name ?? instance.rocInstance ?? instance.uuid;
+        return `${index === 0 ? 'The' : 'the'} last check of '${name}' failed: ${error}`;
+      })
+      .join('; ');
   }
   return status.latestBuilds.length === 0 && !status.stale
     ? 'No build of this version found yet'
