@@ -7,7 +7,7 @@ import { redactUrl } from '../common/logging.js';
 import { renderPage } from './templates.js';
 import { closeToOtherOrigins } from '../common/cross-origin.js';
 import { Clock } from '../common/clock.js';
-import { utcMinute } from '../common/utc-minute.js';
+import { minuteUp, utcMinute } from '../common/utc-minute.js';
 
 const MESSAGES: Record<number, string> = {
   400: 'The address is not right: ',
@@ -63,9 +63,7 @@ export class HtmlErrorFilter implements ExceptionFilter {
       if (exception.retryAfterSeconds !== undefined) {
         response.set('Retry-After', String(exception.retryAfterSeconds));
         // Shown to the minute, rounded up: never earlier than the answer allows.
-        retryAt = new Date(
-          Math.ceil((this.clock.nowMs() + exception.retryAfterSeconds * 1000) / 60_000) * 60_000,
-        );
+        retryAt = minuteUp(new Date(this.clock.nowMs() + exception.retryAfterSeconds * 1000));
       }
     } else if (exception instanceof HttpException) {
       status = exception.getStatus();

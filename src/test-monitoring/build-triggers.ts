@@ -1,5 +1,6 @@
 import { Injectable, Logger } from '@nestjs/common';
 import { DomainError } from '../common/errors/domain-error.js';
+import { minuteUp, utcMinute } from '../common/utc-minute.js';
 import { AppConfig } from '../config/app-config.js';
 import type { CheckTarget } from '../workflows/index.js';
 import { buildSelectionOf } from './build-selection.js';
@@ -61,7 +62,7 @@ export class BuildTriggers {
       const wait = taken.last.getTime() + TRIGGER_SPACING_MS - now.getTime();
       throw new DomainError(
         'rate_limited',
-        `A build of this test instance was started at ${taken.last.toISOString()}: ` +
+        `A build of this test instance was started at ${utcMinute(taken.last)}: ` +
           'at most one start per instance per 10 minutes',
         [],
         Math.max(1, Math.ceil(wait / 1000)),
@@ -114,7 +115,7 @@ export class BuildTriggers {
       case 'rate_limited':
         return new DomainError(
           'upstream_rate_limited',
-          `${service} is rate-limited until ${result.until.toISOString()}: ${result.reason}`,
+          `${service} is rate-limited until ${utcMinute(minuteUp(result.until))}: ${result.reason}`,
           [],
           Math.max(1, Math.ceil((result.until.getTime() - now.getTime()) / 1000)),
         );

@@ -37,7 +37,7 @@ const RATE_LIMITED = {
   headers: RETRY_AFTER,
   example: problemExample(
     503,
-    'the github service https://api.github.com is rate-limited until 2024-05-01T13:00:00.000Z: 403 API rate limit exceeded',
+    'the github service https://api.github.com is rate-limited until 2024-05-01 13:00 UTC: 403 API rate limit exceeded',
   ),
 };
 
@@ -87,7 +87,7 @@ export class TestRunsController {
     headers: RETRY_AFTER,
     example: problemExample(
       429,
-      'A build of this test instance was started at 2024-05-01T12:00:00.000Z: at most one start per instance per 10 minutes',
+      'A build of this test instance was started at 2024-05-01 12:00 UTC: at most one start per instance per 10 minutes',
     ),
   })
   @ApiResponse({

@@ -3,6 +3,7 @@ import type { AuthUser } from '../auth/auth-user.js';
 import type { Viewer } from '../auth/optional-auth.decorator.js';
 import { Clock } from '../common/clock.js';
 import { DomainError } from '../common/errors/domain-error.js';
+import { minuteUp, utcMinute } from '../common/utc-minute.js';
 import { AppConfig } from '../config/app-config.js';
 import { RegisteredInstances, WorkflowAccess } from '../workflows/index.js';
 import { BuildTriggers, TRIGGER_SPACING_MS } from './build-triggers.js';
@@ -95,7 +96,7 @@ export class TestRunsService {
         await this.checkStates.pauseService(service.id, result.until);
         throw new DomainError(
           'upstream_rate_limited',
-          `${where} is rate-limited until ${result.until.toISOString()}: ${result.reason}`,
+          `${where} is rate-limited until ${utcMinute(minuteUp(result.until))}: ${result.reason}`,
           [],
           Math.max(1, Math.ceil((result.until.getTime() - now.getTime()) / 1000)),
         );

@@ -610,6 +610,9 @@ describe('status pages in a real browser', () => {
     expect(refusal).toContain('The tests were not started.');
     expect(refusal).toContain('at most one start per instance per 10 minutes');
     expect(refusal).toMatch(/The next run can be asked for at \d{4}-\d\d-\d\d \d\d:\d\d UTC\./);
+    // The start it refers to, as people read a time: to the minute, not in ISO 8601.
+    expect(refusal).toMatch(/A build of this test instance was started at \d{4}-\d\d-\d\d \d\d:\d\d UTC:/);
+    expect(refusal).not.toMatch(/\d\dT\d\d:\d\d/);
     expect(await axe(page)).toEqual([]);
     await page.screenshot({ path: `${SCREENSHOTS}/status-run-tests-again.png`, fullPage: true });
     expect(fake.dispatches).toHaveLength(1);

@@ -24,6 +24,7 @@ import {
 } from './testing-service.js';
 import { isRecord } from '../../common/is-record.js';
 import { parseRateLimit, parseRetryAfter } from '../../common/net/rate-limit.js';
+import { minuteUp, utcMinute } from '../../common/utc-minute.js';
 
 // Read by every CI client, and by the registry for GitHub's API: they live in common/.
 export { DEFAULT_RATE_LIMIT_PAUSE_MS, parseRateLimit, parseRetryAfter } from '../../common/net/rate-limit.js';
@@ -428,7 +429,7 @@ export function faultOfTrouble(trouble: UpstreamTrouble): UpstreamFault {
       return {
         kind: 'rate_limited',
         until: trouble.until,
-        reason: `the service is rate-limited until ${trouble.until.toISOString()}`,
+        reason: `the service is rate-limited until ${utcMinute(minuteUp(trouble.until))}`,
       };
     case 'failed':
       return trouble.timeout
