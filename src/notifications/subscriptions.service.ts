@@ -1,7 +1,9 @@
 import { Injectable, type OnModuleInit } from '@nestjs/common';
 import type { AuthUser } from '../auth/auth-user.js';
 import { Clock } from '../common/clock.js';
+import { StatusSubscriptions, type WorkflowSubscription } from '../test-monitoring/index.js';
 import { RegistryEvents, WorkflowAccess } from '../workflows/index.js';
+import { toSubscriptionResponse } from './dto/subscription.dto.js';
 import type { SubscriptionEntity } from './entities/subscription.entity.js';
 import type { EventName } from './events.js';
 import { NotificationsRepository } from './notifications.repository.js';
@@ -17,9 +19,11 @@ export class SubscriptionsService implements OnModuleInit {
     private readonly access: WorkflowAccess,
     private readonly registry: RegistryEvents,
     private readonly clock: Clock,
+    private readonly statusSubscriptions: StatusSubscriptions,
   ) {}
 
   onModuleInit(): void {
+    this.statusSubscriptions.readWith((user, workflowId) => this.ofWorkflow(user, workflowId));
     this.registry.onVersionAdded(async (tx, added, at) => {
       if (added.newWorkflow) {
         await this.repo.subscribe(
@@ -64,5 +68,14 @@ export class SubscriptionsService implements OnModuleInit {
 
   list(user: AuthUser): Promise<SubscriptionEntity[]> {
     return this.repo.subscriptionsOf(user.id);
+  }
+
+  /**
+   * The user's subscriptions to a workflow they may see, as the workflow status reply carries them
+   * (API.md 10): one read by the (user, workflow) unique key.
+   */
+  async ofWorkflow(user: AuthUser, workflowId: number): Promise<WorkflowSubscription[]> {
+    const row = await this.repo.findSubscription(user.id, workflowId);
+    return row ? [toSubscriptionResponse(row, user)] : [];
   }
 }

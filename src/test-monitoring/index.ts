@@ -12,6 +12,7 @@ export {
   type RecordedCheck,
 } from './check-results.js';
 export { Rechecks } from './rechecks.js';
+export { StatusSubscriptions, type WorkflowSubscription } from './status-subscriptions.js';
 export { TestRunsService } from './test-runs.service.js';
 export { buildSelectionOf, inRegistrationWindow, type BuildSelection } from './build-selection.js';
 export {

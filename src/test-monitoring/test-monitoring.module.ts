@@ -20,6 +20,7 @@ import { TestRunsService } from './test-runs.service.js';
 import { BuildTriggers } from './build-triggers.js';
 import { PeriodicReruns } from './periodic-reruns.js';
 import { TestStatusService } from './test-status.service.js';
+import { StatusSubscriptions } from './status-subscriptions.js';
 import { GithubActionsService } from './testing-services/github-actions.service.js';
 import { JenkinsService } from './testing-services/jenkins.service.js';
 import { TESTING_SERVICES_PROVIDER, TestingServiceRegistry } from './testing-services/testing-service.js';
@@ -55,6 +56,7 @@ import { Clock } from '../common/clock.js';
     RefreshService,
     RefreshScheduler,
     TestStatusService,
+    StatusSubscriptions,
     BuildTriggers,
     PeriodicReruns,
     TestRunsService,
@@ -72,6 +74,7 @@ import { Clock } from '../common/clock.js';
     CheckResults,
     Rechecks,
     TestStatusService,
+    StatusSubscriptions,
   ],
 })
 export class TestMonitoringModule {}

@@ -12,6 +12,7 @@ import { monitoringRepositories } from '../../test/support/monitoring-repositori
 import type { CheckStateRepository } from './check-state.repository.js';
 import { CheckStateEntity } from './entities/check-state.entity.js';
 import { TestStatusService } from './test-status.service.js';
+import { StatusSubscriptions, type WorkflowSubscription } from './status-subscriptions.js';
 import { Clock } from '../common/clock.js';
 
 const T0 = new Date('2024-05-01T12:00:00.000Z');
@@ -21,6 +22,7 @@ const USER: AuthUser = { id: 1, username: 'alice', roles: ['user'], jti: 'j', ex
 let dataSource: DataSource;
 let service: TestStatusService;
 let repo: CheckStateRepository;
+let subscriptions: StatusSubscriptions;
 
 /** The registry's lookups without its visibility rule (tested in the registry): by uuid, or not_found. */
 function accessTo(
@@ -78,12 +80,14 @@ beforeEach(async () => {
   dataSource = await openMemoryDatabase();
   const repositories = monitoringRepositories(dataSource);
   repo = repositories.checkStates;
+  subscriptions = new StatusSubscriptions();
   service = new TestStatusService(
     repositories.builds,
     repositories.checkStates,
     repositories.registered,
     accessTo(dataSource),
     new Clock(),
+    subscriptions,
   );
 });
 
@@ -196,6 +200,7 @@ describe('TestStatusService.currentWorkflowStatus', () => {
         repositories.registered,
         access,
         new Clock(),
+        new StatusSubscriptions(),
       ),
       lookups,
     };
@@ -223,6 +228,36 @@ describe('TestStatusService.currentWorkflowStatus', () => {
     expect(stranger).toMatchObject({ status: 'rejected', reason: { kind: 'not_found' } });
     expect(anonymous).toMatchObject({ status: 'rejected', reason: { kind: 'not_found' } });
     expect(lookups.map((user) => user?.id)).toEqual([USER.id, STRANGER.id, undefined]);
+  });
+
+  it("carries the caller's subscriptions to the workflow; none for anonymous callers and registry tokens", async () => {
+    const wf = await seed(1);
+    const asked: [number, number][] = [];
+    subscriptions.readWith((user, workflowId): Promise<WorkflowSubscription[]> => {
+      asked.push([user.id, workflowId]);
+      return Promise.resolve([
+        {
+          user: { id: user.id, username: user.username },
+          resource: { uuid: wf.workflowUuid, type: 'workflow' },
+          created: '1714564800',
+          modified: '1714564800',
+          events: ['ALL'],
+        },
+      ]);
+    });
+    const registry: AuthUser = { ...USER, registry: { id: 3, uuid: 'a-registry' } };
+
+    const [own, anonymous, forRegistry] = await Promise.all([
+      service.currentWorkflowStatus(wf.workflowUuid, undefined, USER),
+      service.currentWorkflowStatus(wf.workflowUuid, undefined, undefined),
+      service.currentWorkflowStatus(wf.workflowUuid, undefined, registry),
+    ]);
+    expect(own.subscriptions).toEqual([
+      expect.objectContaining({ user: { id: USER.id, username: 'alice' } }),
+    ]);
+    expect(anonymous.subscriptions).toEqual([]);
+    expect(forRegistry.subscriptions).toEqual([]);
+    expect(asked).toEqual([[USER.id, own.workflow.id]]);
   });
 
   it('keeps badge reads with different badge tokens apart', async () => {

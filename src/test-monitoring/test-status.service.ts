@@ -27,6 +27,7 @@ import { dailySeries, firstDayOf, windowStart, type DayCount } from './history.j
 import { CheckStateRepository } from './check-state.repository.js';
 import { Clock } from '../common/clock.js';
 import { CoalescedReads } from '../common/coalesced-reads.js';
+import { StatusSubscriptions, type WorkflowSubscription } from './status-subscriptions.js';
 
 /** A build with the instance it belongs to (its suite and service loaded) and its last check, as replies show it. */
 export interface BuildView {
@@ -63,6 +64,12 @@ export interface VersionStatus extends InstancesStatus {
   version: WorkflowVersionEntity;
   /** The registry the workflow came from (API.md 10.1), when it did. */
   registry?: RegistrySummary | null;
+}
+
+/** The status of a version as its reply shows it to the caller (API.md 2.6, 10). */
+export interface VersionStatusReply extends VersionStatus {
+  /** The caller's subscriptions to the workflow: none for anonymous callers and registries. */
+  subscriptions: WorkflowSubscription[];
 }
 
 /** API.md 5.3: an instance's figures over the last `days` days. */
@@ -124,21 +131,38 @@ export class TestStatusService implements WorkflowStatusSource {
       'visibleVersion' | 'visibleSuite' | 'visibleInstance' | 'badgeVersion'
     >,
     private readonly clock: Clock,
+    private readonly subscriptions: StatusSubscriptions,
   ) {}
 
   // The reads that dashboards and README badges poll: under load, identical ones share a computation.
-  private readonly statusReads = new CoalescedReads<StatusRead, VersionStatus>(
+  private readonly statusReads = new CoalescedReads<StatusRead, VersionStatusReply>(
     (read) => `${read.wfUuid}\n${read.version ?? ''}\n${viewerKey(read.user)}`,
-    (read) => this.workflowStatus(read.wfUuid, read.version, read.user),
+    (read) => this.workflowStatusReply(read.wfUuid, read.version, read.user),
   );
   private readonly badgeReads = new CoalescedReads<BadgeRead, BadgeStatus>(
     (read) => `${read.wfUuid}\n${read.version ?? ''}\n${viewerKey(read.user)}\n${read.badgeToken ?? ''}`,
     (read) => this.badge(read.wfUuid, read.version, read.user, read.badgeToken),
   );
 
-  /** workflowStatus as of the request, shared with identical reads that arrive with it (CoalescedReads). */
-  currentWorkflowStatus(wfUuid: string, version: string | undefined, user: Viewer): Promise<VersionStatus> {
+  /**
+   * workflowStatus as of the request with the caller's subscriptions to the workflow (API.md 10),
+   * shared with identical reads that arrive with it (CoalescedReads).
+   */
+  currentWorkflowStatus(
+    wfUuid: string,
+    version: string | undefined,
+    user: Viewer,
+  ): Promise<VersionStatusReply> {
     return this.statusReads.read({ wfUuid, version, user });
+  }
+
+  private async workflowStatusReply(
+    wfUuid: string,
+    version: string | undefined,
+    user: Viewer,
+  ): Promise<VersionStatusReply> {
+    const status = await this.workflowStatus(wfUuid, version, user);
+    return { ...status, subscriptions: await this.subscriptions.of(user, status.workflow.id) };
   }
 
   /** badge as of the request, shared with identical reads that arrive with it (CoalescedReads). */

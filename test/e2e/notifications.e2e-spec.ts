@@ -151,6 +151,39 @@ describe(`subscriptions and notifications (${testDatabase()})`, () => {
       const badUuid = await t.http.post('/workflows/not-a-uuid/subscribe').set(auth);
       expect(badUuid.status).toBe(400);
     });
+
+    it("carries each caller's own subscriptions in the workflow's status (LifeMonitor's member), none for anonymous callers", async () => {
+      const subscriptionsIn = async (token?: string): Promise<unknown> => {
+        const call = t.http.get(`/workflows/${workflow}/status`);
+        const response = await (token ? call.set('Authorization', `Bearer ${token}`) : call);
+        expect(response.status).toBe(200);
+        return (response.body as { subscriptions: unknown }).subscriptions;
+      };
+      const listed = async (token: string): Promise<unknown[]> =>
+        (
+          (await t.http.get('/users/current/subscriptions').set('Authorization', `Bearer ${token}`)).body as {
+            items: unknown[];
+          }
+        ).items;
+      const [aliceListed] = await listed(alice);
+      expect(aliceListed).toMatchObject({ events: ['BUILD_FAILED', 'BUILD_RECOVERED', 'TESTS_STOPPED'] });
+      expect(await subscriptionsIn(alice)).toEqual([aliceListed]);
+      const [adminListed] = await listed(admin);
+      expect(adminListed).toMatchObject({ resource: { uuid: workflow }, events: ['ALL'] });
+      expect(await subscriptionsIn(admin)).toEqual([adminListed]);
+
+      // Public for a moment: anybody reads its status, with no subscription.
+      const owner = { Authorization: `Bearer ${alice}` };
+      expect((await t.http.put(`/workflows/${workflow}`).set(owner).send({ public: true })).status).toBe(200);
+      try {
+        expect(await subscriptionsIn()).toEqual([]);
+        expect(await subscriptionsIn(bob)).toEqual([]);
+      } finally {
+        expect((await t.http.put(`/workflows/${workflow}`).set(owner).send({ public: false })).status).toBe(
+          200,
+        );
+      }
+    });
   });
 
   describe('events', () => {

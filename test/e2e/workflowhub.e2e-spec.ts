@@ -51,15 +51,13 @@ function memberPaths(value: unknown, prefix = ''): Set<string> {
 
 /**
  * Members of LifeMonitor's replies our contract leaves out, each for a reason: area B's error body is
- * RFC 7807's without LifeMonitor's `instance` and `extra_info` (API.md 2.9); `subscriptions` in a
- * status belongs to the notifications area (a registry token has none); `based_on` links a crate made
- * from a repository by LifeMonitor itself.
+ * RFC 7807's without LifeMonitor's `instance` and `extra_info` (API.md 2.9); `based_on` links a crate
+ * made from a repository by LifeMonitor itself.
  */
 const LEFT_OUT = new Set([
   'instance',
   'extra_info',
   'extra_info.exception',
-  'subscriptions',
   'items[].versions[].ro_crate.links.based_on',
 ]);
 
@@ -183,6 +181,8 @@ describe('WorkflowHub’s LifeMonitor client (SEEK’s recorded exchanges)', () 
     // What SEEK's test reads: the aggregate status and the workflow's uuid.
     expect(reply.body.aggregate_test_status).toBe('not_available');
     expect(reply.body.uuid).toBe(WORKFLOW_UUID);
+    // A registry's token subscribes to nothing: LifeMonitor's empty list, as recorded.
+    expect(reply.body.subscriptions).toEqual([]);
     expect(reply.body.registry).toEqual({
       uuid: expect.any(String),
       name: 'seek',

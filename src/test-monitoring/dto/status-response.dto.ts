@@ -1,4 +1,4 @@
-import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { ApiProperty, ApiPropertyOptional, getSchemaPath } from '@nestjs/swagger';
 import {
   BuildDto,
   LIFEMONITOR_API_VERSION,
@@ -13,7 +13,14 @@ import {
   WorkflowRefDto,
 } from '../../workflows/index.js';
 import { AGGREGATE_TEST_STATUSES, type AggregateTestStatus } from '../aggregate-status.js';
-import type { BuildView, InstanceStats, SuiteStatus, VersionStatus } from '../test-status.service.js';
+import type { WorkflowSubscription } from '../status-subscriptions.js';
+import type {
+  BuildView,
+  InstanceStats,
+  SuiteStatus,
+  VersionStatus,
+  VersionStatusReply,
+} from '../test-status.service.js';
 
 export class VersionRefDto {
   @ApiProperty({ format: 'uuid', example: '0f4e1d2c-3b4a-5968-7a8b-9c0d1e2f3a4b' })
@@ -89,6 +96,17 @@ export class WorkflowStatusDto {
     description: 'True when the last check of some instance failed or its service is paused by a rate limit',
   })
   stale!: boolean;
+
+  // The subscription objects of GET /users/current/subscriptions: notifications' schema, by name,
+  // as this feature cannot import notifications (which imports it).
+  @ApiProperty({
+    type: 'array',
+    items: { $ref: getSchemaPath('SubscriptionDto') },
+    description:
+      "The caller's subscriptions to the workflow, as `GET /users/current/subscriptions` shows them (LifeMonitor's " +
+      'member); `[]` for anonymous callers and registry tokens',
+  })
+  subscriptions!: WorkflowSubscription[];
 }
 
 export class SuiteStatusDto {
@@ -115,7 +133,7 @@ export function toBuildView(view: BuildView): BuildDto {
   return toBuildResponse(view.build, view.instance, view.lastChecks);
 }
 
-export function toWorkflowStatusResponse(status: VersionStatus, baseUrl: string): WorkflowStatusDto {
+export function toWorkflowStatusResponse(status: VersionStatusReply, baseUrl: string): WorkflowStatusDto {
   const { workflow } = status;
   const registry = status.registry ?? null;
   const latest = latestVersionOf(workflow);
@@ -131,6 +149,7 @@ export function toWorkflowStatusResponse(status: VersionStatus, baseUrl: string)
     name: latest.name,
     public: workflow.public,
     reason: reasonOf(status),
+    subscriptions: status.subscriptions,
     links: { self: `${baseUrl}${resource}` },
     meta: {
       api_version: LIFEMONITOR_API_VERSION,
