@@ -208,6 +208,10 @@ describe(`tests that run: triggers and logs (${testDatabase()})`, () => {
       expect(again.headers['content-type']).toMatch(/^application\/problem\+json/);
       expect(Number(again.headers['retry-after'])).toBeGreaterThan(500);
       expect(Number(again.headers['retry-after'])).toBeLessThanOrEqual(600);
+      // The start it counts from, as people read a time (Retry-After is the machine's).
+      expect(again.body.detail).toMatch(
+        /^A build of this test instance was started at \d{4}-\d\d-\d\d \d\d:\d\d UTC: at most one start/,
+      );
       expect(github.dispatches).toHaveLength(before + 1);
     });
 
@@ -303,6 +307,7 @@ describe(`tests that run: triggers and logs (${testDatabase()})`, () => {
       travis.heal();
       expect(limited.status).toBe(503);
       expect(Number(limited.headers['retry-after'])).toBeGreaterThan(100);
+      expect(limited.body.detail).toMatch(/is rate-limited until \d{4}-\d\d-\d\d \d\d:\d\d UTC: /);
       // Travis is paused for every copy, as a rate-limited check pauses it; the rest of this file needs it.
       const pauses = dataSource.getRepository(ServicePauseEntity);
       expect(await pauses.count()).toBe(1);
