@@ -34,8 +34,14 @@ export abstract class ClaimTicker
   /** Claims and works on what is due at `now`; resolves with how many rows it handled. */
   protected abstract run(now: Date): Promise<number>;
 
-  onApplicationBootstrap(): void {
+  async onApplicationBootstrap(): Promise<void> {
+    await this.beforeTicks();
     this.scheduleTick();
+  }
+
+  /** Runs once at start-up, before the first tick is scheduled. */
+  protected beforeTicks(): Promise<void> {
+    return Promise.resolve();
   }
 
   onModuleDestroy(): void {

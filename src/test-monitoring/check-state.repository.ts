@@ -333,6 +333,25 @@ export class CheckStateRepository implements OnModuleInit {
     );
   }
 
+  /**
+   * Makes due at `now` the instances whose next regular check comes at `limit` or later (planned
+   * under a longer interval than the one in force). A back-off (a failing instance, a service's
+   * `Retry-After`) is kept; a rate limit's pause is its service's row, not the instance's. One
+   * UPDATE over the due-time index: copies starting together move each row once.
+   */
+  async bringForward(limit: Date, now: Date): Promise<number> {
+    const result = await retryOnDeadlock(() =>
+      this.states
+        .createQueryBuilder()
+        .update(CheckStateEntity)
+        .set({ nextCheckAt: now })
+        .where('next_check_at >= :limit', { limit })
+        .andWhere('failure_count = 0')
+        .execute(),
+    );
+    return result.affected ?? 0;
+  }
+
   /** The re-run intervals workflows set themselves (API.md 11), each once: read from their index. */
   async rerunIntervalsInUse(): Promise<number[]> {
     const rows = await this.states.manager

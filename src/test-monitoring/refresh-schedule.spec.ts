@@ -3,6 +3,7 @@ import {
   MAX_BACKOFF_MS,
   nextCheckAfterFailure,
   nextRegularCheck,
+  regularPlanLimit,
   SLOT_SPREAD,
   slotOffsetMs,
 } from './refresh-schedule.js';
@@ -63,5 +64,26 @@ describe('back-off', () => {
     expect(nextCheckAfterFailure(1, now, I, 0.5, new Date(now.getTime() + 1000))).toEqual(
       new Date(now.getTime() + 2 * I),
     );
+  });
+});
+
+describe('regularPlanLimit', () => {
+  it('comes after every regular check planned under the interval, and within two intervals', () => {
+    const start = Date.UTC(2024, 0, 1, 12, 1, 7);
+    for (let step = 0; step < 50; step++) {
+      const planned = new Date(start + step * 0.13 * I);
+      const later = new Date(planned.getTime() + 0.4 * I);
+      const limit = regularPlanLimit(later, I).getTime();
+      for (let id = 1; id <= 100; id++) {
+        expect(nextRegularCheck(id, planned, I).getTime()).toBeLessThan(limit);
+      }
+      expect(limit - later.getTime()).toBeLessThanOrEqual(2 * I);
+    }
+  });
+
+  it('comes before the regular checks planned under a longer interval', () => {
+    const now = new Date(Date.UTC(2024, 0, 1, 12, 1, 7));
+    const longer = nextRegularCheck(42, now, 600_000);
+    expect(longer.getTime()).toBeGreaterThanOrEqual(regularPlanLimit(now, 2000).getTime());
   });
 });

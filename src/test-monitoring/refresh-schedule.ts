@@ -33,6 +33,15 @@ export function nextRegularCheck(instanceId: number, now: Date, intervalMs: numb
 }
 
 /**
+ * The time from which a due time cannot have been planned as a regular check under `intervalMs`:
+ * the start of the window after next (a regular check is planned in the next window, within
+ * SLOT_SPREAD of its start). A later one was planned under a longer interval set before.
+ */
+export function regularPlanLimit(now: Date, intervalMs: number): Date {
+  return new Date((Math.floor(now.getTime() / intervalMs) + 2) * intervalMs);
+}
+
+/**
  * The delay before retrying an instance whose last `failures` checks (≥ 1) failed: twice the
  * interval after the first failure, doubling with each further one up to MAX_BACKOFF_MS, times
  * a random factor of 0.75–1.25 (`random` in [0, 1)) so that instances of a service that went

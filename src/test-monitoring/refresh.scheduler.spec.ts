@@ -261,7 +261,7 @@ describe('RefreshScheduler timer', () => {
     subjects(configWith({ REFRESH_INTERVAL_SECONDS: '2' }));
     await seedVersion(dataSource, { suites: [{ instances: githubInstances(1) }] });
     expect(scheduler.tickMs).toBe(200);
-    scheduler.onApplicationBootstrap();
+    await scheduler.onApplicationBootstrap();
     for (let wait = 0; wait < 40 && githubRunReads() === 0; wait++) {
       await new Promise((resolve) => setTimeout(resolve, 50));
     }
@@ -275,9 +275,62 @@ describe('RefreshScheduler timer', () => {
     expect(githubRunReads()).toBe(1);
   });
 
+  it('checks at once, after a restart with a shorter interval, what the longer one planned later, keeping back-offs', async () => {
+    subjects(configWith({ REFRESH_INTERVAL_SECONDS: '600' }));
+    await seedVersion(dataSource, { dueAt: T0, suites: [{ instances: githubInstances(4) }] });
+    await scheduler.tick(T0);
+    const planned = await instanceRows();
+    expect(planned.every((row) => row.nextCheckAt.getTime() > T0.getTime() + 60_000)).toBe(true);
+    // One instance failing, backed off under the old interval: its back-off stands.
+    const backedOff = new Date(T0.getTime() + 40 * 60_000);
+    await dataSource
+      .getRepository(CheckStateEntity)
+      .update(
+        { instanceId: planned[0].id },
+        { failureCount: 2, lastCheckFailed: true, nextCheckAt: backedOff },
+      );
+    github.resetLog();
+
+    const restart = new Date(T0.getTime() + 5000);
+    subjects(configWith({ REFRESH_INTERVAL_SECONDS: '2' }));
+    const { checkStates } = monitoringRepositories(dataSource);
+    scheduler = new RefreshScheduler(
+      new SchedulerRegistry(),
+      checkStates,
+      refresher,
+      metrics,
+      configWith({
+        REFRESH_INTERVAL_SECONDS: '2',
+      }),
+      { nowMs: () => restart.getTime() },
+    );
+    await scheduler.onApplicationBootstrap();
+    for (let wait = 0; wait < 100 && githubRunReads() < 3; wait++) {
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    scheduler.onModuleDestroy();
+    await scheduler.beforeApplicationShutdown();
+    expect(githubRunReads()).toBe(3);
+    const rows = await instanceRows();
+    expect(rows.find((row) => row.id === planned[0].id)?.nextCheckAt).toEqual(backedOff);
+    for (const row of rows.filter((row) => row.id !== planned[0].id)) {
+      expect(row.lastCheckedAt).toEqual(restart);
+      expect(row.nextCheckAt).toEqual(nextRegularCheck(row.id, restart, 2000));
+    }
+  });
+
+  it('keeps the due times of a restart with the same interval', async () => {
+    subjects(configWith({ REFRESH_INTERVAL_SECONDS: '600' }));
+    await seedVersion(dataSource, { dueAt: T0, suites: [{ instances: githubInstances(4) }] });
+    await scheduler.tick(T0);
+    const planned = await instanceRows();
+    await expect(refresher.keepToInterval(new Date(T0.getTime() + 5000))).resolves.toBe(0);
+    await expect(instanceRows()).resolves.toEqual(planned);
+  });
+
   it('does not tick on its own when REFRESH_INTERVAL_SECONDS=0', async () => {
     await seedVersion(dataSource, { suites: [{ instances: githubInstances(1) }] });
-    scheduler.onApplicationBootstrap();
+    await scheduler.onApplicationBootstrap();
     await new Promise((resolve) => setTimeout(resolve, 1200));
     expect(githubRunReads()).toBe(0);
     scheduler.onModuleDestroy();

@@ -58,9 +58,15 @@ export class RefreshScheduler implements OnApplicationBootstrap, OnModuleDestroy
     return leaseMs(this.config.monitoring.upstreamTimeoutMs);
   }
 
-  onApplicationBootstrap(): void {
+  async onApplicationBootstrap(): Promise<void> {
     if (this.config.monitoring.refreshIntervalSeconds === 0) {
       return; // 0 turns the scheduler off
+    }
+    try {
+      await this.refresher.keepToInterval(new Date(this.clock.nowMs()));
+    } catch (error) {
+      // The checks still run, at the times planned before.
+      this.logger.error({ err: error }, 'bringing checks forward to the refresh interval failed');
     }
     this.scheduleTick();
   }

@@ -5,7 +5,7 @@ import { CheckStateRepository } from './check-state.repository.js';
 import { InstanceChecker } from './instance-checker.js';
 import { RefreshMetrics } from './refresh-metrics.js';
 import { RefreshRun, type ClaimedBatch, type RefreshControl } from './refresh-run.js';
-import { DEFAULT_REFRESH_INTERVAL_MS } from './refresh-schedule.js';
+import { DEFAULT_REFRESH_INTERVAL_MS, regularPlanLimit } from './refresh-schedule.js';
 
 /**
  * Starts refresh runs with what they need (the checker, the repositories, the metrics and the
@@ -27,6 +27,19 @@ export class RefreshService {
   get intervalMs(): number {
     const seconds = this.config.monitoring.refreshIntervalSeconds;
     return seconds > 0 ? seconds * 1000 : DEFAULT_REFRESH_INTERVAL_MS;
+  }
+
+  /**
+   * Checks at the pace of the interval in force (API.md 12, settled details): instances planned
+   * under a longer interval set before a restart are due at once, and then keep this one's pace.
+   * Resolves how many were brought forward.
+   */
+  async keepToInterval(now: Date): Promise<number> {
+    const moved = await this.checkStates.bringForward(regularPlanLimit(now, this.intervalMs), now);
+    if (moved > 0) {
+      this.logger.log(`${moved} instances planned under a longer refresh interval are due now`);
+    }
+    return moved;
   }
 
   /** Starts a refresh run, to which the timer adds batches as it claims them. */

@@ -233,6 +233,16 @@ export const HOT_READS: HotRead[] = [
     },
   },
   {
+    // At start-up: the due times a longer interval planned, brought forward (nothing is that late here).
+    name: 'due times planned under a longer interval, brought forward',
+    run: async (t) => {
+      const now = new Date();
+      const limit = new Date(now.getTime() + 3650 * 24 * 3600_000);
+      await t.app.get(CheckStateRepository, { strict: false }).bringForward(limit, now);
+      await t.app.get(FollowsRepository, { strict: false }).bringForward(limit, now);
+    },
+  },
+  {
     name: 'monitoring claims of due instances',
     run: (t) =>
       t.app

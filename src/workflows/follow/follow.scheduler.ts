@@ -39,6 +39,16 @@ export class FollowScheduler extends ClaimTicker implements OnModuleInit {
     this.queue.onWake(() => this.kick());
   }
 
+  /** Polls planned under a longer interval before a restart are due at once. */
+  protected override async beforeTicks(): Promise<void> {
+    try {
+      await this.service.keepToInterval(new Date(this.clock.nowMs()));
+    } catch (error) {
+      // Polling still runs, at the times planned before.
+      this.logger.error({ err: error }, 'bringing polls forward to the interval failed');
+    }
+  }
+
   /** A poll reads a page or two: a claim outlives many answers' timeouts. */
   private get pollClaimMs(): number {
     return 2 * 60_000 + 4 * this.config.registry.downloadTimeoutMs;

@@ -84,6 +84,17 @@ export class FollowedRepositoriesService {
   }
 
   /**
+   * Polls at the pace of the interval in force (API.md 12, settled details): polls and
+   * registrations planned under a longer interval set before a restart are due at once.
+   */
+  async keepToInterval(now: Date): Promise<void> {
+    const moved = await this.follows.bringForward(this.nextPoll(now), now);
+    if (moved > 0) {
+      this.logger.log(`${moved} polls and registrations planned under a longer interval are due now`);
+    }
+  }
+
+  /**
    * Reads a claimed repository's refs (only the pages changed since their ETags) and records
    * what they change; a failure is recorded and the poll tried again at the next interval.
    */

@@ -208,6 +208,31 @@ export class FollowsRepository {
     return rows.map((row) => ({ row, token }));
   }
 
+  /**
+   * Makes due at `now` the polls and pending registrations planned after `limit`, under a longer
+   * interval than the one in force. GitHub's rate-limit pause is its own row and still holds.
+   * One UPDATE per table over its due-time index: copies starting together move each row once.
+   */
+  async bringForward(limit: Date, now: Date): Promise<number> {
+    const polls = await retryOnDeadlock(() =>
+      this.repositories
+        .createQueryBuilder()
+        .update()
+        .set({ nextPollAt: now })
+        .where('next_poll_at > :limit', { limit })
+        .execute(),
+    );
+    const refs = await retryOnDeadlock(() =>
+      this.refs
+        .createQueryBuilder()
+        .update()
+        .set({ nextAttemptAt: now })
+        .where('next_attempt_at > :limit', { limit })
+        .execute(),
+    );
+    return (polls.affected ?? 0) + (refs.affected ?? 0);
+  }
+
   /** The repository of a ref, with its workflow; undefined when the workflow is gone. */
   async subjectOf(repositoryId: number): Promise<FollowSubject | undefined> {
     const row = await this.repositories.findOneBy({ id: repositoryId });
