@@ -26,6 +26,7 @@ import { Registries1795735080206 } from '../../migrations/1795735080206-registri
 import { FollowedRepositories1795735901419 } from '../../migrations/1795735901419-followed-repositories.js';
 import { WorkflowRerunInterval1795746357022 } from '../../migrations/1795746357022-workflow-rerun-interval.js';
 import { VmJobsStoppedAt1795752170583 } from '../../migrations/1795752170583-vm-jobs-stopped-at.js';
+import { RerunSearchKeys1795760000000 } from '../../migrations/1795760000000-rerun-search-keys.js';
 
 /**
  * Every migration, oldest first. Listed here rather than found by a file glob, so the
@@ -59,4 +60,5 @@ export const MIGRATIONS: (new () => MigrationInterface)[] = [
   FollowedRepositories1795735901419,
   WorkflowRerunInterval1795746357022,
   VmJobsStoppedAt1795752170583,
+  RerunSearchKeys1795760000000,
 ];

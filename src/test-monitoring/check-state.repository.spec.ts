@@ -11,6 +11,7 @@ import type { CheckStateRepository } from './check-state.repository.js';
 import { CheckStateEntity } from './entities/check-state.entity.js';
 import { BuildEntity } from './entities/build.entity.js';
 import type { Build } from './testing-services/testing-service.js';
+import { WorkflowEntity } from '../workflows/entities/workflow.entity.js';
 
 const T0 = new Date('2024-05-01T12:00:00.000Z');
 const LEASE = 60_000;
@@ -401,5 +402,72 @@ describe('CheckStateRepository pauses', () => {
     await expect(checkStates.pausedServices([serviceId], at(100))).resolves.toEqual(new Set());
     await expect(checkStates.pausedServices([serviceId + 1000], at(0))).resolves.toEqual(new Set());
     await expect(checkStates.pausedServices([], at(0))).resolves.toEqual(new Set());
+  });
+});
+
+describe('CheckStateRepository periodic re-run keys', () => {
+  const dueDefault = (cutoff: Date) => checkStates.dueReruns({ own: false, days: 30 }, cutoff, T0, 10);
+  const dueWeekly = (cutoff: Date) => checkStates.dueReruns({ own: true, days: 7 }, cutoff, T0, 10);
+
+  it('finds an instance due from the later of its latest build and its last trigger, under its interval', async () => {
+    const seeded = await seed(1);
+    const id = seeded.instances[0].id;
+    await expect(dueDefault(at(1000))).resolves.toEqual([]); // no builds: nothing to re-run
+    const [claim] = await checkStates.claimDue(T0, 'copy-a', 10, LEASE);
+    await checkStates.recordChecks([
+      {
+        kind: 'builds',
+        instanceId: claim.id,
+        leaseToken: claim.leaseToken,
+        checkedAt: T0,
+        nextCheckAt: at(300),
+        etag: null,
+        builds: [build('1_1', 'passed', at(-200)), build('2_1', 'failed', at(-100))],
+      },
+    ]);
+    await expect(dueDefault(at(-150))).resolves.toEqual([]);
+    await expect(dueDefault(at(-100))).resolves.toEqual([id]);
+
+    await expect(checkStates.takeTrigger(id, at(0), at(-600))).resolves.toMatchObject({ taken: true });
+    await expect(dueDefault(at(-50))).resolves.toEqual([]);
+    await expect(dueDefault(at(0))).resolves.toEqual([id]);
+    await checkStates.giveBackTrigger(id, at(0), null);
+    await expect(dueDefault(at(-50))).resolves.toEqual([id]);
+
+    await dataSource.transaction((tx) => checkStates.setRerunInterval(tx, seeded.workflowId, 7));
+    await expect(dueDefault(at(-50))).resolves.toEqual([]);
+    await expect(dueWeekly(at(-50))).resolves.toEqual([id]);
+
+    await dataSource.transaction((tx) => checkStates.startOver(tx, id, T0));
+    await expect(dueWeekly(at(1000))).resolves.toEqual([]);
+  });
+
+  it('gives an instance added to a workflow with an interval of its own that interval, oldest due first', async () => {
+    const seeded = await seed(2);
+    await dataSource
+      .getRepository(WorkflowEntity)
+      .update({ id: seeded.workflowId }, { rerunIntervalDays: 7 });
+    const [first, second] = seeded.instances;
+    await dataSource.getRepository(CheckStateEntity).delete({ versionId: seeded.versionId });
+    await dataSource.transaction((tx) =>
+      checkStates.addDue(
+        tx,
+        [first, second].map((instance) => ({
+          instanceId: instance.id,
+          versionId: seeded.versionId,
+          serviceId: instance.serviceId,
+          serviceType: 'github',
+          resource: instance.resource,
+        })),
+        T0,
+      ),
+    );
+    await expect(checkStateRow(dataSource, first.id)).resolves.toMatchObject({ rerunIntervalDays: 7 });
+    await dataSource.getRepository(CheckStateEntity).update({ instanceId: first.id }, { rerunFrom: at(-10) });
+    await dataSource
+      .getRepository(CheckStateEntity)
+      .update({ instanceId: second.id }, { rerunFrom: at(-20) });
+    await expect(dueWeekly(at(0))).resolves.toEqual([second.id, first.id]);
+    await expect(dueDefault(at(0))).resolves.toEqual([]);
   });
 });

@@ -15,7 +15,6 @@ import { rawDate } from '../database/raw-date.js';
 import { BuildsRepository } from './builds.repository.js';
 import { CheckResults, type RecordedCheck } from './check-results.js';
 import { CheckStateEntity } from './entities/check-state.entity.js';
-import { BuildEntity } from './entities/build.entity.js';
 import { ServicePauseEntity } from './entities/service-pause.entity.js';
 import type { Build } from './testing-services/testing-service.js';
 import type { RecordedBuildPair } from './builds.repository.js';
@@ -26,6 +25,17 @@ const MAX_ERROR_LENGTH = 512;
 const INSTANCES_PER_STATEMENT = 50;
 /** Select-and-lease rounds of one claim. */
 const CLAIM_ROUNDS = 3;
+/** The latest start of a check state's builds, read backwards from the (instance, start) index. */
+const LATEST_START =
+  'SELECT MAX(b.started_at) FROM builds b WHERE b.instance_id = test_check_states.instance_id';
+
+/**
+ * `rerun_from` of a check state whose last trigger is `trigger` (an SQL expression): the later of
+ * that and its latest build's start; null without builds.
+ */
+function rerunFromSql(trigger: string): string {
+  return `CASE WHEN ${trigger} IS NOT NULL AND ${trigger} > (${LATEST_START}) THEN ${trigger} ELSE (${LATEST_START}) END`;
+}
 
 /** An instance leased to this copy for one check. */
 export interface ClaimedInstance {
@@ -117,6 +127,19 @@ export class CheckStateRepository implements OnModuleInit {
   onModuleInit(): void {
     this.events.onInstancesAdded((tx, added, at) => this.addDue(tx, added, at));
     this.events.onInstanceRetargeted((tx, instance, at) => this.startOver(tx, instance.instanceId, at));
+    this.events.onRerunIntervalChanged((tx, workflowId, days) => this.setRerunInterval(tx, workflowId, days));
+  }
+
+  /** The workflow's re-run interval (null: RERUN_INTERVAL_DAYS) on its instances' check states. */
+  async setRerunInterval(tx: EntityManager, workflowId: number, days: number | null): Promise<void> {
+    await tx
+      .createQueryBuilder()
+      .update(CheckStateEntity)
+      .set({ rerunIntervalDays: days })
+      .where('version_id IN (SELECT v.id FROM workflow_versions v WHERE v.workflow_id = :workflowId)', {
+        workflowId,
+      })
+      .execute();
   }
 
   /**
@@ -139,6 +162,7 @@ export class CheckStateRepository implements OnModuleInit {
         lastCheckFailed: false,
         lastError: null,
         lastCheckAt: null,
+        rerunFrom: null,
       },
     );
   }
@@ -158,6 +182,19 @@ export class CheckStateRepository implements OnModuleInit {
           lastCheckFailed: false,
         })),
       );
+      // Their workflow's re-run interval, read in the registration's transaction.
+      await tx
+        .createQueryBuilder()
+        .update(CheckStateEntity)
+        .set({
+          rerunIntervalDays: () =>
+            `(SELECT w.rerun_interval_days FROM workflow_versions v INNER JOIN workflows w ON w.id = v.workflow_id
+              WHERE v.id = test_check_states.version_id)`,
+        })
+        .where('instance_id IN (:...ids)', {
+          ids: added.slice(from, from + INSTANCES_PER_STATEMENT).map((instance) => instance.instanceId),
+        })
+        .execute();
     }
   }
 
@@ -268,6 +305,12 @@ export class CheckStateRepository implements OnModuleInit {
             : undefined;
           if (fresh.length > 0) {
             await this.builds.upsertBuilds(tx, fresh);
+            await tx
+              .createQueryBuilder()
+              .update(CheckStateEntity)
+              .set({ rerunFrom: () => rerunFromSql('last_trigger_at') })
+              .where('instance_id IN (:...ids)', { ids: fresh.map((entry) => entry.instanceId) })
+              .execute();
           }
           if (before) {
             await this.tellRecorded(
@@ -366,8 +409,9 @@ export class CheckStateRepository implements OnModuleInit {
   /**
    * Instances due a periodic re-run (API.md 11) among those of workflows with this interval (`own`)
    * or without one (the service default): whose latest build started at `cutoff` or before, with
-   * no trigger since, whose service is not paused at `now`. At most `limit`, in no particular
-   * order: the next search takes the rest. An instance without builds has nothing to re-run.
+   * no trigger since, whose service is not paused at `now`. At most `limit`, the longest due
+   * first: the next search takes the rest. Read from the (interval, rerun_from) index, so that only
+   * due instances are read. An instance without builds has nothing to re-run.
    */
   async dueReruns(
     interval: { own: boolean; days: number },
@@ -375,30 +419,18 @@ export class CheckStateRepository implements OnModuleInit {
     now: Date,
     limit: number,
   ): Promise<number[]> {
-    const query = this.states
+    const rows = await this.states
       .createQueryBuilder('c')
-      .innerJoin('WorkflowVersionEntity', 'v', 'v.id = c.versionId')
-      .innerJoin('WorkflowEntity', 'w', 'w.id = v.workflowId')
       .leftJoin(ServicePauseEntity, 'p', 'p.serviceId = c.serviceId')
       .select('c.instanceId', 'id')
-      .where(interval.own ? 'w.rerunIntervalDays = :days' : 'w.rerunIntervalDays IS NULL', {
+      .where(interval.own ? 'c.rerunIntervalDays = :days' : 'c.rerunIntervalDays IS NULL', {
         days: interval.days,
       })
-      .andWhere('(c.lastTriggerAt IS NULL OR c.lastTriggerAt <= :cutoff)', { cutoff })
+      .andWhere('c.rerunFrom <= :cutoff', { cutoff })
       .andWhere('(p.pausedUntil IS NULL OR p.pausedUntil <= :now)', { now })
-      // The latest start of its builds, read backwards from the (instance, start) index; an
-      // instance without builds has none, and nothing to re-run.
-      .andWhere((sub) => {
-        const latest = sub
-          .subQuery()
-          .select('MAX(b.startedAt)')
-          .from(BuildEntity, 'b')
-          .where('b.instanceId = c.instanceId')
-          .getQuery();
-        return `${latest} <= :cutoff`;
-      })
-      .limit(limit);
-    const rows = await query.getRawMany<{ id: number | string }>();
+      .orderBy('c.rerunFrom', 'ASC')
+      .limit(limit)
+      .getRawMany<{ id: number | string }>();
     return rows.map((row) => Number(row.id));
   }
 
@@ -426,9 +458,10 @@ export class CheckStateRepository implements OnModuleInit {
       this.states
         .createQueryBuilder()
         .update(CheckStateEntity)
-        .set({ lastTriggerAt: at })
+        .set({ lastTriggerAt: at, rerunFrom: () => rerunFromSql(':at') })
         .where('instance_id = :instanceId', { instanceId })
         .andWhere('(last_trigger_at IS NULL OR last_trigger_at <= :notBefore)', { notBefore })
+        .setParameter('at', at)
         .execute(),
     );
     if ((result.affected ?? 0) > 0) {
@@ -447,9 +480,10 @@ export class CheckStateRepository implements OnModuleInit {
       this.states
         .createQueryBuilder()
         .update(CheckStateEntity)
-        .set({ lastTriggerAt: previous })
+        .set({ lastTriggerAt: previous, rerunFrom: () => rerunFromSql(':previous') })
         .where('instance_id = :instanceId', { instanceId })
         .andWhere('last_trigger_at = :at', { at })
+        .setParameter('previous', previous)
         .execute(),
     );
   }

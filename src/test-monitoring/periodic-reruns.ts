@@ -9,9 +9,8 @@ const DAY_MS = 24 * 60 * 60_000;
 /** Instances re-run per interval and search; the next cycle takes the rest. */
 const RERUNS_PER_SEARCH = 50;
 /**
- * A search for due re-runs reads every instance of the workflows with an interval: due times are
- * days apart, so once a minute (of the clock the cycle is given), or once a refresh interval when
- * that is shorter, is soon enough.
+ * Due times are days apart: a search for due re-runs once a minute (of the clock the cycle is
+ * given), or once a refresh interval when that is shorter, is soon enough.
  */
 export const RERUN_SEARCH_SPACING_MS = 60_000;
 

@@ -26,6 +26,7 @@ export {
   type InstanceRetargetedListener,
   type RetargetedInstance,
   type InstancesAddedListener,
+  type RerunIntervalChangedListener,
   type VersionAddedListener,
 } from './registry-events.js';
 export {

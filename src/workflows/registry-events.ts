@@ -72,6 +72,13 @@ export interface FollowFailure {
 }
 
 /** Told inside the transaction that records the failure: what it writes commits with it, or not at all. */
+/** A workflow's own re-run interval changed (`PUT /workflows/{uuid}`, API.md 11); null: the default. */
+export type RerunIntervalChangedListener = (
+  tx: EntityManager,
+  workflowId: number,
+  days: number | null,
+) => Promise<void>;
+
 export type FollowFailedListener = (tx: EntityManager, failure: FollowFailure, at: Date) => Promise<void>;
 
 /**
@@ -87,6 +94,17 @@ export class RegistryEvents {
   private readonly versionAddedListeners: VersionAddedListener[] = [];
   private readonly instanceRetargetedListeners: InstanceRetargetedListener[] = [];
   private readonly followFailedListeners: FollowFailedListener[] = [];
+  private readonly rerunIntervalListeners: RerunIntervalChangedListener[] = [];
+
+  onRerunIntervalChanged(listener: RerunIntervalChangedListener): void {
+    this.rerunIntervalListeners.push(listener);
+  }
+
+  async rerunIntervalChanged(tx: EntityManager, workflowId: number, days: number | null): Promise<void> {
+    for (const listener of this.rerunIntervalListeners) {
+      await listener(tx, workflowId, days);
+    }
+  }
 
   onFollowFailed(listener: FollowFailedListener): void {
     this.followFailedListeners.push(listener);

@@ -888,6 +888,9 @@ export class WorkflowsRepository {
         if ((updated.affected ?? 0) === 0) {
           return false;
         }
+        if (changes.rerunIntervalDays !== undefined) {
+          await this.events.rerunIntervalChanged(tx, workflowId, changes.rerunIntervalDays);
+        }
       }
       if (changes.name !== undefined) {
         const renamed = await tx.update(

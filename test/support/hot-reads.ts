@@ -250,15 +250,14 @@ export const HOT_READS: HotRead[] = [
         .claimDue(new Date(Date.now() + 2 * 24 * 3600_000), 'plan-test', 10, 60_000),
   },
   {
-    // The search under RERUN_INTERVAL_DAYS reads every instance of the workflows without an interval
-    // of their own, by design (at most once a minute per copy): it is not a hot read.
-    name: 'periodic re-runs: the intervals in use and the due instances of one',
+    name: 'periodic re-runs: the intervals in use and the due instances of one and of the default',
     run: async (t) => {
       const states = t.app.get(CheckStateRepository, { strict: false });
       const now = new Date(Date.now() + 2 * 24 * 3600_000);
       const cutoff = new Date(now.getTime() - 30 * 24 * 3600_000);
       await states.rerunIntervalsInUse();
       await states.dueReruns({ own: true, days: 30 }, cutoff, now, 50);
+      await states.dueReruns({ own: false, days: 30 }, cutoff, now, 50);
     },
   },
   {

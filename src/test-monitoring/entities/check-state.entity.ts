@@ -12,6 +12,7 @@ import { Column, Entity, Index, JoinColumn, ManyToOne, PrimaryColumn } from 'typ
 @Index('IDX_test_check_states_due', ['nextCheckAt'])
 @Index('IDX_test_check_states_service', ['serviceId'])
 @Index('IDX_test_check_states_version', ['versionId'])
+@Index('IDX_test_check_states_rerun', ['rerunIntervalDays', 'rerunFrom'])
 export class CheckStateEntity {
   @PrimaryColumn({ name: 'instance_id', type: 'integer' })
   instanceId!: number;
@@ -73,4 +74,15 @@ export class CheckStateEntity {
    */
   @Column({ name: 'last_trigger_at', type: 'datetime', nullable: true })
   lastTriggerAt!: Date | null;
+
+  /** Its workflow's days between periodic re-runs (API.md 11); null: RERUN_INTERVAL_DAYS. */
+  @Column({ name: 'rerun_interval_days', type: 'integer', nullable: true })
+  rerunIntervalDays!: number | null;
+
+  /**
+   * The later of its latest build's start and `last_trigger_at`, whence its next periodic re-run
+   * is counted; null without builds (nothing to re-run).
+   */
+  @Column({ name: 'rerun_from', type: 'datetime', nullable: true })
+  rerunFrom!: Date | null;
 }
