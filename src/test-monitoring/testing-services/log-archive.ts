@@ -1,8 +1,9 @@
 import { randomUUID } from 'node:crypto';
-import { createReadStream } from 'node:fs';
 import { mkdir, open, rm, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
-import { createInflateRaw } from 'node:zlib';
+import { finished } from 'node:stream/promises';
+import { isUint32Array } from 'node:util/types';
+import { constants, createInflateRaw, type InflateRaw } from 'node:zlib';
 import { LogStreamError } from './testing-service.js';
 
 /**
@@ -114,7 +115,15 @@ export async function zipEntries(path: string): Promise<ZipEntry[]> {
   }
 }
 
-/** One entry's bytes, inflated, as they are read; at most `maxBytes` of them. */
+/** Compressed bytes read at once, and inflated bytes handed on at once: one buffer each per entry. */
+const READ_BYTES = 64 * 1024;
+const INFLATED_BYTES = 64 * 1024;
+
+/**
+ * One entry's bytes, inflated, as they are read; at most `maxBytes` of them. The chunks are views
+ * of two buffers reused for the whole entry, valid until the next one is asked for: a reader keeps
+ * what it needs by copying (as LogTail does).
+ */
 export async function* entryChunks(
   path: string,
   entry: ZipEntry,
@@ -124,35 +133,149 @@ export async function* entryChunks(
     throw damaged(`${entry.name} is compressed with method ${entry.method}`);
   }
   const file = await open(path, 'r');
-  let start: number;
+  const inflater = entry.method === 8 ? new RawInflater(INFLATED_BYTES) : undefined;
   try {
     const header = await readAt(file, entry.localHeaderOffset, 30);
     if (header.length < 30 || header.readUInt32LE(0) !== LOCAL_HEADER) {
       throw damaged(`the entry ${entry.name} is damaged`);
     }
-    start = entry.localHeaderOffset + 30 + header.readUInt16LE(26) + header.readUInt16LE(28);
-  } finally {
-    await file.close();
-  }
-  if (entry.compressedSize === 0) {
-    return;
-  }
-  const raw = createReadStream(path, { start, end: start + entry.compressedSize - 1 });
-  const bytes = entry.method === 8 ? raw.pipe(createInflateRaw()) : raw;
-  let size = 0;
-  try {
-    for await (const chunk of bytes) {
-      size += (chunk as Buffer).length;
-      if (size > maxBytes) {
-        throw damaged(`${entry.name} inflates past ${maxBytes} bytes`);
+    let position = entry.localHeaderOffset + 30 + header.readUInt16LE(26) + header.readUInt16LE(28);
+    let left = entry.compressedSize;
+    const input = Buffer.allocUnsafe(Math.min(READ_BYTES, left));
+    let size = 0;
+    while (left > 0) {
+      const { bytesRead } = await file.read(input, 0, Math.min(input.length, left), position);
+      if (bytesRead === 0) {
+        throw damaged(`${entry.name} is cut short`);
       }
-      yield chunk as Buffer;
+      position += bytesRead;
+      left -= bytesRead;
+      const read = input.subarray(0, bytesRead);
+      for await (const chunk of inflater ? inflater.inflate(read, left === 0) : [read]) {
+        size += chunk.length;
+        if (size > maxBytes) {
+          throw damaged(`${entry.name} inflates past ${maxBytes} bytes`);
+        }
+        yield chunk;
+      }
     }
   } catch (error) {
     throw error instanceof LogStreamError ? error : damaged(`${entry.name} cannot be inflated`);
   } finally {
-    raw.destroy();
-    bytes.destroy();
+    inflater?.close();
+    await file.close();
+  }
+}
+
+/** What a zlib stream object holds of its native handle (lib/zlib.js), for RawInflater. */
+interface ZlibInternals {
+  _handle?: {
+    writeSync?: (
+      flush: number,
+      input: Buffer,
+      inputOffset: number,
+      inputLength: number,
+      output: Buffer,
+      outputOffset: number,
+      outputLength: number,
+    ) => void;
+  };
+  /** After a write: the output bytes left free, then the input bytes left unread. */
+  _writeState?: Uint32Array;
+}
+
+/**
+ * Raw deflate, inflated into one buffer reused for every piece. node:zlib's streams and its
+ * one-shot functions put each 16 KiB they make in a new buffer: a 200 MiB job log left some
+ * 13,000 of them to the collector, which let them pile up to 15-30 MiB of the service's memory
+ * before it ran (`npm run bench -- build-logs`). No public call of node:zlib inflates into a
+ * buffer of the caller's, so this drives the native handle of a zlib stream object itself, with
+ * the very call Node's own `inflateRawSync` makes (`handle.writeSync`, its results in
+ * `_writeState`); on a Node without them it falls back to the stream, correct and only larger.
+ */
+export class RawInflater {
+  /** Whether pieces are inflated into the one buffer (false: through the stream, a buffer each). */
+  readonly direct: boolean;
+  private readonly stream = createInflateRaw() as InflateRaw & ZlibInternals;
+  private readonly output: Buffer;
+  private readonly made: Buffer[] = [];
+
+  /** `useHandle` false takes the stream's way even where the handle is there (tests of that way). */
+  constructor(outputBytes: number, useHandle = true) {
+    this.output = Buffer.allocUnsafe(outputBytes);
+    this.direct =
+      useHandle &&
+      typeof this.stream._handle?.writeSync === 'function' &&
+      isUint32Array(this.stream._writeState);
+    // The handle reports a fault by destroying the stream, which emits it: read through `errored`.
+    this.stream.on('error', () => undefined);
+    if (!this.direct) {
+      this.stream.on('data', (chunk: Buffer) => this.made.push(chunk));
+    }
+  }
+
+  /**
+   * The bytes `input` inflates to, in pieces valid until the next is asked for; `last` says it
+   * ends the deflated data, which must then be whole. Throws when it is not deflate or breaks off.
+   */
+  async *inflate(input: Buffer, last: boolean): AsyncGenerator<Buffer> {
+    if (this.direct) {
+      yield* this.intoOutput(input, last);
+    } else {
+      yield* await this.throughStream(input, last);
+    }
+  }
+
+  close(): void {
+    this.stream.close();
+  }
+
+  private *intoOutput(input: Buffer, last: boolean): Generator<Buffer> {
+    const handle = this.stream._handle!;
+    const state = this.stream._writeState!;
+    // Z_FINISH only once the input is all in: then deflated data that breaks off is an error.
+    const flush = last ? constants.Z_FINISH : constants.Z_NO_FLUSH;
+    let offset = 0;
+    let length = input.length;
+    for (;;) {
+      handle.writeSync!(flush, input, offset, length, this.output, 0, this.output.length);
+      if (this.stream.errored) {
+        throw this.stream.errored;
+      }
+      const free = state[0];
+      const unread = state[1];
+      offset += length - unread;
+      length = unread;
+      if (free < this.output.length) {
+        yield this.output.subarray(0, this.output.length - free);
+      }
+      // A full output buffer may hold back more, even with every input byte taken.
+      if (free !== 0) {
+        return;
+      }
+    }
+  }
+
+  private async throughStream(input: Buffer, last: boolean): Promise<Buffer[]> {
+    // A copy: the stream keeps the bytes until it has inflated them, and `input` is reused. A
+    // fault destroys the stream, which then never calls the write's callback: its error ends the wait.
+    await new Promise<void>((resolve) => {
+      const done = (): void => {
+        this.stream.off('error', done);
+        resolve();
+      };
+      this.stream.once('error', done);
+      this.stream.write(Buffer.from(input), done);
+    });
+    if (last && !this.stream.errored) {
+      // Pieces may still come after the write's callback; all have come when the stream has ended.
+      this.stream.end();
+      await finished(this.stream).catch(() => undefined);
+    }
+    if (this.stream.errored) {
+      throw this.stream.errored;
+    }
+    return this.made.splice(0);
   }
 }
 
