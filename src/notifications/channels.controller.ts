@@ -67,7 +67,9 @@ export class ChannelsController {
     description:
       '`webhook`: a signed JSON POST (`X-Signature-256`, `X-Event`, `X-Delivery`); `slack`: an incoming-webhook ' +
       '`{"text"}` (Slack, Matrix hookshot); `email`: a mail through `SMTP_URL` (refused with 400 when that is not ' +
-      'configured). URL targets on private or reserved addresses are refused unless `ALLOW_PRIVATE_NETWORK_LINKS`. ' +
+      'configured; each mail carries a one-click unsubscribe link, `List-Unsubscribe` and `List-Unsubscribe-Post` of ' +
+      'RFC 8058, whose POST needs no token: see docs/api.md 6.4). URL targets on private or reserved addresses are ' +
+      'refused unless `ALLOW_PRIVATE_NETWORK_LINKS`. ' +
       'Needs a token.',
   })
   @ApiCreatedResponse({ type: ChannelDto, description: 'The new channel' })

@@ -65,6 +65,12 @@ export class DeliveriesRepository {
     return this.channels.findOneBy({ userId, id });
   }
 
+  /** Sets the events of the user's channel; false when it is gone. */
+  async setChannelEvents(userId: number, id: number, events: EventName[]): Promise<boolean> {
+    const result = await this.channels.update({ userId, id }, { events });
+    return (result.affected ?? 0) > 0;
+  }
+
   async deleteChannel(userId: number, id: number): Promise<boolean> {
     const result = await this.channels.delete({ userId, id });
     return (result.affected ?? 0) > 0;

@@ -28,6 +28,12 @@ export function wants(events: readonly EventName[], event: RaisedEvent): boolean
   return events.includes('ALL') || events.includes(event);
 }
 
+/** `events` less `event` (ALL stands for each of the others); empty when nothing else is left. */
+export function eventsWithout(events: readonly EventName[], event: RaisedEvent): EventName[] {
+  const each = events.includes('ALL') ? EVENT_NAMES.filter((name) => name !== 'ALL') : events;
+  return normalizeEvents(each.filter((name) => name !== event));
+}
+
 /** Stored as a comma-separated list, in EVENT_NAMES order, without duplicates. */
 export const eventsColumn = {
   to: (events: EventName[]): string => normalizeEvents(events).join(','),

@@ -24,6 +24,8 @@ import { EmailSender } from './senders/email-sender.js';
 import { SlackSender, WebhookSender } from './senders/http-sender.js';
 import { SubscriptionsController } from './subscriptions.controller.js';
 import { SubscriptionsService } from './subscriptions.service.js';
+import { MailUnsubscribeService } from './mail-unsubscribe.service.js';
+import { UnsubscribeLinks } from './unsubscribe-links.js';
 
 const SENDERS = [WebhookSender, SlackSender, EmailSender];
 
@@ -60,10 +62,13 @@ const SENDERS = [WebhookSender, SlackSender, EmailSender];
     NotificationsService,
     ChannelsService,
     EventRaiser,
+    UnsubscribeLinks,
+    MailUnsubscribeService,
     ...SENDERS,
     { provide: CHANNEL_SENDERS, useFactory: (...senders: ChannelSender[]) => senders, inject: SENDERS },
     DeliveryWorker,
     GithubWebhooksService,
   ],
+  exports: [MailUnsubscribeService],
 })
 export class NotificationsModule {}

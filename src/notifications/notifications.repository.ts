@@ -77,6 +77,17 @@ export class NotificationsRepository {
     return (result.affected ?? 0) > 0;
   }
 
+  /** Whether the user is subscribed to the workflow of this uuid (kept on the subscription). */
+  async isSubscribed(userId: number, workflowUuid: string): Promise<boolean> {
+    return (await this.subscriptions.countBy({ userId, workflowUuid })) > 0;
+  }
+
+  /** Ends the user's subscription to the workflow of this uuid; false when there was none. */
+  async unsubscribeFrom(userId: number, workflowUuid: string): Promise<boolean> {
+    const result = await this.subscriptions.delete({ userId, workflowUuid });
+    return (result.affected ?? 0) > 0;
+  }
+
   subscriptionsOf(userId: number): Promise<SubscriptionEntity[]> {
     return this.subscriptions.find({ where: { userId }, order: { createdAt: 'ASC', id: 'ASC' } });
   }

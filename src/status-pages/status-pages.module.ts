@@ -2,18 +2,26 @@ import { Module, type MiddlewareConsumer, type NestModule } from '@nestjs/common
 import { formPageHeaders } from '../common/same-origin-form.js';
 import { AuthModule } from '../auth/auth.module.js';
 import { Clock } from '../common/clock.js';
+import { NotificationsModule } from '../notifications/index.js';
 import { WorkflowsModule } from '../workflows/index.js';
 import { IssueTypesPageController } from './issue-types-page.controller.js';
 import { FaviconController, StatusPagesController } from './status-pages.controller.js';
 import { StatusPagesService } from './status-pages.service.js';
+import { UnsubscribePageController } from './unsubscribe-page.controller.js';
 
 /**
- * The HTML status pages (API.md 5.4) and the page of issue types (API.md 12), over the registry's
- * and test monitoring's reads (the latter's module is global); no tables of their own.
+ * The HTML status pages (API.md 5.4), the page of issue types (API.md 12) and the page of a mail's
+ * unsubscribe link (API.md 6.4), over the registry's, test monitoring's (its module is global)
+ * and notifications' reads; no tables of their own.
  */
 @Module({
-  imports: [WorkflowsModule, AuthModule],
-  controllers: [StatusPagesController, FaviconController, IssueTypesPageController],
+  imports: [WorkflowsModule, AuthModule, NotificationsModule],
+  controllers: [
+    StatusPagesController,
+    FaviconController,
+    IssueTypesPageController,
+    UnsubscribePageController,
+  ],
   providers: [StatusPagesService, Clock],
 })
 export class StatusPagesModule implements NestModule {

@@ -273,6 +273,24 @@ const ISSUE_TYPES = `<% layout('@layout', { title: 'Repository checks', viewer: 
 </table>
 `;
 
+const UNSUBSCRIBE = `<% layout('@layout', { title: it.title }) %>
+<h1><%= it.title %></h1>
+<% if (it.state === 'done') { %>
+<p class="summary" role="status">Done: <%= it.what %> no longer come<%= it.address ? ' to ' : '' %><% if (it.address) { %><strong><%= it.address %></strong><% } %>.</p>
+<% } else if (it.state === 'inactive') { %>
+<p class="summary">Nothing to do: <%= it.what %> no longer come<%= it.address ? ' to ' : '' %><% if (it.address) { %><strong><%= it.address %></strong><% } %>.</p>
+<% } else { %>
+<p class="summary">Stop <%= it.what %><%= it.address ? ' to ' : '' %><% if (it.address) { %><strong><%= it.address %></strong><% } %>?</p>
+<p><%= it.effect %></p>
+<form class="sign-in" method="post" action="/unsubscribe/<%= it.token %>">
+<input type="hidden" name="List-Unsubscribe" value="One-Click">
+<button type="submit">Unsubscribe</button>
+</form>
+<p class="muted">Nothing changes until you press the button.</p>
+<% } %>
+<% if (it.workflow) { %><p><a href="/status/<%= it.workflow %>">The workflow's status page</a></p><% } %>
+`;
+
 const ERROR = `<% layout('@layout', { title: it.title, viewer: it.viewer, here: it.here }) %>
 <h1><%= it.title %></h1>
 <% if (it.form) { %><p><strong><%= it.form.refused %></strong></p><% } %>
@@ -283,7 +301,7 @@ const ERROR = `<% layout('@layout', { title: it.title, viewer: it.viewer, here: 
 <p><a href="/status">See the workflows you may see</a></p>
 `;
 
-export type PageName = 'overview' | 'wall' | 'workflow' | 'issue-types' | 'sign-in' | 'error';
+export type PageName = 'overview' | 'wall' | 'workflow' | 'issue-types' | 'sign-in' | 'unsubscribe' | 'error';
 
 const engine = new Eta({ autoEscape: true, cache: true });
 engine.loadTemplate('@layout', LAYOUT);
@@ -292,6 +310,7 @@ engine.loadTemplate('@wall', WALL);
 engine.loadTemplate('@workflow', WORKFLOW);
 engine.loadTemplate('@issue-types', ISSUE_TYPES);
 engine.loadTemplate('@sign-in', SIGN_IN);
+engine.loadTemplate('@unsubscribe', UNSUBSCRIBE);
 engine.loadTemplate('@error', ERROR);
 
 export function renderPage(name: PageName, data: object): string {

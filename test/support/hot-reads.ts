@@ -2,6 +2,7 @@ import { DataSource } from 'typeorm';
 import { DeliveriesRepository } from '../../src/notifications/deliveries.repository.js';
 import { GithubWebhooksService } from '../../src/notifications/github-webhooks.service.js';
 import { NotificationsRepository } from '../../src/notifications/notifications.repository.js';
+import { UnsubscribeLinks, type UnsubscribeList } from '../../src/notifications/unsubscribe-links.js';
 import { BuildsRepository } from '../../src/test-monitoring/builds.repository.js';
 import { CheckStateRepository } from '../../src/test-monitoring/check-state.repository.js';
 import { RegisteredInstances } from '../../src/workflows/registered-instances.js';
@@ -124,6 +125,34 @@ export const HOT_READS: HotRead[] = [
   { name: "the caller's notifications", path: () => '/users/current/notifications' },
   { name: "the caller's subscriptions", path: () => '/users/current/subscriptions' },
   { name: "the caller's channels", path: () => '/users/current/channels' },
+  {
+    name: "a mail's unsubscribe link: its page and its one click, for a workflow and for FOLLOW_FAILED",
+    run: async (t) => {
+      const token = await t.login();
+      const auth = { Authorization: `Bearer ${token}` };
+      const user = await t.http.get('/users/current').set(auth).expect(200);
+      const made = await t.http
+        .post('/users/current/channels')
+        .set(auth)
+        .send({ type: 'webhook', target: 'http://127.0.0.1:9/plan' })
+        .expect(201);
+      const lists: UnsubscribeList[] = [
+        { kind: 'workflow', workflowUuid: workflow(1) },
+        { kind: 'follow-failed' },
+      ];
+      for (const list of lists) {
+        const link = t.app
+          .get(UnsubscribeLinks, { strict: false })
+          .linkFor(
+            '',
+            { userId: (user.body as { id: number }).id, channelId: (made.body as { id: number }).id, list },
+            Date.now(),
+          );
+        await t.http.get(link).expect(200);
+        await t.http.post(link).type('form').send('List-Unsubscribe=One-Click').expect(200);
+      }
+    },
+  },
   {
     name: "a channel's delivery log",
     run: async (t) => {

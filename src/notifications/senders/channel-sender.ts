@@ -82,12 +82,13 @@ function utc(epochSeconds: string): string {
 
 /**
  * A notification as a plain-text mail body: what happened, then one fact a line (workflow,
- * version, instance, status, when, the CI run, the status page), then how to stop these mails.
+ * version, instance, status, when, the CI run, the status page), then how to stop these mails:
+ * first the mail's unsubscribe link, then the API's ways.
  */
-export function mailTextOf(payload: DeliveryPayload, channelId: number): string {
+export function mailTextOf(payload: DeliveryPayload, channelId: number, unsubscribeUrl: string): string {
   const { data } = payload.notification;
   if (!data.instance) {
-    return followFailureMail(payload, channelId);
+    return followFailureMail(payload, channelId, unsubscribeUrl);
   }
   const build = data.build;
   const facts: [string, string][] = [
@@ -107,7 +108,9 @@ export function mailTextOf(payload: DeliveryPayload, channelId: number): string 
     ...facts.map(([label, value]) => `${`${label}:`.padEnd(width)}${value}`),
     '',
     'You get this mail as you follow the workflow, with this address',
-    'as a notification channel. To stop these mails, unsubscribe:',
+    'as a notification channel. To stop these mails, unsubscribe here:',
+    `  ${unsubscribeUrl}`,
+    'or with your token:',
     `  POST ${payload.baseUrl}/workflows/${workflow}/unsubscribe`,
     'or remove the channel:',
     `  DELETE ${payload.baseUrl}/users/current/channels/${channelId}`,
@@ -118,7 +121,7 @@ export function mailTextOf(payload: DeliveryPayload, channelId: number): string 
 }
 
 /** FOLLOW_FAILED as a mail: told to the workflow's owner, whatever their subscriptions. */
-function followFailureMail(payload: DeliveryPayload, channelId: number): string {
+function followFailureMail(payload: DeliveryPayload, channelId: number, unsubscribeUrl: string): string {
   const { data } = payload.notification;
   const facts: [string, string][] = [
     ['Workflow', plainName(data.workflow.name)],
@@ -140,7 +143,9 @@ function followFailureMail(payload: DeliveryPayload, channelId: number): string 
     ...facts.map(([label, value]) => `${`${label}:`.padEnd(width)}${value}`),
     '',
     'You get this mail as the owner of the workflow, with this address as a',
-    'notification channel. To stop these mails, remove the channel:',
+    'notification channel. To stop these mails at this address, here:',
+    `  ${unsubscribeUrl}`,
+    'or remove the channel:',
     `  DELETE ${payload.baseUrl}/users/current/channels/${channelId}`,
     '',
     `Delivery ${payload.deliveryUuid}`,

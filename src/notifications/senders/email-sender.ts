@@ -1,6 +1,7 @@
 import { Injectable, type OnModuleDestroy } from '@nestjs/common';
 import { createTransport } from 'nodemailer';
 import { plainName } from '../../common/bidi.js';
+import { Clock } from '../../common/clock.js';
 import { AppConfig } from '../../config/app-config.js';
 import type { ChannelEntity, ChannelType } from '../entities/channel.entity.js';
 import {
@@ -11,28 +12,46 @@ import {
   type DeliveryPayload,
   type SendOutcome,
 } from './channel-sender.js';
+import { listOf, UnsubscribeLinks } from '../unsubscribe-links.js';
 
-/** `email`: a text mail through SMTP_URL from MAIL_FROM; a 250 ends the delivery. */
+/**
+ * `email`: a text mail through SMTP_URL from MAIL_FROM; a 250 ends the delivery. Each mail carries
+ * its one-click unsubscribe link (RFC 8058: `List-Unsubscribe` with the HTTPS link and
+ * `List-Unsubscribe-Post: List-Unsubscribe=One-Click`), which its body gives too.
+ */
 @Injectable()
 export class EmailSender implements ChannelSender, OnModuleDestroy {
   readonly type: ChannelType = 'email';
   private transport?: ReturnType<typeof createTransport>;
 
-  constructor(private readonly config: AppConfig) {}
+  constructor(
+    private readonly config: AppConfig,
+    private readonly links: UnsubscribeLinks,
+    private readonly clock: Clock,
+  ) {}
 
   async send(channel: ChannelEntity, payload: DeliveryPayload): Promise<SendOutcome> {
     const smtpUrl = this.config.notifications.smtpUrl;
     if (!smtpUrl) {
       return { sent: false, error: 'SMTP_URL is not set' };
     }
-    const name = payload.notification.data.workflow.name;
+    const { workflow } = payload.notification.data;
+    const unsubscribe = this.links.linkFor(
+      payload.baseUrl,
+      { userId: channel.userId, channelId: channel.id, list: listOf(payload.event, workflow.uuid) },
+      this.clock.nowMs(),
+    );
     try {
       const info = (await this.transporter(smtpUrl).sendMail({
         from: this.config.notifications.mailFrom,
         to: channel.target,
-        subject: `[${plainName(name)}] ${payload.event}`,
-        text: mailTextOf(payload, channel.id),
-        headers: { 'X-Delivery': payload.deliveryUuid },
+        subject: `[${plainName(workflow.name)}] ${payload.event}`,
+        text: mailTextOf(payload, channel.id, unsubscribe),
+        headers: {
+          'X-Delivery': payload.deliveryUuid,
+          'List-Unsubscribe': `<${unsubscribe}>`,
+          'List-Unsubscribe-Post': 'List-Unsubscribe=One-Click',
+        },
       })) as { response?: unknown };
       const code = Number(
         /^(\d{3})/.exec(typeof info.response === 'string' ? info.response : '')?.[1] ?? 250,

@@ -6,6 +6,8 @@ import { SmtpReceiver } from '../../../test/fakes/smtp-receiver.js';
 import { loadConfig, type AppConfig } from '../../config/app-config.js';
 import { ChannelEntity } from '../entities/channel.entity.js';
 import type { DeliveryPayload } from './channel-sender.js';
+import { Clock } from '../../common/clock.js';
+import { UnsubscribeLinks } from '../unsubscribe-links.js';
 import { EmailSender } from './email-sender.js';
 import { SlackSender } from './http-sender.js';
 
@@ -98,7 +100,7 @@ describe('channel senders: what Slack and e-mail show of hostile names, and how 
   });
 
   it('sends a plain-text mail, one fact a line, with a subject that cannot reorder itself', async () => {
-    const outcome = await new EmailSender(config).send(
+    const outcome = await new EmailSender(config, new UnsubscribeLinks(config), new Clock()).send(
       channel({ type: 'email', target: 'alice@example.org' }),
       payload(`RNA-seq \u202Eevil`),
     );
@@ -129,6 +131,14 @@ describe('channel senders: what Slack and e-mail show of hostile names, and how 
       'POST https://status.example.org/workflows/0b7e0f0e-3f5d-4d7a-9a55-3c9a3f0d2c11/unsubscribe',
     );
     expect(body).toContain('DELETE https://status.example.org/users/current/channels/42');
+    // Header fields may be folded (RFC 5322 2.2.3): unfolded before they are read.
+    const fields = head.replace(/\r?\n[ \t]+/g, ' ');
+    const link = /^List-Unsubscribe: <(https:\/\/status\.example\.org\/unsubscribe\/[\w-]+\.[\w-]+)>$/m.exec(
+      fields,
+    )?.[1];
+    expect(link).toBeDefined();
+    expect(fields).toMatch(/^List-Unsubscribe-Post: List-Unsubscribe=One-Click$/m);
+    expect(lines[lines.findIndex((line) => line.endsWith('unsubscribe here:')) + 1]).toBe(`  ${link}`);
     expect(body).not.toMatch(/[\u202A-\u202E\u2066-\u2069]/);
   });
 });
