@@ -9,14 +9,14 @@ import {
   type AddedInstance,
   type LastCheck,
 } from '../workflows/index.js';
-import { buildSelectionOf, type BuildSelection } from './build-selection.js';
+import { buildSelectionOf } from './build-selection.js';
+import { CaseBuilder, type CheckRecord, type ClaimedInstance } from './check-records.js';
 import { inList } from '../database/plain-entities.js';
 import { rawDate } from '../database/raw-date.js';
 import { BuildsRepository } from './builds.repository.js';
 import { CheckResults, type RecordedCheck } from './check-results.js';
 import { CheckStateEntity } from './entities/check-state.entity.js';
 import { ServicePauseEntity } from './entities/service-pause.entity.js';
-import type { Build } from './testing-services/testing-service.js';
 import type { RecordedBuildPair } from './builds.repository.js';
 
 /** `last_error` column width. */
@@ -36,56 +36,6 @@ const LATEST_START =
 function rerunFromSql(trigger: string): string {
   return `CASE WHEN ${trigger} IS NOT NULL AND ${trigger} > (${LATEST_START}) THEN ${trigger} ELSE (${LATEST_START}) END`;
 }
-
-/** An instance leased to this copy for one check. */
-export interface ClaimedInstance {
-  id: number;
-  resource: string;
-  etag: string | null;
-  failureCount: number;
-  /** The claim's token, held in `lease_owner`; writes are conditional on it. */
-  leaseToken: string;
-  service: { id: number; type: string; url: string };
-  /** The builds of its version (API.md 7.2). */
-  selection: BuildSelection;
-}
-
-/** What one check of a claimed instance changes; every kind also releases the lease. */
-export type CheckRecord =
-  /** New or changed builds, a fresh ETag (or none), the next regular check. */
-  | {
-      kind: 'builds';
-      instanceId: number;
-      leaseToken: string;
-      checkedAt: Date;
-      nextCheckAt: Date;
-      etag: string | null;
-      builds: readonly Build[];
-      /** The CI reported the workflow as disabled (a GitHub workflow's `disabled_*` state). */
-      workflowDisabled?: boolean;
-    }
-  /** 304: nothing but the check bookkeeping changes. */
-  | {
-      kind: 'not_modified';
-      instanceId: number;
-      leaseToken: string;
-      checkedAt: Date;
-      nextCheckAt: Date;
-      /** As for `builds`: a 304 on the runs may still come with the workflow's state read. */
-      workflowDisabled?: boolean;
-    }
-  /** The check failed: builds and ETag stay, the back-off goes into the next check time. */
-  | {
-      kind: 'failed';
-      instanceId: number;
-      leaseToken: string;
-      checkedAt: Date;
-      failureCount: number;
-      nextCheckAt: Date;
-      reason: string;
-    }
-  /** Not checked (its service is paused, or the copy is stopping): still due, free for anyone. */
-  | { kind: 'released'; instanceId: number; leaseToken: string };
 
 /** A row of viewsOf as the driver returns it (SQLite: 0/1 and text dates; MariaDB: numbers and Dates). */
 interface RawCheckStateView {
@@ -636,30 +586,5 @@ export class CheckStateRepository implements OnModuleInit {
       .setParameters(cases.parameters)
       .execute();
     return owned;
-  }
-}
-
-/** `CASE instance_id WHEN … THEN … ELSE <column> END` expressions with named parameters, for one UPDATE of many rows. */
-class CaseBuilder {
-  readonly parameters: Record<string, unknown> = {};
-  private next = 0;
-
-  /** The column's new value per record; rows of other records keep theirs. */
-  of<R extends CheckRecord>(
-    column: string,
-    records: readonly R[],
-    value: (record: R) => unknown,
-  ): () => string {
-    if (records.length === 0) {
-      return () => column;
-    }
-    const whens = records.map((record) => {
-      const at = this.next++;
-      this.parameters[`cid${at}`] = record.instanceId;
-      this.parameters[`cval${at}`] = value(record);
-      return `WHEN :cid${at} THEN :cval${at}`;
-    });
-    const sql = `CASE instance_id ${whens.join(' ')} ELSE ${column} END`;
-    return () => sql;
   }
 }

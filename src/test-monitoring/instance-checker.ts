@@ -1,6 +1,6 @@
 import { Injectable, Logger } from '@nestjs/common';
 import { AppConfig } from '../config/app-config.js';
-import type { ClaimedInstance } from './check-state.repository.js';
+import type { ClaimedInstance } from './check-records.js';
 import {
   findConfiguredService,
   TestingServiceRegistry,

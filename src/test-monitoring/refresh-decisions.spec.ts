@@ -1,4 +1,4 @@
-import type { ClaimedInstance } from './check-state.repository.js';
+import type { ClaimedInstance } from './check-records.js';
 import {
   CHECK_TIMEOUTS,
   LEASE_MS,

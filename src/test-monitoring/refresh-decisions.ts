@@ -5,7 +5,7 @@
  * check time: the regular slot, the back-off, or unchanged while the service is paused).
  * When exactly an instance is due is refresh-schedule.ts.
  */
-import type { CheckRecord, ClaimedInstance } from './check-state.repository.js';
+import type { CheckRecord, ClaimedInstance } from './check-records.js';
 import { nextCheckAfterFailure, nextRegularCheck } from './refresh-schedule.js';
 import type { BuildCheckResult } from './testing-services/testing-service.js';
 

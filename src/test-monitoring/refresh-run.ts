@@ -1,6 +1,7 @@
 import type { Logger } from '@nestjs/common';
 import type { BuildsRepository } from './builds.repository.js';
-import type { CheckRecord, CheckStateRepository, ClaimedInstance } from './check-state.repository.js';
+import type { CheckRecord, ClaimedInstance } from './check-records.js';
+import type { CheckStateRepository } from './check-state.repository.js';
 import type { InstanceChecker } from './instance-checker.js';
 import { hostKey, KeyedPool } from './per-key-pool.js';
 import { recordOf, skipReason } from './refresh-decisions.js';

@@ -2,11 +2,8 @@ import { createHash } from 'node:crypto';
 import { join } from 'node:path';
 import { Injectable } from '@nestjs/common';
 import {
-  isFinishedStatus,
-  type Build,
   type BuildCheckRequest,
   type BuildCheckResult,
-  type BuildStatus,
   type BuildLogRequest,
   type BuildLogResult,
   type ResourceTarget,
@@ -21,11 +18,21 @@ import type { InstanceTarget } from '../../workflows/index.js';
 import { inRegistrationWindow, MissingRefs } from '../build-selection.js';
 import { entryChunks, jobLogsInOrder, removeTemporary, saveTemporary, zipEntries } from './log-archive.js';
 import {
+  buildIdOf,
+  githubTime,
+  githubWebBase,
+  isGithubWebSite,
+  notAWorkflow,
+  parseRun,
+  toBuild,
+  workflowOf,
+  type GithubRun,
+} from './github-runs.js';
+import {
   buildLimit,
   isRecord,
   joinUrl,
   resourceSegments,
-  toDate,
   faultOfTrouble,
   HttpTestingService,
   type UpstreamCall,
@@ -46,33 +53,6 @@ const PUBLIC_API = 'https://api.github.com';
  * phase spreading those reads), so that disabling it is seen within a period and an interval.
  */
 export const STATE_PERIOD_MS = 6 * 3600 * 1000;
-
-/** `https://github.com` (or `www.`), with or without a path: the web site, not the API. */
-function isGithubWebSite(url: string): boolean {
-  try {
-    return /^(www\.)?github\.com$/i.test(new URL(url).hostname);
-  } catch {
-    return false;
-  }
-}
-
-const CONCLUSIONS: Readonly<Record<string, BuildStatus>> = {
-  success: 'passed',
-  failure: 'failed',
-  cancelled: 'aborted',
-};
-
-interface GithubRun {
-  id: number;
-  attempt: number;
-  /** The branch or tag it ran on, when the answer says. */
-  headBranch?: string;
-  createdAt: Date;
-  status: BuildStatus;
-  startedAt: Date;
-  updatedAt: Date;
-  htmlUrl: string;
-}
 
 /**
  * GitHub Actions (API.md 2.8): `resource` is `repos/{owner}/{repo}/actions/workflows/{file or id}`,
@@ -535,20 +515,6 @@ export function stateReadDue(resource: string, now: Date, intervalMs: number): b
   return Math.floor(at / STATE_PERIOD_MS) !== Math.floor((at - intervalMs) / STATE_PERIOD_MS);
 }
 
-/** The web site of a GitHub API: github.com for the public API, the Enterprise host without `/api/v3`. */
-function githubWebBase(apiUrl: string): string | undefined {
-  let api: URL;
-  try {
-    api = new URL(apiUrl);
-  } catch {
-    return undefined;
-  }
-  if (api.hostname === 'api.github.com') {
-    return 'https://github.com';
-  }
-  return `${api.origin}${api.pathname.replace(/\/+$/, '').replace(/\/api(\/v3)?$/, '')}`;
-}
-
 /** A run's log archive, saved to a temporary file, read as its job logs in job order; the file is removed after. */
 async function* jobLogs(folder: string, archive: AsyncIterable<Buffer>): AsyncGenerator<Buffer> {
   const path = await saveTemporary(folder, archive);
@@ -559,11 +525,6 @@ async function* jobLogs(folder: string, archive: AsyncIterable<Buffer>): AsyncGe
   } finally {
     await removeTemporary(path);
   }
-}
-
-/** GitHub's search syntax takes ISO 8601 times; whole seconds, as GitHub keeps them. */
-function githubTime(date: Date): string {
-  return date.toISOString().replace(/\.\d{3}Z$/, 'Z');
 }
 
 /** The not-found reason of a ref lookup: a 404 there is an answer (no such ref), not a failure. */
@@ -581,73 +542,4 @@ interface RequestBase {
   allowPrivate: boolean;
   timeoutMs: number;
   now: Date;
-}
-
-/** The state table of API.md 2.8. */
-function buildStatusOf(status: unknown, conclusion: unknown): BuildStatus {
-  if (status === 'completed' || (typeof conclusion === 'string' && conclusion !== '')) {
-    return typeof conclusion === 'string' ? (CONCLUSIONS[conclusion] ?? 'error') : 'error';
-  }
-  if (status === 'in_progress') {
-    return 'running';
-  }
-  // queued, requested, waiting, pending, and any status GitHub adds later: not finished, so a
-  // new status can never flip the aggregate.
-  return 'waiting';
-}
-
-function parseRun(value: unknown): GithubRun | undefined {
-  if (!isRecord(value) || typeof value.id !== 'number') {
-    return undefined;
-  }
-  const startedAt = toDate(value.run_started_at) ?? toDate(value.created_at);
-  if (!startedAt) {
-    return undefined;
-  }
-  const attempt = typeof value.run_attempt === 'number' && value.run_attempt >= 1 ? value.run_attempt : 1;
-  return {
-    id: value.id,
-    attempt: Math.floor(attempt),
-    headBranch: typeof value.head_branch === 'string' ? value.head_branch : undefined,
-    createdAt: toDate(value.created_at) ?? startedAt,
-    status: buildStatusOf(value.status, value.conclusion),
-    startedAt,
-    updatedAt: toDate(value.updated_at) ?? startedAt,
-    htmlUrl:
-      typeof value.html_url === 'string' ? value.html_url : typeof value.url === 'string' ? value.url : '',
-  };
-}
-
-function toBuild(run: GithubRun): Build {
-  return {
-    buildId: buildIdOf(run.id, run.attempt),
-    status: run.status,
-    startedAt: run.startedAt,
-    durationSeconds: isFinishedStatus(run.status)
-      ? Math.max(0, Math.round((run.updatedAt.getTime() - run.startedAt.getTime()) / 1000))
-      : 0,
-    url: run.htmlUrl,
-  };
-}
-
-function buildIdOf(runId: number, attempt: number): string {
-  return `${runId}_${attempt}`;
-}
-
-/** `[owner, repo, workflow]` of a `repos/{owner}/{repo}/actions/workflows/{file or id}` resource. */
-function workflowOf(resource: string): [string, string, string] | undefined {
-  const segments = resourceSegments(resource);
-  if (
-    segments?.length !== 6 ||
-    segments[0] !== 'repos' ||
-    segments[3] !== 'actions' ||
-    segments[4] !== 'workflows'
-  ) {
-    return undefined;
-  }
-  return [segments[1], segments[2], segments[5]];
-}
-
-function notAWorkflow(resource: string): string {
-  return `'${resource}' is not a GitHub workflow (repos/{owner}/{repo}/actions/workflows/{file or id})`;
 }
