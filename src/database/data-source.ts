@@ -9,15 +9,14 @@ import { underNamedLock } from './dialect.js';
 import { bindNumbersOnSqlite } from './sqlite-parameters.js';
 import { sqliteDriver } from './sqlite-driver.js';
 import { serializeSqliteTransactions } from './sqlite-serializer.js';
-import type { StartupAttempts } from './startup.js';
 
 /**
  * TypeORM's options, and the deadline of one call (see boundDatabaseCalls on MariaDB; on SQLite,
  * the longest wait for the connection's lock), which TypeORM ignores (its own
- * `maxQueryExecutionTime` would also print every slower query), and how long start-up keeps
- * trying to reach it (see openWithRetries).
+ * `maxQueryExecutionTime` would also print every slower query). How long start-up keeps trying
+ * to reach it rides along in startup.ts's StartingDataSourceOptions.
  */
-export type AppDataSourceOptions = DataSourceOptions & { callDeadlineMs?: number; startup?: StartupAttempts };
+export type AppDataSourceOptions = DataSourceOptions & { callDeadlineMs?: number };
 
 /**
  * SQLite's page cache, in KiB (its default is 2 MiB). At 100,000 workflows the indexes a status

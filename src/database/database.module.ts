@@ -3,8 +3,8 @@ import { TypeOrmModule } from '@nestjs/typeorm';
 import { Clock } from '../common/clock.js';
 import { createStartupLogger } from '../common/logging.js';
 import { AppConfig } from '../config/app-config.js';
-import { dataSourceOptions, openDataSource, type AppDataSourceOptions } from './data-source.js';
-import { openWithRetries, type StartupAttempts } from './startup.js';
+import { dataSourceOptions, openDataSource } from './data-source.js';
+import { openWithRetries, type StartingDataSourceOptions, type StartupAttempts } from './startup.js';
 
 @Module({
   imports: [
@@ -26,7 +26,7 @@ import { openWithRetries, type StartupAttempts } from './startup.js';
         if (!options) {
           throw new Error('no database options');
         }
-        const { startup, ...rest } = options as AppDataSourceOptions;
+        const { startup, ...rest } = options as StartingDataSourceOptions;
         return startup ? openWithRetries(rest, openDataSource, startup) : openDataSource(rest);
       },
     }),

@@ -31,6 +31,12 @@ export interface StartupAttempts {
   sleep?: (ms: number) => Promise<void>;
 }
 
+/**
+ * The data source's options and how long start-up keeps trying to reach it (see openWithRetries):
+ * they travel together through TypeOrmModule.forRootAsync, from its factory to its dataSourceFactory.
+ */
+export type StartingDataSourceOptions = AppDataSourceOptions & { startup?: StartupAttempts };
+
 /** `host:port` of a mysql:// URL: what a log line may show of it. */
 export function databaseAddress(url: string): string {
   const parsed = new URL(url);
