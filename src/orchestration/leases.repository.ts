@@ -3,6 +3,7 @@ import { InjectRepository } from '@nestjs/typeorm';
 import { In, Repository } from 'typeorm';
 import { isUniqueViolation } from '../common/errors/unique-violation.js';
 import { claimDueRows } from '../database/claim-due-rows.js';
+import type { Assignment } from './assignment/assignment-facility.js';
 import { VmLeaseEntity, type OnExpiry } from './entities/vm-lease.entity.js';
 
 /** A lease as the rules see it. */
@@ -12,6 +13,14 @@ export interface Lease {
   readonly nodeId: string;
   readonly expiresAt: Date;
   readonly onExpiry: OnExpiry;
+}
+
+/**
+ * An active assignment with its lease, if it has one. Beside Lease rather than in the service
+ * that assembles it, so that the replies can show it without importing a service.
+ */
+export interface LeasedAssignment extends Assignment {
+  readonly lease?: Lease;
 }
 
 /** A lease whose expiry this copy of the service claimed; `token` proves the claim when it is done. */

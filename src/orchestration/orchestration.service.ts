@@ -1,17 +1,18 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { DomainError } from '../common/errors/domain-error.js';
-import {
-  ASSIGNMENT_FACILITY,
-  type Assignment,
-  type AssignmentFacility,
-} from './assignment/assignment-facility.js';
+import { ASSIGNMENT_FACILITY, type AssignmentFacility } from './assignment/assignment-facility.js';
 import { Clock } from '../common/clock.js';
 import { AddressesRepository } from './addresses.repository.js';
 import { JobsRepository } from './jobs.repository.js';
 import { CloudRegistry } from './cloud.registry.js';
 import type { OnExpiry } from './entities/vm-lease.entity.js';
 import { leaseEndsAt, type LeaseEnd } from './lease-rules.js';
-import { LeasesRepository, type ClaimedLease, type Lease } from './leases.repository.js';
+import {
+  LeasesRepository,
+  type ClaimedLease,
+  type Lease,
+  type LeasedAssignment,
+} from './leases.repository.js';
 import { refOf, type CloudRef } from './dto/replies.dto.js';
 import type {
   CloudImage,
@@ -48,11 +49,6 @@ export interface AssignCommand {
 export interface ExtendCommand {
   readonly node: NodeQuery;
   readonly end: LeaseEnd;
-}
-
-/** An active assignment with its lease, if it has one. */
-export interface LeasedAssignment extends Assignment {
-  readonly lease?: Lease;
 }
 
 export interface ReleaseCommand {

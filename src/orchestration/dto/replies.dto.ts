@@ -2,7 +2,7 @@ import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { JOB_STATES, type JobState } from '../entities/vm-job.entity.js';
 import type { Job } from '../jobs.repository.js';
 import { ON_EXPIRY, type OnExpiry } from '../entities/vm-lease.entity.js';
-import type { LeasedAssignment } from '../orchestration.service.js';
+import type { LeasedAssignment } from '../leases.repository.js';
 import {
   nodeUuid,
   type CloudImage,
