@@ -15,14 +15,9 @@ import { CLOUD_PROVIDER_FACTORIES_PROVIDER } from '../cloud.registry.js';
 import { CLOUD_PROVIDER_FACTORIES, NodeState, type CloudProviderFactories } from './cloud-provider.js';
 import { DUMMY_CLOUD_STORE, DummyProviderFactory } from './dummy.provider.js';
 import { InMemoryDummyCloudStore } from './in-memory-dummy-cloud.store.js';
-import {
-  OpenStackProvider,
-  OpenStackProviderFactory,
-  classifyAddresses,
-  isPrivateIpv4,
-  novaState,
-  parseOpenStackSettings,
-} from './openstack.provider.js';
+import { classifyAddresses, isPrivateIpv4, novaState } from './openstack-mapping.js';
+import { OpenStackProvider, OpenStackProviderFactory } from './openstack.provider.js';
+import { parseOpenStackSettings } from './openstack-settings.js';
 
 let dataDir: string;
 let config: AppConfig;

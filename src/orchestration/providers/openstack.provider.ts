@@ -1,7 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import ipaddr from 'ipaddr.js';
 import { DomainError } from '../../common/errors/domain-error.js';
-import { OutboundError, readBody, sendRequest } from '../../common/net/http-client.js';
 import { AppConfig } from '../../config/app-config.js';
 import type { CloudSettings } from '../../config/clouds-file.js';
 import { isRecord } from '../../common/is-record.js';
@@ -14,7 +12,6 @@ import {
   NodeState,
   findNodeBy,
   nodeNotFound,
-  redactSecrets,
   type CloudImage,
   type CloudNode,
   type CloudProvider,
@@ -25,204 +22,21 @@ import {
   type PowerAction,
   type StartNodeRequest,
 } from './cloud-provider.js';
-import { settingsReader } from './provider-settings.js';
+import { OpenStackClient, type OpenStackClientOptions, type Session } from './openstack.client.js';
+import {
+  field,
+  idOf,
+  numberOf,
+  toFloatingIp,
+  toKeyPair,
+  toOpenStackNode,
+  upstreamMessage,
+  type FloatingIp,
+} from './openstack-mapping.js';
+import { OPENSTACK_TYPE, parseOpenStackSettings, type OpenStackSettings } from './openstack-settings.js';
 
-export const OPENSTACK_TYPE = 'openstack';
-
-export type EndpointInterface = 'public' | 'internal' | 'admin';
-
-/** The settings of one `type: openstack` cloud of CLOUDS_FILE, validated. */
-export interface OpenStackSettings {
-  /** Keystone v3 base, e.g. `https://keystone.example.org:5000/v3`. */
-  readonly authUrl: string;
-  readonly username: string;
-  readonly password: string;
-  readonly userDomainName: string;
-  readonly projectName: string;
-  readonly projectDomainName: string;
-  /** Catalog region; the first endpoint of the interface when unset. */
-  readonly region?: string;
-  readonly interface: EndpointInterface;
-  /** Network id new servers are attached to; Nova picks ("auto") when unset. */
-  readonly network?: string;
-  /** Id of the external network floating IPs are allocated from; no public addresses when unset. */
-  readonly floatingNetwork?: string;
-}
-
-/** Nova server status → node state: the one table of this provider (API.md 3.1). */
-const NOVA_STATES: ReadonlyMap<string, NodeState> = new Map([
-  ['ACTIVE', NodeState.Running],
-  ['REBOOT', NodeState.Rebooting],
-  ['HARD_REBOOT', NodeState.Rebooting],
-  ['DELETED', NodeState.Terminated],
-  ['SOFT_DELETED', NodeState.Terminated],
-  ['BUILD', NodeState.Pending],
-  ['REBUILD', NodeState.Pending],
-  ['PASSWORD', NodeState.Pending],
-  ['RESCUE', NodeState.Pending],
-  ['RESIZE', NodeState.Pending],
-  ['VERIFY_RESIZE', NodeState.Pending],
-  ['MIGRATING', NodeState.Pending],
-  ['SHUTOFF', NodeState.Stopped],
-  ['SUSPENDED', NodeState.Suspended],
-  ['ERROR', NodeState.Error],
-  ['PAUSED', NodeState.Paused],
-]);
-
-/** The node state of a Nova server status; anything not in the table is Unknown. */
-export function novaState(status: unknown): NodeState {
-  return (
-    (typeof status === 'string' ? NOVA_STATES.get(status.toUpperCase()) : undefined) ?? NodeState.Unknown
-  );
-}
-
-const PRIVATE_IPV4_RANGES = new Set(['private', 'loopback', 'linkLocal', 'carrierGradeNat']);
-// Libcloud's fallback for addresses it cannot range-check (IPv6): trust the network label or the IP type.
-const PUBLIC_NETWORK_LABELS = new Set(['public', 'internet']);
-
-/** True for IPv4 addresses in RFC 1918, loopback, link-local or CGNAT ranges. */
-export function isPrivateIpv4(address: string): boolean {
-  return (
-    ipaddr.IPv4.isValidFourPartDecimal(address) && PRIVATE_IPV4_RANGES.has(ipaddr.IPv4.parse(address).range())
-  );
-}
-
-/**
- * Splits a Nova `addresses` map (network label → [{addr, version, OS-EXT-IPS:type}]) into public and
- * private IPs as libcloud does: an IPv4 address is private exactly when it is in a private range; an
- * IPv6 address is public when its network is labelled public/internet or it is a floating IP.
- */
-export function classifyAddresses(addresses: unknown): { publicIps: string[]; privateIps: string[] } {
-  const publicIps: string[] = [];
-  const privateIps: string[] = [];
-  if (!isRecord(addresses)) {
-    return { publicIps, privateIps };
-  }
-  for (const [label, entries] of Object.entries(addresses)) {
-    for (const entry of Array.isArray(entries) ? entries : []) {
-      const address = isRecord(entry) ? entry.addr : undefined;
-      if (typeof address !== 'string' || address === '') {
-        continue;
-      }
-      const isPublic = ipaddr.IPv4.isValidFourPartDecimal(address)
-        ? !isPrivateIpv4(address)
-        : PUBLIC_NETWORK_LABELS.has(label) || (isRecord(entry) && entry['OS-EXT-IPS:type'] === 'floating');
-      (isPublic ? publicIps : privateIps).push(address);
-    }
-  }
-  return { publicIps, privateIps };
-}
-
-/** The CloudNode of a Nova server object; what the state and IPs do not carry stays in `extra`. */
-export function toOpenStackNode(server: Record<string, unknown>): CloudNode {
-  const { publicIps, privateIps } = classifyAddresses(server.addresses);
-  const links = Array.isArray(server.links) ? server.links.filter(isRecord) : [];
-  const extra: Record<string, unknown> = {
-    status: server.status,
-    addresses: server.addresses,
-    hostId: server.hostId,
-    access_ip: server.accessIPv4,
-    access_ipv6: server.accessIPv6,
-    tenantId: server.tenant_id,
-    userId: server.user_id,
-    imageId: idOf(server.image),
-    flavorId: idOf(server.flavor),
-    uri: links.find((link) => link.rel === 'self')?.href,
-    metadata: server.metadata,
-    // Tags are sent as server metadata (API.md 13), so the metadata is the node's tags.
-    tags: server.metadata,
-    security_groups: Array.isArray(server.security_groups)
-      ? server.security_groups.filter(isRecord).map((group) => group.name)
-      : undefined,
-    created: server.created,
-    updated: server.updated,
-    key_name: server.key_name,
-    disk_config: server['OS-DCF:diskConfig'],
-    config_drive: server.config_drive,
-    availability_zone: server['OS-EXT-AZ:availability_zone'],
-    volumes_attached: server['os-extended-volumes:volumes_attached'],
-    task_state: server['OS-EXT-STS:task_state'],
-    vm_state: server['OS-EXT-STS:vm_state'],
-    power_state: server['OS-EXT-STS:power_state'],
-    progress: server.progress,
-    fault: server.fault,
-  };
-  return {
-    id: idOf(server) ?? '',
-    name: typeof server.name === 'string' ? server.name : '',
-    state: novaState(server.status),
-    publicIps,
-    privateIps,
-    extra: Object.fromEntries(Object.entries(extra).filter(([, value]) => value !== undefined)),
-  };
-}
-
-/** Validates a cloud's settings; throws ConfigError (setting CLOUDS_FILE) naming the cloud and the key. */
-export function parseOpenStackSettings(cloud: CloudSettings): OpenStackSettings {
-  const { optional, required, problem } = settingsReader(cloud, OPENSTACK_TYPE);
-  const authUrl = required('auth_url').replace(/\/+$/, '');
-  if (!/^https?:\/\/[^/]/i.test(authUrl) || !URL.canParse(authUrl)) {
-    throw problem(`needs 'auth_url' to be an http(s) URL`);
-  }
-  const endpointInterface = optional('interface') ?? 'public';
-  if (endpointInterface !== 'public' && endpointInterface !== 'internal' && endpointInterface !== 'admin') {
-    throw problem(`needs 'interface' to be public, internal or admin`);
-  }
-  return {
-    // Keystone's base is often written without its version; the token API lives under /v3.
-    authUrl: /\/v3$/.test(authUrl) ? authUrl : `${authUrl}/v3`,
-    username: required('username'),
-    password: required('password'),
-    userDomainName: optional('user_domain_name') ?? 'Default',
-    projectName: required('project_name'),
-    projectDomainName: optional('project_domain_name') ?? 'Default',
-    region: optional('region'),
-    interface: endpointInterface,
-    network: optional('network'),
-    floatingNetwork: optional('floating_network'),
-  };
-}
-
-interface Session {
-  readonly token: string;
-  readonly expiresAtMs: number;
-  readonly computeUrl: string;
-  readonly imageUrl: string;
-  /** Neutron's base (without its version), when the catalog has one. */
-  readonly networkUrl?: string;
-}
-
-interface Reply {
-  readonly status: number;
-  readonly body: unknown;
-  readonly headers: Readonly<Record<string, string | string[] | undefined>>;
-}
-
-interface Call {
-  /** What is being done, for messages: "listing servers". */
-  readonly what: string;
-  readonly method: string;
-  /** The URL, from the session's endpoints. */
-  readonly url: (session: Session) => string;
-  readonly body?: unknown;
-  readonly headers?: Record<string, string>;
-}
-
-export interface OpenStackProviderOptions {
-  /** Bound of each HTTP exchange, connection to last byte. */
-  readonly timeoutMs: number;
-  /** Milliseconds since the epoch; replaced in tests. */
-  readonly now?: () => number;
-}
-
-// A token is renewed this long before Keystone's `expires_at`, so that it cannot expire in flight.
-const TOKEN_MARGIN_MS = 60_000;
-// Keystone always sends `expires_at`; should one not, the token is kept this long (a 401 renews it sooner).
-const TOKEN_FALLBACK_LIFETIME_MS = 5 * 60_000;
-const MAX_BODY_BYTES = 16 * 1024 * 1024;
 // Only a guard against a cloud whose next links go round in circles.
 const MAX_PAGES = 1000;
-const MAX_UPSTREAM_MESSAGE = 300;
 /** The body of `POST servers/{id}/action` of each power action. */
 const NOVA_ACTIONS: Readonly<Record<PowerAction, unknown>> = {
   reboot: { reboot: { type: 'SOFT' } },
@@ -234,22 +48,19 @@ const AUTO_NETWORK_MICROVERSION = '2.37';
 
 /**
  * An OpenStack cloud: Keystone v3 password auth with a cached token, Nova for servers and flavors,
- * Glance v2 for images, the endpoints taken from the token's catalog.
+ * Glance v2 for images, the endpoints taken from the token's catalog. The token and the exchanges
+ * are OpenStackClient's; this class holds what each operation asks and what its answers mean.
  */
 export class OpenStackProvider implements CloudProvider {
   readonly type = OPENSTACK_TYPE;
-  private session?: Session;
-  private authenticating?: Promise<Session>;
-  /** The current and the previous token: a failing call may have used either. */
-  private recentTokens: string[] = [];
-  private readonly now: () => number;
+  private readonly client: OpenStackClient;
 
   constructor(
     readonly name: string,
     private readonly settings: OpenStackSettings,
-    private readonly options: OpenStackProviderOptions,
+    options: OpenStackClientOptions,
   ) {
-    this.now = options.now ?? Date.now;
+    this.client = new OpenStackClient(name, settings, options);
   }
 
   /** Every server of the project (Nova `servers/detail`, all pages). */
@@ -264,7 +75,7 @@ export class OpenStackProvider implements CloudProvider {
     const images: CloudImage[] = [];
     let query = '';
     for (let page = 0; page < MAX_PAGES; page++) {
-      const reply = await this.expect(200, {
+      const reply = await this.client.expect(200, {
         what: 'listing images',
         method: 'GET',
         url: (s) => `${s.imageUrl}/v2/images${query}`,
@@ -333,7 +144,7 @@ export class OpenStackProvider implements CloudProvider {
       server.security_groups = request.securityGroups.map((name) => ({ name }));
     }
     const what = 'creating a server';
-    const reply = await this.call({
+    const reply = await this.client.call({
       what,
       method: 'POST',
       url: (s) => `${s.computeUrl}/servers`,
@@ -344,15 +155,15 @@ export class OpenStackProvider implements CloudProvider {
           : {},
     });
     if (reply.status === 400) {
-      throw this.refused(reply, 'Nova refused the server');
+      throw this.client.refused(reply, 'Nova refused the server');
     }
     if (reply.status !== 202 && reply.status !== 200) {
-      throw this.failed(what, reply);
+      throw this.client.failed(what, reply);
     }
     const created = field(reply.body, 'server');
     const id = idOf(created);
     if (id === undefined) {
-      throw this.upstream(what, 'the answer has no server id');
+      throw this.client.upstream(what, 'the answer has no server id');
     }
     try {
       return await this.getServer(id);
@@ -371,7 +182,7 @@ export class OpenStackProvider implements CloudProvider {
       throw nodeNotFound({ id }, this.name);
     }
     const what = `deleting server ${id}`;
-    const reply = await this.call({
+    const reply = await this.client.call({
       what,
       method: 'DELETE',
       url: (s) => `${s.computeUrl}/servers/${encodeURIComponent(id)}`,
@@ -380,7 +191,7 @@ export class OpenStackProvider implements CloudProvider {
       throw nodeNotFound({ id }, this.name);
     }
     if (reply.status !== 204 && reply.status !== 200 && reply.status !== 202) {
-      throw this.failed(what, reply);
+      throw this.client.failed(what, reply);
     }
   }
 
@@ -393,7 +204,7 @@ export class OpenStackProvider implements CloudProvider {
   async power(id: string, action: PowerAction): Promise<CloudNode> {
     return planPower(await this.getServer(id), action, this.name, async () => {
       const what = `${action} of server ${id}`;
-      const reply = await this.call({
+      const reply = await this.client.call({
         what,
         method: 'POST',
         url: (s) => `${s.computeUrl}/servers/${encodeURIComponent(id)}/action`,
@@ -404,10 +215,10 @@ export class OpenStackProvider implements CloudProvider {
       }
       if (reply.status === 409) {
         const message = upstreamMessage(reply.body) ?? `Nova refused the ${action}`;
-        throw new DomainError('conflict', this.redact(`Cloud '${this.name}': ${message}`));
+        throw new DomainError('conflict', this.client.redact(`Cloud '${this.name}': ${message}`));
       }
       if (reply.status !== 202 && reply.status !== 200 && reply.status !== 204) {
-        throw this.failed(what, reply);
+        throw this.client.failed(what, reply);
       }
       return this.getServer(id);
     });
@@ -428,7 +239,7 @@ export class OpenStackProvider implements CloudProvider {
 
   /** Nova `os-keypairs` of the cloud's user. */
   async listKeyPairs(): Promise<CloudKeyPair[]> {
-    const reply = await this.expect(200, {
+    const reply = await this.client.expect(200, {
       what: 'listing key pairs',
       method: 'GET',
       url: (s) => `${s.computeUrl}/os-keypairs`,
@@ -444,7 +255,7 @@ export class OpenStackProvider implements CloudProvider {
   async importKeyPair(name: string, publicKey: string): Promise<CloudKeyPair> {
     const key = parseSshPublicKey(publicKey);
     const what = `importing key pair ${name}`;
-    const reply = await this.call({
+    const reply = await this.client.call({
       what,
       method: 'POST',
       url: (s) => `${s.computeUrl}/os-keypairs`,
@@ -454,18 +265,18 @@ export class OpenStackProvider implements CloudProvider {
       throw new DomainError('conflict', `Key pair '${name}' exists in cloud '${this.name}'`);
     }
     if (reply.status === 400) {
-      throw this.refused(reply, 'Nova refused the key pair');
+      throw this.client.refused(reply, 'Nova refused the key pair');
     }
     const created = field(reply.body, 'keypair');
     if ((reply.status !== 200 && reply.status !== 201) || !isRecord(created)) {
-      throw this.failed(what, reply);
+      throw this.client.failed(what, reply);
     }
     return toKeyPair({ public_key: key.line, ...created, name });
   }
 
   async deleteKeyPair(name: string): Promise<void> {
     const what = `deleting key pair ${name}`;
-    const reply = await this.call({
+    const reply = await this.client.call({
       what,
       method: 'DELETE',
       url: (s) => `${s.computeUrl}/os-keypairs/${encodeURIComponent(name)}`,
@@ -474,7 +285,7 @@ export class OpenStackProvider implements CloudProvider {
       throw new DomainError('not_found', `Key pair '${name}' not found in cloud '${this.name}'`);
     }
     if (reply.status !== 202 && reply.status !== 204 && reply.status !== 200) {
-      throw this.failed(what, reply);
+      throw this.client.failed(what, reply);
     }
   }
 
@@ -511,7 +322,7 @@ export class OpenStackProvider implements CloudProvider {
     });
     const ip = toFloatingIp(field(created, 'floatingip'));
     if (ip === undefined) {
-      throw this.upstream('allocating a floating IP', 'the answer has no floating IP');
+      throw this.client.upstream('allocating a floating IP', 'the answer has no floating IP');
     }
     try {
       await this.network(`attaching ${ip.address}`, 'PUT', `/v2.0/floatingips/${ip.id}`, [200], {
@@ -578,12 +389,12 @@ export class OpenStackProvider implements CloudProvider {
     ok: readonly number[],
     body?: unknown,
   ): Promise<unknown> {
-    const reply = await this.call({
+    const reply = await this.client.call({
       what,
       method,
       url: (s) => {
         if (s.networkUrl === undefined) {
-          throw this.upstream(what, "the token's catalog has no network endpoint (Neutron)");
+          throw this.client.upstream(what, "the token's catalog has no network endpoint (Neutron)");
         }
         return `${s.networkUrl}${path}`;
       },
@@ -592,22 +403,16 @@ export class OpenStackProvider implements CloudProvider {
     if (reply.status === 409) {
       throw new DomainError(
         'conflict',
-        this.redact(`Cloud '${this.name}': ${upstreamMessage(reply.body) ?? `${what} conflicts`}`),
+        this.client.redact(`Cloud '${this.name}': ${upstreamMessage(reply.body) ?? `${what} conflicts`}`),
       );
     }
     if (reply.status === 400) {
-      throw this.refused(reply, `Neutron refused ${what}`);
+      throw this.client.refused(reply, `Neutron refused ${what}`);
     }
     if (!ok.includes(reply.status)) {
-      throw this.failed(what, reply);
+      throw this.client.failed(what, reply);
     }
     return reply.body;
-  }
-
-  /** A 400 of the cloud: the caller's request was refused, with the cloud's own message. */
-  private refused(reply: Reply, fallback: string): DomainError {
-    const message = upstreamMessage(reply.body) ?? fallback;
-    return new DomainError('invalid_input', this.redact(`Cloud '${this.name}': ${message}`));
   }
 
   private async getServer(id: string): Promise<CloudNode> {
@@ -615,7 +420,7 @@ export class OpenStackProvider implements CloudProvider {
       throw nodeNotFound({ id }, this.name);
     }
     const what = `reading server ${id}`;
-    const reply = await this.call({
+    const reply = await this.client.call({
       what,
       method: 'GET',
       url: (s) => `${s.computeUrl}/servers/${encodeURIComponent(id)}`,
@@ -624,11 +429,11 @@ export class OpenStackProvider implements CloudProvider {
       throw nodeNotFound({ id }, this.name);
     }
     if (reply.status !== 200) {
-      throw this.failed(what, reply);
+      throw this.client.failed(what, reply);
     }
     const server = field(reply.body, 'server');
     if (!isRecord(server)) {
-      throw this.upstream(what, 'the answer has no server');
+      throw this.client.upstream(what, 'the answer has no server');
     }
     return toOpenStackNode(server);
   }
@@ -642,10 +447,10 @@ export class OpenStackProvider implements CloudProvider {
     const items: Record<string, unknown>[] = [];
     let query = '';
     for (let page = 0; page < MAX_PAGES; page++) {
-      const reply = await this.expect(200, { what, method: 'GET', url: (s) => `${url(s)}${query}` });
+      const reply = await this.client.expect(200, { what, method: 'GET', url: (s) => `${url(s)}${query}` });
       const list = field(reply.body, member);
       if (!Array.isArray(list)) {
-        throw this.upstream(what, `the answer has no '${member}' list`);
+        throw this.client.upstream(what, `the answer has no '${member}' list`);
       }
       items.push(...list.filter(isRecord));
       const links = field(reply.body, `${member}_links`);
@@ -662,209 +467,6 @@ export class OpenStackProvider implements CloudProvider {
     }
     return items;
   }
-
-  private async expect(status: number, call: Call): Promise<Reply> {
-    const reply = await this.call(call);
-    if (reply.status !== status) {
-      throw this.failed(call.what, reply);
-    }
-    return reply;
-  }
-
-  /** One authenticated call; a 401 renews the token once and repeats the call. */
-  private async call(call: Call): Promise<Reply> {
-    const attempt = async (session: Session): Promise<Reply> =>
-      this.send(call.what, call.method, call.url(session), session.token, call.body, call.headers);
-    const first = await this.currentSession();
-    const reply = await attempt(first);
-    if (reply.status !== 401) {
-      return reply;
-    }
-    // Keystone may revoke a token before its expiry (password change, restart without persistence).
-    this.forget(first);
-    const retried = await attempt(await this.currentSession());
-    if (retried.status === 401) {
-      throw this.upstream(call.what, 'the cloud refused a freshly issued token');
-    }
-    return retried;
-  }
-
-  private currentSession(): Promise<Session> {
-    if (this.session && this.now() < this.session.expiresAtMs - TOKEN_MARGIN_MS) {
-      return Promise.resolve(this.session);
-    }
-    // Concurrent calls share one authentication instead of each asking Keystone for a token.
-    this.authenticating ??= this.authenticate().finally(() => {
-      this.authenticating = undefined;
-    });
-    return this.authenticating;
-  }
-
-  private forget(session: Session): void {
-    if (this.session === session) {
-      this.session = undefined;
-    }
-  }
-
-  private async authenticate(): Promise<Session> {
-    const what = 'authentication';
-    const { settings } = this;
-    const body = {
-      auth: {
-        identity: {
-          methods: ['password'],
-          password: {
-            user: {
-              name: settings.username,
-              domain: { name: settings.userDomainName },
-              password: settings.password,
-            },
-          },
-        },
-        scope: { project: { name: settings.projectName, domain: { name: settings.projectDomainName } } },
-      },
-    };
-    const reply = await this.send(what, 'POST', `${settings.authUrl}/auth/tokens`, undefined, body);
-    if (reply.status === 401) {
-      throw this.upstream(what, `Keystone refused the credentials of user '${settings.username}'`);
-    }
-    if (reply.status !== 201 && reply.status !== 200) {
-      throw this.failed(what, reply);
-    }
-    const token = reply.headers['x-subject-token'];
-    if (typeof token !== 'string' || token === '') {
-      throw this.upstream(what, 'Keystone sent no X-Subject-Token');
-    }
-    const details = field(reply.body, 'token');
-    const expiresAt = field(details, 'expires_at');
-    const expiresAtMs = typeof expiresAt === 'string' ? Date.parse(expiresAt) : Number.NaN;
-    const catalog = field(details, 'catalog');
-    const session: Session = {
-      token,
-      expiresAtMs: Number.isNaN(expiresAtMs) ? this.now() + TOKEN_FALLBACK_LIFETIME_MS : expiresAtMs,
-      computeUrl: this.endpoint(catalog, 'compute'),
-      // Glance's paths and `next` links carry the version, so the base is kept without it.
-      imageUrl: this.endpoint(catalog, 'image').replace(/\/v2(\.\d+)?$/, ''),
-      // Only public addresses need Neutron: a cloud without it works for everything else.
-      networkUrl: this.endpoint(catalog, 'network', false)?.replace(/\/v2\.0$/, ''),
-    };
-    this.session = session;
-    this.recentTokens = [token, ...this.recentTokens].slice(0, 2);
-    return session;
-  }
-
-  private endpoint(catalog: unknown, type: string): string;
-  private endpoint(catalog: unknown, type: string, required: false): string | undefined;
-  private endpoint(catalog: unknown, type: string, required = true): string | undefined {
-    const { region } = this.settings;
-    const where = `interface ${this.settings.interface}${region === undefined ? '' : `, region ${region}`}`;
-    const service = Array.isArray(catalog)
-      ? catalog.filter(isRecord).find((entry) => entry.type === type)
-      : undefined;
-    const endpoints = Array.isArray(service?.endpoints) ? service.endpoints.filter(isRecord) : [];
-    const found = endpoints.find(
-      (endpoint) =>
-        endpoint.interface === this.settings.interface &&
-        (region === undefined ||
-          (endpoint.region_id ?? endpoint.region) === region ||
-          endpoint.region === region),
-    );
-    if (typeof found?.url !== 'string' || !URL.canParse(found.url)) {
-      if (!required) {
-        return undefined;
-      }
-      throw this.upstream('authentication', `the token's catalog has no ${type} endpoint (${where})`);
-    }
-    return found.url.replace(/\/+$/, '');
-  }
-
-  private async send(
-    what: string,
-    method: string,
-    url: string,
-    token: string | undefined,
-    body?: unknown,
-    headers: Record<string, string> = {},
-  ): Promise<Reply> {
-    const outgoing: Record<string, string> = { accept: 'application/json', ...headers };
-    if (token !== undefined) {
-      outgoing['x-auth-token'] = token;
-    }
-    if (body !== undefined) {
-      outgoing['content-type'] = 'application/json';
-    }
-    try {
-      const response = await sendRequest(url, {
-        method,
-        headers: outgoing,
-        body: body === undefined ? undefined : JSON.stringify(body),
-        timeoutMs: this.options.timeoutMs,
-        allowPrivate: true,
-      });
-      const raw = await readBody(response.body, MAX_BODY_BYTES);
-      const parsed = parseBody(raw);
-      if (parsed.json === false && response.status >= 200 && response.status < 300) {
-        throw this.upstream(what, 'the answer is not JSON');
-      }
-      return { status: response.status, headers: response.headers, body: parsed.value };
-    } catch (error) {
-      if (error instanceof OutboundError) {
-        throw new DomainError(
-          error.reason === 'timeout' ? 'upstream_timeout' : 'upstream_failed',
-          this.redact(`Cloud '${this.name}': ${what} failed: ${error.message}`),
-        );
-      }
-      throw error;
-    }
-  }
-
-  /** The error of an unexpected status: the cloud failed, is over quota, or refused us. */
-  private failed(what: string, reply: Reply): DomainError {
-    const message = upstreamMessage(reply.body);
-    return this.upstream(
-      what,
-      `the cloud answered ${reply.status}${message === undefined ? '' : ` (${message})`}`,
-    );
-  }
-
-  private upstream(what: string, detail: string): DomainError {
-    return new DomainError('upstream_failed', this.redact(`Cloud '${this.name}': ${what} failed: ${detail}`));
-  }
-
-  /** Whatever a cloud echoes back, neither the password nor a token may reach a message. */
-  private redact(message: string): string {
-    return redactSecrets(message, [this.settings.password, ...this.recentTokens]);
-  }
-}
-
-/** JSON when it parses; error pages of proxies and Glance are often text or HTML, kept for their message. */
-function parseBody(raw: Buffer): { json: boolean; value: unknown } {
-  if (raw.length === 0) {
-    return { json: true, value: undefined };
-  }
-  const text = raw.toString('utf8');
-  try {
-    return { json: true, value: JSON.parse(text) as unknown };
-  } catch {
-    return { json: false, value: text };
-  }
-}
-
-/**
- * The message of an OpenStack error body: Nova `{"badRequest": {"message": …}}`, Keystone
- * `{"error": {"message": …}}`, or a short plain-text body.
- */
-function upstreamMessage(body: unknown): string | undefined {
-  let message: string | undefined;
-  if (typeof body === 'string') {
-    message = body.replace(/<[^>]*>/g, ' ');
-  } else if (isRecord(body)) {
-    const fault = Object.values(body).find((value) => isRecord(value) && typeof value.message === 'string');
-    message =
-      typeof body.message === 'string' ? body.message : isRecord(fault) ? String(fault.message) : undefined;
-  }
-  const compact = message?.replace(/\s+/g, ' ').trim();
-  return compact ? compact.slice(0, MAX_UPSTREAM_MESSAGE) : undefined;
 }
 
 /**
@@ -873,40 +475,6 @@ function upstreamMessage(body: unknown): string | undefined {
  */
 function isServerId(id: string): boolean {
   return /^[A-Za-z0-9_-]{1,64}$/.test(id) && id !== 'detail';
-}
-
-interface FloatingIp {
-  readonly id: string;
-  readonly address: string;
-}
-
-function toFloatingIp(value: unknown): FloatingIp | undefined {
-  const id = idOf(value);
-  const address = field(value, 'floating_ip_address');
-  return id !== undefined && typeof address === 'string' && /^[A-Za-z0-9_-]{1,64}$/.test(id)
-    ? { id, address }
-    : undefined;
-}
-
-function toKeyPair(key: Record<string, unknown>): CloudKeyPair {
-  return {
-    name: String(key.name),
-    fingerprint: typeof key.fingerprint === 'string' ? key.fingerprint : '',
-    publicKey: typeof key.public_key === 'string' ? key.public_key.trim() : '',
-  };
-}
-
-function field(value: unknown, key: string): unknown {
-  return isRecord(value) ? value[key] : undefined;
-}
-
-function idOf(value: unknown): string | undefined {
-  const id = field(value, 'id');
-  return typeof id === 'string' || typeof id === 'number' ? String(id) : undefined;
-}
-
-function numberOf(value: unknown): number {
-  return typeof value === 'number' && Number.isFinite(value) ? value : 0;
 }
 
 @RegisterCloudProvider()
