@@ -12,13 +12,18 @@ import {
   DATABASE_UNAVAILABLE_DETAIL,
   STORAGE_FULL,
 } from './common/errors/infrastructure.js';
-import { authErrorExample, problemExample } from './common/dto/error-bodies.dto.js';
-import { titleOf } from './common/errors/problem.js';
-import { ENVELOPE_PHRASES } from './common/filters/envelope.filter.js';
 import { areaOf, type Area } from './common/filters/fallback.filter.js';
 import { TAG_GROUPS, TAGS } from './common/api-tags.js';
 import { EXAMPLE } from './common/openapi-examples.js';
-import { BEARER_SCHEME, REGISTRY_CLIENT_SCHEME } from './auth/api-auth.decorator.js';
+import { REGISTRY_CLIENT_SCHEME } from './auth/api-auth.decorator.js';
+import {
+  ERROR_SCHEMA_OF,
+  ERROR_SCHEMAS,
+  errorExample,
+  exampleMatches,
+  NOUN_OF_UUID_PARAMETER,
+  type ErrorArea,
+} from './openapi-error-examples.js';
 
 /**
  * The finishing pass over the document Nest builds from the decorators: what depends on the
@@ -136,13 +141,6 @@ function listTags(document: OpenAPIObject): void {
     tags: group.tags.map((tag) => tag.name),
   }));
 }
-
-const ERROR_SCHEMA_OF: Record<Area, ErrorArea> = {
-  auth: 'AuthErrorDto',
-  registry: 'ProblemDto',
-  orchestration: 'EnvelopeErrorDto',
-  trs: 'TrsErrorDto',
-};
 
 /**
  * Every operation needs the database (the token is re-checked there), so each may answer 503
@@ -327,16 +325,6 @@ function describe(operation: OperationObject): string {
   return `${operation.summary ?? ''}. ${who}`.replace(/^\. /, '');
 }
 
-/** The error bodies: the three areas', TRS's, and RFC 6749 5.2's of the OAuth2 token endpoint. */
-type ErrorArea = 'AuthErrorDto' | 'ProblemDto' | 'EnvelopeErrorDto' | 'TrsErrorDto' | 'OAuthErrorDto';
-const ERROR_SCHEMAS = new Set<string>([
-  'AuthErrorDto',
-  'ProblemDto',
-  'EnvelopeErrorDto',
-  'TrsErrorDto',
-  'OAuthErrorDto',
-]);
-
 /**
  * Swagger UI's "Try it out" fills every parameter that has an example (or whose schema has one)
  * and sends it: an optional one then changes the request (`version`, a badge `token`, an
@@ -431,115 +419,6 @@ function finishResponse(
         media.example = example;
       }
     }
-  }
-}
-
-function exampleMatches(area: ErrorArea, status: number, example: unknown): boolean {
-  if (typeof example !== 'object' || example === null) {
-    return false;
-  }
-  const body = example as Record<string, unknown>;
-  switch (area) {
-    case 'AuthErrorDto':
-      return (body.error as Record<string, unknown> | undefined)?.code === status;
-    case 'ProblemDto':
-      return body.status === status;
-    case 'EnvelopeErrorDto':
-      return body.status_code === status;
-    case 'TrsErrorDto':
-      return body.code === status;
-    case 'OAuthErrorDto':
-      // RFC 6749's body has no status: a code is right for every status it may come with.
-      return typeof body.error === 'string';
-  }
-}
-
-/** The RFC 6749 code the token endpoint answers with a status (see OAuthErrorFilter). */
-function oauthCodeOf(status: number): string {
-  if (status === 401) {
-    return 'invalid_client';
-  }
-  if (status === 429 || status === 503) {
-    return 'temporarily_unavailable';
-  }
-  return status < 500 ? 'invalid_request' : 'server_error';
-}
-
-const TOKEN_REQUIRED =
-  'A valid token or API key is required (Authorization: Bearer, X-Auth-Token, the session cookie, Authorization: ApiKey or X-API-Key)';
-
-/** What the registry calls the thing a uuid path parameter names, as its 404s say (`No workflow <uuid>`). */
-const NOUN_OF_UUID_PARAMETER: Record<string, string> = {
-  wf_uuid: 'workflow',
-  suite_uuid: 'test suite',
-  instance_uuid: 'test instance',
-  uuid: 'notification',
-};
-
-/**
- * The body the service sends, where it follows from the status and the operation's first path
- * parameter: a missing token, a uuid that is not one (400) or names nothing (404), a body too
- * large. Anything else keeps an example its operation gives, or else says its documented cause.
- */
-function errorOf(
-  status: number,
-  description: string,
-  operation?: OperationObject,
-): { message: string; fields: { field: string; message: string }[] } {
-  const schemes = (operation?.security ?? []).flatMap((requirement) => Object.keys(requirement));
-  if (
-    status === 401 &&
-    (operation === undefined || schemes.includes(BEARER_SCHEME) || schemes.includes(REGISTRY_CLIENT_SCHEME))
-  ) {
-    return { message: TOKEN_REQUIRED, fields: [] };
-  }
-  if (status === 413) {
-    return { message: 'The request body is larger than 1 MiB', fields: [] };
-  }
-  const uuid = ((operation?.parameters ?? []) as ParameterObject[]).find(
-    (parameter) => parameter.in === 'path' && NOUN_OF_UUID_PARAMETER[parameter.name] !== undefined,
-  );
-  if (uuid && status === 400) {
-    const message = `${uuid.name} must be a UUID`;
-    return { message, fields: [{ field: uuid.name, message }] };
-  }
-  if (uuid && status === 404) {
-    const schema = uuid.schema && !('$ref' in uuid.schema) ? uuid.schema : undefined;
-    const example: unknown = uuid.example ?? schema?.example;
-    return {
-      message: `No ${NOUN_OF_UUID_PARAMETER[uuid.name]} ${typeof example === 'string' ? example : '<uuid>'}`,
-      fields: [],
-    };
-  }
-  return { message: description, fields: [] };
-}
-
-export function errorExample(
-  area: ErrorArea,
-  status: number,
-  description: string,
-  operation?: OperationObject,
-): Record<string, unknown> {
-  const { message, fields } = errorOf(status, description, operation);
-  switch (area) {
-    case 'AuthErrorDto':
-      return { ...authErrorExample(status, message) };
-    case 'ProblemDto':
-      return { ...problemExample(status, message, fields) };
-    case 'OAuthErrorDto':
-      return { error: oauthCodeOf(status), error_description: status === 401 ? description : message };
-    case 'EnvelopeErrorDto': {
-      const [short, long] = ENVELOPE_PHRASES[status] ?? [titleOf(status), titleOf(status)];
-      return {
-        status: 'error',
-        message,
-        status_code: status,
-        status_long_message: long,
-        status_short_message: short,
-      };
-    }
-    case 'TrsErrorDto':
-      return { code: status, message };
   }
 }
 
