@@ -1,7 +1,7 @@
 import { jest } from '@jest/globals';
 import type { DataSource } from 'typeorm';
 import { openMemoryDatabase } from '../../test/support/memory-database.js';
-import { WorkflowEntity } from '../workflows/entities/workflow.entity.js';
+import { WorkflowEntity } from '../workflows/entities/registry.entities.js';
 
 describe('numbers bound as parameters on SQLite (openDataSource)', () => {
   let dataSource: DataSource;

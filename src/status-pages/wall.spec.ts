@@ -1,4 +1,4 @@
-import { WorkflowEntity } from '../workflows/entities/workflow.entity.js';
+import { WorkflowEntity } from '../workflows/entities/registry.entities.js';
 import type { AggregateTestStatus, WorkflowSummaryView } from '../workflows/index.js';
 import { selectWall } from './wall.js';
 

@@ -3,9 +3,11 @@ import { openMemoryDatabase } from '../../test/support/memory-database.js';
 import { seedBuilds, seedVersion, type SeededVersion } from '../../test/support/monitoring-seed.js';
 import type { AuthUser } from '../auth/auth-user.js';
 import { DomainError } from '../common/errors/domain-error.js';
-import { TestInstanceEntity } from '../workflows/entities/test-instance.entity.js';
-import { TestSuiteEntity } from '../workflows/entities/test-suite.entity.js';
-import { WorkflowEntity } from '../workflows/entities/workflow.entity.js';
+import {
+  TestInstanceEntity,
+  TestSuiteEntity,
+  WorkflowEntity,
+} from '../workflows/entities/registry.entities.js';
 import type { WorkflowAccess } from '../workflows/workflow-access.service.js';
 import { NOT_AVAILABLE } from '../workflows/workflow-status-source.js';
 import { monitoringRepositories } from '../../test/support/monitoring-repositories.js';

@@ -82,11 +82,13 @@ export {
   SuiteUuidParam,
   WorkflowUuidParam,
 } from './dto/workflow-requests.dto.js';
-export type { TestInstanceEntity } from './entities/test-instance.entity.js';
+export type {
+  TestInstanceEntity,
+  TestSuiteEntity,
+  WorkflowEntity,
+  WorkflowVersionEntity,
+} from './entities/registry.entities.js';
 export type { TestServiceEntity } from './entities/test-service.entity.js';
-export type { TestSuiteEntity } from './entities/test-suite.entity.js';
-export type { WorkflowVersionEntity } from './entities/workflow-version.entity.js';
-export type { WorkflowEntity } from './entities/workflow.entity.js';
 export {
   WorkflowsService,
   type ArchiveDownload,
@@ -106,9 +108,5 @@ export type { CrateFile } from './crate/crate-reader.js';
 export { folderOf, resolveInCrate } from './crate/crate-paths.js';
 export { WORKFLOW_LANGUAGES, type WorkflowLanguage } from './crate/workflow-language.js';
 export type { WorkflowSummaryView } from './dto/workflow-response.dto.js';
-export {
-  IsPublicFlag,
-  IsVersionLabel,
-  RegisteredWorkflowDto,
-  VERSION_MAX_LENGTH,
-} from './dto/register-workflow.dto.js';
+export { IsPublicFlag, RegisteredWorkflowDto } from './dto/register-workflow.dto.js';
+export { IsVersionLabel, VERSION_MAX_LENGTH } from './version-label.js';

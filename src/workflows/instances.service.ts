@@ -6,8 +6,7 @@ import { AppConfig } from '../config/app-config.js';
 import { COLUMN_LENGTHS } from './columns.js';
 import { loaded } from './dto/loaded.js';
 import type { InstanceView } from './dto/suite-response.dto.js';
-import type { TestInstanceEntity } from './entities/test-instance.entity.js';
-import type { WorkflowEntity } from './entities/workflow.entity.js';
+import type { TestInstanceEntity, WorkflowEntity } from './entities/registry.entities.js';
 import { checkServiceAddress } from './registration-rules.js';
 import {
   canonicalTarget,

@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import type { EntityManager } from 'typeorm';
-import type { TestInstanceEntity } from './entities/test-instance.entity.js';
+import type { TestInstanceEntity } from './entities/registry.entities.js';
 import { WorkflowsRepository } from './workflows.repository.js';
 
 /** What a check of an instance needs to know about it. */

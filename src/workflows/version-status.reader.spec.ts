@@ -1,6 +1,6 @@
 import { Global, Module } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
-import { TestInstanceEntity } from './entities/test-instance.entity.js';
+import { TestInstanceEntity } from './entities/registry.entities.js';
 import { VersionStatusReader } from './version-status.reader.js';
 import {
   WORKFLOW_STATUS_SOURCE,

@@ -1,5 +1,5 @@
 import { Inject, Injectable, Optional } from '@nestjs/common';
-import type { TestInstanceEntity } from './entities/test-instance.entity.js';
+import type { TestInstanceEntity } from './entities/registry.entities.js';
 import {
   WORKFLOW_STATUS_SOURCE,
   type LastCheck,

@@ -3,10 +3,12 @@ import { hasRole, type AuthUser } from '../auth/auth-user.js';
 import type { Viewer } from '../auth/optional-auth.decorator.js';
 import { DomainError } from '../common/errors/domain-error.js';
 import { latestVersionOf, versionsOf } from './workflow-versions.js';
-import type { TestInstanceEntity } from './entities/test-instance.entity.js';
-import type { TestSuiteEntity } from './entities/test-suite.entity.js';
-import type { WorkflowVersionEntity } from './entities/workflow-version.entity.js';
-import type { WorkflowEntity } from './entities/workflow.entity.js';
+import type {
+  TestInstanceEntity,
+  TestSuiteEntity,
+  WorkflowEntity,
+  WorkflowVersionEntity,
+} from './entities/registry.entities.js';
 import { BadgeTokens } from './badge-tokens.js';
 import { WorkflowsRepository } from './workflows.repository.js';
 import { REGISTRY_DIRECTORY, type RegistryDirectory, type RegistrySummary } from './registry-directory.js';

@@ -1,6 +1,5 @@
 import { loaded } from './dto/loaded.js';
-import type { WorkflowVersionEntity } from './entities/workflow-version.entity.js';
-import type { WorkflowEntity } from './entities/workflow.entity.js';
+import type { WorkflowEntity, WorkflowVersionEntity } from './entities/registry.entities.js';
 
 /** The workflow's versions, older first (ids grow with registration). */
 export function versionsOf(workflow: WorkflowEntity): WorkflowVersionEntity[] {

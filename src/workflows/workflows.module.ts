@@ -24,12 +24,14 @@ import { CrateFetcher } from './crate/crate-fetcher.js';
 import { GithubRepositories } from './crate/github-repository.js';
 import { CrateReader } from './crate/crate-reader.js';
 import { CrateStore } from './crate/crate-store.js';
-import { TestInstanceEntity } from './entities/test-instance.entity.js';
+import {
+  TestInstanceEntity,
+  TestSuiteEntity,
+  VersionIssueEntity,
+  WorkflowEntity,
+  WorkflowVersionEntity,
+} from './entities/registry.entities.js';
 import { TestServiceEntity } from './entities/test-service.entity.js';
-import { TestSuiteEntity } from './entities/test-suite.entity.js';
-import { VersionIssueEntity } from './entities/version-issue.entity.js';
-import { WorkflowVersionEntity } from './entities/workflow-version.entity.js';
-import { WorkflowEntity } from './entities/workflow.entity.js';
 import { ServiceTypeSchema } from './dto/service-type.schema.js';
 import { InstancesController } from './instances.controller.js';
 import { InstancesService } from './instances.service.js';

@@ -9,12 +9,14 @@ import { UNCHECKABLE_INSTANCE } from './checks/test-suites.checks.js';
 import { loaded } from './dto/loaded.js';
 import type { ParsedSuite } from './crate/ro-crate-parser.js';
 import type { WorkflowLanguage } from './crate/workflow-language.js';
-import { TestInstanceEntity } from './entities/test-instance.entity.js';
+import {
+  TestInstanceEntity,
+  TestSuiteEntity,
+  VersionIssueEntity,
+  WorkflowEntity,
+  WorkflowVersionEntity,
+} from './entities/registry.entities.js';
 import { TestServiceEntity } from './entities/test-service.entity.js';
-import { TestSuiteEntity } from './entities/test-suite.entity.js';
-import { VersionIssueEntity } from './entities/version-issue.entity.js';
-import { WorkflowVersionEntity } from './entities/workflow-version.entity.js';
-import { WorkflowEntity } from './entities/workflow.entity.js';
 import { UserEntity } from '../auth/entities/user.entity.js';
 import { RegistryEvents, type AddedInstance } from './registry-events.js';
 import { lockRows } from '../database/dialect.js';

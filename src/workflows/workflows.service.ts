@@ -27,10 +27,12 @@ import { loaded } from './dto/loaded.js';
 import type { WorkflowSummaryView, WorkflowView } from './dto/workflow-response.dto.js';
 import type { InstanceView, SuitesView, SuiteView } from './dto/suite-response.dto.js';
 import type { RegistrySummary } from './registry-directory.js';
-import type { TestInstanceEntity } from './entities/test-instance.entity.js';
-import type { VersionIssueEntity } from './entities/version-issue.entity.js';
-import type { WorkflowVersionEntity } from './entities/workflow-version.entity.js';
-import type { WorkflowEntity } from './entities/workflow.entity.js';
+import type {
+  TestInstanceEntity,
+  VersionIssueEntity,
+  WorkflowEntity,
+  WorkflowVersionEntity,
+} from './entities/registry.entities.js';
 import {
   checkInstanceAddresses,
   checkStorable,
@@ -57,7 +59,8 @@ import { CoalescedReads } from '../common/coalesced-reads.js';
 import { FollowQueue } from './follow/follow-queue.js';
 import { MAX_GLOBS } from './follow/follow-limits.js';
 import { followInForce, globProblem, type FollowGlobs } from './follow/follow-rules.js';
-import { FollowsRepository, type FollowView } from './follow/follows.repository.js';
+import { FollowsRepository } from './follow/follows.repository.js';
+import type { FollowView } from './follow/follow-view.js';
 import { CONFIG_COMPANIONS, configSettings, readRepositoryConfig } from './follow/repository-config.js';
 
 /** Who registers: a user, or the owner of a followed repository's workflow (API.md 12). */

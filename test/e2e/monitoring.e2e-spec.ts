@@ -3,7 +3,7 @@ import { DataSource } from 'typeorm';
 import { DEFAULT_REFRESH_INTERVAL_MS } from '../../src/test-monitoring/refresh-schedule.js';
 import { RefreshScheduler } from '../../src/test-monitoring/refresh.scheduler.js';
 import { BuildEntity } from '../../src/test-monitoring/entities/build.entity.js';
-import { TestInstanceEntity } from '../../src/workflows/entities/test-instance.entity.js';
+import { TestInstanceEntity } from '../../src/workflows/entities/registry.entities.js';
 import { checkStateRow, type CheckStateRow } from '../support/monitoring-repositories.js';
 import { GithubFake } from '../fakes/github-fake.js';
 import { JenkinsFake } from '../fakes/jenkins-fake.js';

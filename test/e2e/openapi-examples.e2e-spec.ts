@@ -5,9 +5,11 @@ import { NotificationEntity } from '../../src/notifications/entities/notificatio
 import { DummyCloudEntity } from '../../src/orchestration/entities/dummy-cloud.entity.js';
 import { DummyNodeEntity } from '../../src/orchestration/entities/dummy-node.entity.js';
 import { VmJobEntity } from '../../src/orchestration/entities/vm-job.entity.js';
-import { TestInstanceEntity } from '../../src/workflows/entities/test-instance.entity.js';
-import { TestSuiteEntity } from '../../src/workflows/entities/test-suite.entity.js';
-import { WorkflowEntity } from '../../src/workflows/entities/workflow.entity.js';
+import {
+  TestInstanceEntity,
+  TestSuiteEntity,
+  WorkflowEntity,
+} from '../../src/workflows/entities/registry.entities.js';
 import { RegistrySecretHasher } from '../../src/registries/registry-tokens.service.js';
 import { GithubFake } from '../fakes/github-fake.js';
 import { SeekFake } from '../fakes/seek-fake.js';

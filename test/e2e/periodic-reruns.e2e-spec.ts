@@ -7,7 +7,7 @@ import { DeliveryWorker } from '../../src/notifications/delivery.worker.js';
 import { CheckStateEntity } from '../../src/test-monitoring/entities/check-state.entity.js';
 import { ServicePauseEntity } from '../../src/test-monitoring/entities/service-pause.entity.js';
 import { RefreshScheduler } from '../../src/test-monitoring/refresh.scheduler.js';
-import { TestInstanceEntity } from '../../src/workflows/entities/test-instance.entity.js';
+import { TestInstanceEntity } from '../../src/workflows/entities/registry.entities.js';
 import { GithubFake } from '../fakes/github-fake.js';
 import { LinkServer } from '../fakes/link-server.js';
 import { NotificationReceiver } from '../fakes/notification-receiver.js';

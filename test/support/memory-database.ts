@@ -11,12 +11,14 @@ import { VmLeaseEntity } from '../../src/orchestration/entities/vm-lease.entity.
 import { BuildEntity } from '../../src/test-monitoring/entities/build.entity.js';
 import { CheckStateEntity } from '../../src/test-monitoring/entities/check-state.entity.js';
 import { ServicePauseEntity } from '../../src/test-monitoring/entities/service-pause.entity.js';
-import { TestInstanceEntity } from '../../src/workflows/entities/test-instance.entity.js';
+import {
+  TestInstanceEntity,
+  TestSuiteEntity,
+  VersionIssueEntity,
+  WorkflowEntity,
+  WorkflowVersionEntity,
+} from '../../src/workflows/entities/registry.entities.js';
 import { TestServiceEntity } from '../../src/workflows/entities/test-service.entity.js';
-import { TestSuiteEntity } from '../../src/workflows/entities/test-suite.entity.js';
-import { VersionIssueEntity } from '../../src/workflows/entities/version-issue.entity.js';
-import { WorkflowVersionEntity } from '../../src/workflows/entities/workflow-version.entity.js';
-import { WorkflowEntity } from '../../src/workflows/entities/workflow.entity.js';
 import { FollowedRefEntity } from '../../src/workflows/follow/entities/followed-ref.entity.js';
 import { FollowedRepositoryEntity } from '../../src/workflows/follow/entities/followed-repository.entity.js';
 import { GithubApiPauseEntity } from '../../src/workflows/follow/entities/github-api-pause.entity.js';

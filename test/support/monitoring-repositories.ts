@@ -5,10 +5,12 @@ import { CheckStateRepository } from '../../src/test-monitoring/check-state.repo
 import { BuildEntity } from '../../src/test-monitoring/entities/build.entity.js';
 import { CheckStateEntity } from '../../src/test-monitoring/entities/check-state.entity.js';
 import { ServicePauseEntity } from '../../src/test-monitoring/entities/service-pause.entity.js';
-import { TestInstanceEntity } from '../../src/workflows/entities/test-instance.entity.js';
-import { TestSuiteEntity } from '../../src/workflows/entities/test-suite.entity.js';
-import { WorkflowVersionEntity } from '../../src/workflows/entities/workflow-version.entity.js';
-import { WorkflowEntity } from '../../src/workflows/entities/workflow.entity.js';
+import {
+  TestInstanceEntity,
+  TestSuiteEntity,
+  WorkflowEntity,
+  WorkflowVersionEntity,
+} from '../../src/workflows/entities/registry.entities.js';
 import { RegisteredInstances } from '../../src/workflows/registered-instances.js';
 import { RegistryEvents } from '../../src/workflows/registry-events.js';
 import { WorkflowsRepository } from '../../src/workflows/workflows.repository.js';

@@ -3,11 +3,13 @@ import type { DataSource, EntityManager } from 'typeorm';
 import { UserEntity } from '../../src/auth/entities/user.entity.js';
 import { BuildEntity } from '../../src/test-monitoring/entities/build.entity.js';
 import { CheckStateEntity } from '../../src/test-monitoring/entities/check-state.entity.js';
-import { TestInstanceEntity } from '../../src/workflows/entities/test-instance.entity.js';
+import {
+  TestInstanceEntity,
+  TestSuiteEntity,
+  WorkflowEntity,
+  WorkflowVersionEntity,
+} from '../../src/workflows/entities/registry.entities.js';
 import { TestServiceEntity } from '../../src/workflows/entities/test-service.entity.js';
-import { TestSuiteEntity } from '../../src/workflows/entities/test-suite.entity.js';
-import { WorkflowVersionEntity } from '../../src/workflows/entities/workflow-version.entity.js';
-import { WorkflowEntity } from '../../src/workflows/entities/workflow.entity.js';
 
 /**
  * Inserts registry rows straight into the database, for the monitoring tests that need many

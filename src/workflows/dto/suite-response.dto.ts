@@ -1,7 +1,6 @@
 import { ApiProperty } from '@nestjs/swagger';
-import type { TestInstanceEntity } from '../entities/test-instance.entity.js';
+import type { TestInstanceEntity, TestSuiteEntity } from '../entities/registry.entities.js';
 import type { TestServiceEntity } from '../entities/test-service.entity.js';
-import type { TestSuiteEntity } from '../entities/test-suite.entity.js';
 import { loaded } from './loaded.js';
 import { BUILD_STATUSES } from '../build-status.js';
 import type { LastChecks } from '../workflow-status-source.js';

@@ -1,9 +1,11 @@
 import { UserEntity } from '../../auth/entities/user.entity.js';
-import { TestInstanceEntity } from '../entities/test-instance.entity.js';
+import {
+  TestInstanceEntity,
+  TestSuiteEntity,
+  WorkflowEntity,
+  WorkflowVersionEntity,
+} from '../entities/registry.entities.js';
 import { TestServiceEntity } from '../entities/test-service.entity.js';
-import { TestSuiteEntity } from '../entities/test-suite.entity.js';
-import { WorkflowVersionEntity } from '../entities/workflow-version.entity.js';
-import { WorkflowEntity } from '../entities/workflow.entity.js';
 import {
   toWorkflowResponse,
   toWorkflowSummaryResponse,

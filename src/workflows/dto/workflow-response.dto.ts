@@ -1,13 +1,15 @@
 import { ApiProperty, ApiPropertyOptional, OmitType, PickType } from '@nestjs/swagger';
 import type { AggregateTestStatus, LastChecks } from '../workflow-status-source.js';
 import { ISSUE_SEVERITIES, type IssueSeverity } from '../checks/issue-check.js';
-import type { TestInstanceEntity } from '../entities/test-instance.entity.js';
-import type { VersionIssueEntity } from '../entities/version-issue.entity.js';
-import type { WorkflowVersionEntity } from '../entities/workflow-version.entity.js';
-import type { WorkflowEntity } from '../entities/workflow.entity.js';
+import type {
+  TestInstanceEntity,
+  VersionIssueEntity,
+  WorkflowEntity,
+  WorkflowVersionEntity,
+} from '../entities/registry.entities.js';
 import { loaded } from './loaded.js';
 import { FollowDto, toFollowResponse } from '../follow/dto/follow.dto.js';
-import type { FollowView } from '../follow/follows.repository.js';
+import type { FollowView } from '../follow/follow-view.js';
 import { BuildDto, toBuildResponse, type BuildFields } from './suite-response.dto.js';
 import { latestVersionOf, versionsOf } from '../workflow-versions.js';
 import type { RegistrySummary } from '../registry-directory.js';

@@ -4,8 +4,7 @@ import { DataSource, In, LessThan, Not, Repository, type EntityManager } from 't
 import { claimDueRows } from '../../database/claim-due-rows.js';
 import { insertMissing, lockRows } from '../../database/dialect.js';
 import { retryOnDeadlock } from '../../database/retry-on-deadlock.js';
-import { WorkflowVersionEntity } from '../entities/workflow-version.entity.js';
-import { WorkflowEntity } from '../entities/workflow.entity.js';
+import { WorkflowEntity, WorkflowVersionEntity } from '../entities/registry.entities.js';
 import { RegistryEvents, type FollowFailure } from '../registry-events.js';
 import type { RepositoryLink } from '../crate/github-repository.js';
 import { FollowedRefEntity, type FollowedRefState } from './entities/followed-ref.entity.js';
@@ -18,9 +17,9 @@ import {
   refChanges,
   sameGlobs,
   type FollowGlobs,
-  type FollowSource,
   type ShownRef,
 } from './follow-rules.js';
+import type { FollowView } from './follow-view.js';
 
 /** Refs a workflow reply shows: what following did lately. */
 export const RECENT_REFS = 20;
@@ -33,19 +32,6 @@ export interface FollowSubject {
   workflowUuid: string;
   ownerId: number;
   globs: FollowGlobs;
-}
-
-/** What a workflow reply and the status page show of following (API.md 12). */
-export interface FollowView {
-  owner: string;
-  repo: string;
-  globs: FollowGlobs;
-  source: FollowSource;
-  polledAt: Date | null;
-  pollError: string | null;
-  goneAt: Date | null;
-  /** What following did lately (refs only noted left out), the latest first. */
-  refs: FollowedRefEntity[];
 }
 
 /** A row claimed by this copy: every write of the claimant is conditional on `token`. */

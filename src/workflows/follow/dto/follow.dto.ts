@@ -3,7 +3,7 @@ import { ArrayMaxSize, IsArray, IsOptional, IsString } from 'class-validator';
 import { REF_KINDS, REF_STATES, type FollowedRefKind } from '../entities/followed-ref.entity.js';
 import { MAX_GLOBS } from '../follow-limits.js';
 import type { FollowSource } from '../follow-rules.js';
-import type { FollowView } from '../follows.repository.js';
+import type { FollowView } from '../follow-view.js';
 
 /** `follow` of `PUT /workflows/{wf_uuid}` (API.md 12); an absent list is empty. */
 export class FollowRequestDto {

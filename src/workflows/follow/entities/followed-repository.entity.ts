@@ -8,7 +8,7 @@ import {
   Unique,
   type Relation,
 } from 'typeorm';
-import { WorkflowEntity } from '../../entities/workflow.entity.js';
+import { WorkflowEntity } from '../../entities/registry.entities.js';
 
 /**
  * The GitHub repository a workflow was registered from (API.md 12), what it follows and how its
