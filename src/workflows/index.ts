@@ -89,21 +89,15 @@ export type {
   WorkflowVersionEntity,
 } from './entities/registry.entities.js';
 export type { TestServiceEntity } from './entities/test-service.entity.js';
-export {
-  WorkflowsService,
-  type ArchiveDownload,
-  type Registered,
-  type RegistrySource,
-  type VersionCrate,
-  type VersionStatusView,
-  type WorkflowSelection,
-} from './workflows.service.js';
+export { WorkflowsService, type ArchiveDownload, type VersionCrate } from './workflows.service.js';
+export type { Registered, RegistrySource } from './registration.service.js';
+export type { VersionStatusView, WorkflowSelection } from './workflow-lists.service.js';
 export {
   FollowedRepositoriesService,
   type RefEventOutcome,
   type RepositoryRefEvent,
 } from './follow/followed-repositories.service.js';
-export type { ListWindow, WorkflowSearch } from './workflows.repository.js';
+export type { ListWindow, WorkflowSearch } from './workflow-list.reader.js';
 export type { CrateFile } from './crate/crate-reader.js';
 export { folderOf, resolveInCrate } from './crate/crate-paths.js';
 export { WORKFLOW_LANGUAGES, type WorkflowLanguage } from './crate/workflow-language.js';

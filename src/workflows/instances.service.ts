@@ -16,7 +16,7 @@ import {
 } from './testing-service-catalog.js';
 import { canEdit, WorkflowAccess } from './workflow-access.service.js';
 import { VersionStatusReader } from './version-status.reader.js';
-import { WorkflowsRepository } from './workflows.repository.js';
+import { InstancesRepository } from './instances.repository.js';
 
 export interface NewInstanceInput {
   name: string;
@@ -41,7 +41,7 @@ export interface InstanceChanges {
 export class InstancesService {
   constructor(
     private readonly access: WorkflowAccess,
-    private readonly repo: WorkflowsRepository,
+    private readonly repo: InstancesRepository,
     private readonly config: AppConfig,
     private readonly clock: Clock,
     private readonly statuses: VersionStatusReader,

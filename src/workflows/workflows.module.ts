@@ -34,6 +34,7 @@ import {
 import { TestServiceEntity } from './entities/test-service.entity.js';
 import { ServiceTypeSchema } from './dto/service-type.schema.js';
 import { InstancesController } from './instances.controller.js';
+import { InstancesRepository } from './instances.repository.js';
 import { InstancesService } from './instances.service.js';
 import { RegisteredInstances } from './registered-instances.js';
 import { RegistryEvents } from './registry-events.js';
@@ -44,6 +45,9 @@ import { WorkflowAccess } from './workflow-access.service.js';
 import { WorkflowsController } from './workflows.controller.js';
 import { WorkflowsRepository } from './workflows.repository.js';
 import { WorkflowsService } from './workflows.service.js';
+import { RegistrationService } from './registration.service.js';
+import { VersionArchives } from './version-archives.js';
+import { WorkflowListsService } from './workflow-lists.service.js';
 import { Clock } from '../common/clock.js';
 import { GithubConfigController } from './follow/github-config.controller.js';
 import { InvalidConfigFileCheck, MissingFollowedBranchCheck } from './checks/following.checks.js';
@@ -113,7 +117,11 @@ const ISSUE_CHECK_CLASSES = [
     WorkflowAccess,
     BadgeTokens,
     VersionStatusReader,
+    VersionArchives,
+    RegistrationService,
+    WorkflowListsService,
     WorkflowsService,
+    InstancesRepository,
     InstancesService,
     Clock,
     RegisteredInstances,

@@ -1,13 +1,6 @@
-import { randomUUID } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource, InjectRepository } from '@nestjs/typeorm';
 import { DataSource, Repository, type EntityManager } from 'typeorm';
-import { DomainError } from '../common/errors/domain-error.js';
-import { isForeignKeyViolation, isUniqueViolation } from '../common/errors/unique-violation.js';
-import type { VersionIssue } from './checks/repository-checks.js';
-import { UNCHECKABLE_INSTANCE } from './checks/test-suites.checks.js';
-import { loaded } from './dto/loaded.js';
-import type { ParsedSuite } from './crate/ro-crate-parser.js';
 import type { WorkflowLanguage } from './crate/workflow-language.js';
 import {
   TestInstanceEntity,
@@ -18,58 +11,19 @@ import {
 } from './entities/registry.entities.js';
 import { TestServiceEntity } from './entities/test-service.entity.js';
 import { UserEntity } from '../auth/entities/user.entity.js';
-import { RegistryEvents, type AddedInstance } from './registry-events.js';
+import { RegistryEvents } from './registry-events.js';
 import { lockRows } from '../database/dialect.js';
 import { findOneJoined } from '../database/find-one-joined.js';
 import { retryOnDeadlock } from '../database/retry-on-deadlock.js';
 import { inList, PlainEntities } from '../database/plain-entities.js';
-import type { RepositoryLink } from './crate/github-repository.js';
-import type { FollowGlobs } from './follow/follow-rules.js';
 import { FollowsRepository } from './follow/follows.repository.js';
-
-/** Everything one registration writes. */
-export interface NewVersion {
-  workflowUuid: string;
-  ownerId: number;
-  version: string;
-  name: string;
-  rocLink: string;
-  archiveSha256: string;
-  archiveSize: number;
-  /** The ref and commit of a GitHub repository link. */
-  source?: { ref: string; commit: string };
-  /** The crate's main workflow (its @id) and that workflow's language, when the crate names them. */
-  mainWorkflow?: string;
-  language?: WorkflowLanguage;
-  suites: ParsedSuite[];
-  /** What the repository checks found (API.md 12). */
-  issues: readonly VersionIssue[];
-  now: Date;
-  /** Sets the workflow's visibility when given (a new workflow is private otherwise). */
-  public?: boolean;
-  /** Replaces the workflow's version of this name, when it has one (a followed branch's push). */
-  replace?: boolean;
-  /** The GitHub repository of a repository link, and the globs its `.lifemonitor.yaml` follows. */
-  repository?: RepositoryLink & { fileFollow: FollowGlobs | null };
-  /** Where the crate came from when a registry sent it (API.md 10.1). */
-  registry?: RegistryOrigin;
-}
-
-/** What a registration saved. */
-export interface SavedVersion {
-  version: WorkflowVersionEntity;
-  /** The archive of the version replaced, for the caller to remove when no version uses it any more. */
-  replacedArchive?: string;
-  /** The repository is to be polled now: following it began or changed (API.md 12). */
-  pollDue: boolean;
-}
-
-/** The registry a version came from: its id, the workflow's id there, the registry's page of the version. */
-export interface RegistryOrigin {
-  id: number;
-  identifier: string;
-  originLink: string;
-}
+import {
+  WorkflowListReader,
+  type ListWindow,
+  type WorkflowFilter,
+  type WorkflowSearch,
+} from './workflow-list.reader.js';
+import { VersionWriter, type NewVersion, type SavedVersion } from './version-writer.js';
 
 /** What `PUT /workflows/{uuid}` changes; absent members stay. */
 export interface WorkflowChanges {
@@ -78,17 +32,6 @@ export interface WorkflowChanges {
   public?: boolean;
   /** Days between periodic re-runs (API.md 11); null: the service's default. */
   rerunIntervalDays?: number | null;
-}
-
-/** An instance added to a suite through the API. */
-export interface NewInstance {
-  suiteId: number;
-  versionId: number;
-  name: string;
-  serviceType: string;
-  serviceUrl: string;
-  resource: string;
-  now: Date;
 }
 
 export interface Page {
@@ -109,46 +52,9 @@ export interface InstanceFactRow {
 }
 
 /**
- * Which workflows a list shows: `ownerId`'s (or, for a registry, those from `registryId`; with
- * both, the owner's from that registry), the public ones, or both (with `public`); none: all of
- * them (an admin's `GET /workflows`). Each is read on the list's order from an index that ends
- * with latest_version_id.
- */
-export interface WorkflowFilter {
-  ownerId?: number;
-  registryId?: number;
-  public?: boolean;
-}
-
-/**
- * A stretch of a list in its order (latest version registered last first): `limit` workflows
- * from `offset`, or after the workflow whose latest version is `before` (a keyset: a streamed
- * list reads batch after batch without counting the rows before it).
- */
-export interface ListWindow {
-  limit: number;
-  offset?: number;
-  before?: number;
-  /** Read from the end of the order backwards (the list's last workflows, oldest first). */
-  fromEnd?: boolean;
-}
-
-/**
- * Conditions on the workflows a list shows, besides who may see them: the workflow's uuid, the
- * name and the language of its latest version (which are the workflow's), its owner's username.
- * Each is read from an index of its own, in the list's order.
- */
-export interface WorkflowSearch {
-  uuid?: string;
-  name?: string;
-  language?: WorkflowLanguage;
-  ownerName?: string;
-  /** The registry that sent the workflow (by its id in the registries feature); null: none did. */
-  registryId?: number | null;
-}
-
-/**
- * All SQL of the registry. Writes that touch a stored archive run under ArchiveLock, which
+ * The registry's reads, and its writes of workflows and versions; the SQL of list windows is
+ * WorkflowListReader's, a registration's rows VersionWriter's, and the instances an owner adds
+ * InstancesRepository's. Writes that touch a stored archive run under ArchiveLock, which
  * keeps "is any version still using this archive?" and "store it / delete it" together.
  */
 @Injectable()
@@ -162,6 +68,8 @@ export class WorkflowsRepository {
     private readonly events: RegistryEvents,
     private readonly follows: FollowsRepository,
   ) {
+    this.lists = new WorkflowListReader(dataSource);
+    this.writer = new VersionWriter(events, follows);
     this.plain = {
       workflows: new PlainEntities(dataSource, WorkflowEntity, 'w'),
       versions: new PlainEntities(dataSource, WorkflowVersionEntity, 'v'),
@@ -172,6 +80,9 @@ export class WorkflowsRepository {
       issues: new PlainEntities(dataSource, VersionIssueEntity, 'vi'),
     };
   }
+
+  private readonly lists: WorkflowListReader;
+  private readonly writer: VersionWriter;
 
   /**
    * Readers of the hot reads' fixed SQL (every read of a workflow, its status and its list
@@ -223,7 +134,7 @@ export class WorkflowsRepository {
    * and costs the same whatever the number of workflows.
    */
   async listWorkflows(filter: WorkflowFilter, window: ListWindow): Promise<WorkflowEntity[]> {
-    return this.workflowsByIds(await this.listIds(filter, window));
+    return this.workflowsByIds(await this.lists.ids(filter, window));
   }
 
   /**
@@ -239,15 +150,7 @@ export class WorkflowsRepository {
     if (Object.values(search).every((value) => value === undefined)) {
       return this.listWorkflows(filter, window);
     }
-    const { from, conditions, parameters, order } = searchSql(filter, search);
-    const direction = window.fromEnd ? 'ASC' : 'DESC';
-    const rows = await this.dataSource.query<{ id: number | string }[]>(
-      `SELECT w.id AS id ${from} WHERE ${conditions.join(' AND ')}
-       ORDER BY ${order} ${direction} LIMIT ? OFFSET ?`,
-      [...parameters, window.limit, window.offset ?? 0],
-    );
-    const ids = rows.map((row) => Number(row.id));
-    return this.workflowsByIds(window.fromEnd ? ids.reverse() : ids);
+    return this.workflowsByIds(await this.lists.searchIds(filter, search, window));
   }
 
   /** The workflows of `ids`, in that order, each with its versions. */
@@ -279,68 +182,7 @@ export class WorkflowsRepository {
 
   /** How many workflows the window holds: its ids alone, from the same index as listWorkflows. */
   async windowLength(filter: WorkflowFilter, window: ListWindow): Promise<number> {
-    return (await this.listIds(filter, window)).length;
-  }
-
-  private async listIds(filter: WorkflowFilter, window: ListWindow): Promise<number[]> {
-    const own = ownSide(filter);
-    const ids =
-      own && filter.public ? await this.ownAndPublicIds(own, window) : await this.windowIds(filter, window);
-    return window.fromEnd ? ids.reverse() : ids;
-  }
-
-  /**
-   * One condition (an owner's, the public ones, or none: all), read from the index that leads
-   * with it and ends with latest_version_id.
-   */
-  private async windowIds(filter: WorkflowFilter, window: ListWindow): Promise<number[]> {
-    const conditions = ['w.latest_version_id IS NOT NULL'];
-    const parameters: number[] = [];
-    const own = ownSide(filter);
-    if (own) {
-      conditions.push(`${own.column} = ?`);
-      parameters.push(own.value);
-      if (own.column === 'w.owner_id' && filter.registryId !== undefined) {
-        // One owner's workflows from one registry: the owner's index, its rows filtered.
-        conditions.push('w.registry_id = ?');
-        parameters.push(filter.registryId);
-      }
-    } else if (filter.public) {
-      conditions.push('w.is_public = 1');
-    }
-    if (window.before !== undefined) {
-      conditions.push('w.latest_version_id < ?');
-      parameters.push(window.before);
-    }
-    parameters.push(window.limit, window.offset ?? 0);
-    const rows = await this.dataSource.query<{ id: number | string }[]>(
-      `SELECT w.id AS id FROM workflows w WHERE ${conditions.join(' AND ')}
-       ORDER BY w.latest_version_id ${window.fromEnd ? 'ASC' : 'DESC'} LIMIT ? OFFSET ?`,
-      parameters,
-    );
-    return rows.map((row) => Number(row.id));
-  }
-
-  /**
-   * The caller's own and the public workflows: an OR of two columns would read every row of
-   * both, so each side takes its first offset + limit rows from its own index and the union is
-   * cut to the window. A workflow both own and public is one row of the union.
-   */
-  private async ownAndPublicIds(own: OwnSide, window: ListWindow): Promise<number[]> {
-    const reach = (window.offset ?? 0) + window.limit;
-    const before = window.before === undefined ? '' : 'AND w.latest_version_id < ?';
-    const direction = window.fromEnd ? 'ASC' : 'DESC';
-    const side = (condition: string, alias: string) =>
-      `SELECT * FROM (SELECT w.id AS id, w.latest_version_id AS latest FROM workflows w
-         WHERE ${condition} AND w.latest_version_id IS NOT NULL ${before}
-         ORDER BY w.latest_version_id ${direction} LIMIT ?) ${alias}`;
-    const sideParameters = window.before === undefined ? [reach] : [window.before, reach];
-    const rows = await this.dataSource.query<{ id: number | string }[]>(
-      `SELECT u.id AS id FROM (${side(`${own.column} = ?`, 'own')} UNION ${side('w.is_public = 1', 'pub')}) u
-       ORDER BY u.latest ${direction} LIMIT ? OFFSET ?`,
-      [own.value, ...sideParameters, ...sideParameters, window.limit, window.offset ?? 0],
-    );
-    return rows.map((row) => Number(row.id));
+    return (await this.lists.ids(filter, window)).length;
   }
 
   /**
@@ -551,327 +393,7 @@ export class WorkflowsRepository {
    * DomainError('conflict') when the workflow belongs to another user or already has this version.
    */
   async saveVersion(input: NewVersion): Promise<SavedVersion> {
-    return retryOnDeadlock(() => this.dataSource.transaction((tx) => this.insertVersion(tx, input)));
-  }
-
-  private async insertVersion(tx: EntityManager, input: NewVersion): Promise<SavedVersion> {
-    const { id: workflowId, created: newWorkflow } = await this.workflowFor(tx, input);
-    // Its suites, instances and builds go with it by cascade; the workflow's row is locked above.
-    const replaced = input.replace
-      ? await tx.findOne(WorkflowVersionEntity, {
-          select: { id: true, archiveSha256: true },
-          where: { workflowId, version: input.version },
-        })
-      : null;
-    if (replaced) {
-      await tx.delete(WorkflowVersionEntity, { id: replaced.id });
-    }
-    const pollDue = input.repository
-      ? await this.follows.recordSource(tx, workflowId, input.repository, input.now)
-      : false;
-    const version = tx.create(WorkflowVersionEntity, {
-      uuid: randomUUID(),
-      workflowId,
-      version: input.version,
-      name: input.name,
-      rocLink: input.rocLink,
-      archiveSha256: input.archiveSha256,
-      archiveSize: input.archiveSize,
-      sourceRef: input.source?.ref ?? null,
-      sourceCommit: input.source?.commit ?? null,
-      mainWorkflow: input.mainWorkflow ?? null,
-      language: input.language ?? null,
-      originLink: input.registry?.originLink ?? null,
-      submitterId: input.ownerId,
-      registeredAt: input.now,
-    });
-    try {
-      version.id = insertedId(await tx.insert(WorkflowVersionEntity, version));
-    } catch (error) {
-      if (isUniqueViolation(error)) {
-        throw versionExists(input.workflowUuid, input.version);
-      }
-      throw error;
-    }
-    // The workflow's row is this transaction's (created or locked above): lists see the new order with the version.
-    await tx.update(WorkflowEntity, { id: workflowId }, { latestVersionId: version.id });
-    // Sorted, so that two copies creating the same services take their locks in one order.
-    const serviceKeys = [
-      ...new Set(
-        input.suites.flatMap((suite) => suite.instances.map((i) => serviceKey(i.serviceType, i.serviceUrl))),
-      ),
-    ].sort();
-    const serviceIds = new Map<string, number>();
-    for (const key of serviceKeys) {
-      const [type, url] = JSON.parse(key) as [string, string];
-      serviceIds.set(key, await this.serviceFor(tx, type, url));
-    }
-    const added: AddedInstance[] = [];
-    for (const suite of input.suites) {
-      const suiteId = insertedId(
-        await tx.insert(TestSuiteEntity, {
-          uuid: randomUUID(),
-          versionId: version.id,
-          rocSuite: suite.id,
-          name: suite.name ?? null,
-          definitionPath: suite.definition?.path ?? null,
-          engineType: suite.definition?.engineType ?? null,
-          engineVersion: suite.definition?.engineVersion ?? null,
-        }),
-      );
-      for (const instance of suite.instances) {
-        const serviceId = serviceIds.get(serviceKey(instance.serviceType, instance.serviceUrl));
-        const instanceId = insertedId(
-          await tx.insert(TestInstanceEntity, {
-            uuid: randomUUID(),
-            suiteId,
-            serviceId,
-            rocInstance: instance.id,
-            name: instance.name ?? null,
-            resource: instance.resource,
-            managed: false,
-            uncheckedReason: instance.uncheckedReason ?? null,
-          }),
-        );
-        // One that can never be checked gets no check state (API.md 12): monitoring never sees it.
-        if (instance.uncheckedReason !== undefined) {
-          continue;
-        }
-        added.push({
-          instanceId,
-          versionId: version.id,
-          serviceId: Number(serviceId),
-          serviceType: instance.serviceType,
-          resource: instance.resource,
-        });
-      }
-    }
-    if (input.issues.length > 0) {
-      await tx.insert(
-        VersionIssueEntity,
-        input.issues.map((issue) => ({
-          versionId: version.id,
-          issueType: issue.id,
-          name: issue.name,
-          description: issue.description,
-          severity: issue.severity,
-        })),
-      );
-    }
-    await this.events.instancesAdded(tx, added, input.now);
-    await this.events.versionAdded(
-      tx,
-      {
-        workflowId,
-        workflowUuid: input.workflowUuid,
-        versionId: version.id,
-        submitterId: input.ownerId,
-        newWorkflow,
-      },
-      input.now,
-    );
-    return { version, replacedArchive: replaced?.archiveSha256, pollDue };
-  }
-
-  /** The id of the version's workflow, created when this is its first version. */
-  private async workflowFor(tx: EntityManager, input: NewVersion): Promise<{ id: number; created: boolean }> {
-    const query = tx
-      .createQueryBuilder(WorkflowEntity, 'w')
-      .where('w.uuid = :uuid', { uuid: input.workflowUuid });
-    // Locked so that deleting its last version in another copy waits for this registration.
-    const existing = await lockRows(query, 'write').getOne();
-    if (existing) {
-      if (!mayAddVersion(existing, input)) {
-        throw ownedByAnother(input.workflowUuid);
-      }
-      if (input.public !== undefined && input.public !== existing.public) {
-        await tx.update(WorkflowEntity, { id: existing.id }, { public: input.public });
-      }
-      return { id: existing.id, created: false };
-    }
-    try {
-      const id = insertedId(
-        await tx.insert(WorkflowEntity, {
-          uuid: input.workflowUuid,
-          ownerId: input.ownerId,
-          createdAt: input.now,
-          public: input.public ?? false,
-          registryId: input.registry?.id ?? null,
-          registryIdentifier: input.registry?.identifier ?? null,
-        }),
-      );
-      return { id, created: true };
-    } catch (error) {
-      if (isUniqueViolation(error)) {
-        throw new DomainError(
-          'conflict',
-          `The workflow ${input.workflowUuid} was being registered by another request at the same time`,
-        );
-      }
-      // The owner's account deleted since the request began.
-      if (isForeignKeyViolation(error)) {
-        throw new DomainError('not_found', 'The account registering it was deleted meanwhile');
-      }
-      throw error;
-    }
-  }
-
-  /**
-   * Adds an instance to a suite in one transaction, with its test service (shared by (type, url),
-   * created when new); RegistryEvents' listeners make it due for a first check in the same
-   * transaction. Returns its uuid. Throws DomainError('not_found') when the suite went meanwhile.
-   */
-  async addInstance(input: NewInstance): Promise<string> {
-    try {
-      return await retryOnDeadlock(() =>
-        this.dataSource.transaction(async (tx) => {
-          const serviceId = await this.serviceFor(tx, input.serviceType, input.serviceUrl);
-          const uuid = randomUUID();
-          const instanceId = insertedId(
-            await tx.insert(TestInstanceEntity, {
-              uuid,
-              suiteId: input.suiteId,
-              serviceId,
-              rocInstance: null,
-              name: input.name,
-              resource: input.resource,
-              managed: false,
-            }),
-          );
-          await this.events.instancesAdded(
-            tx,
-            [
-              {
-                instanceId,
-                versionId: input.versionId,
-                serviceId,
-                serviceType: input.serviceType,
-                resource: input.resource,
-              },
-            ],
-            input.now,
-          );
-          return uuid;
-        }),
-      );
-    } catch (error) {
-      if (isForeignKeyViolation(error)) {
-        throw new DomainError('not_found', 'The test suite was deleted meanwhile');
-      }
-      throw error;
-    }
-  }
-
-  /**
-   * Changes an instance's name and resource in one transaction; when the resource changes,
-   * RegistryEvents' listeners start its monitoring over in the same transaction, or, for an
-   * instance that was never checked (its crate gave no resource it could check), start it as for a
-   * new instance. False when the instance was gone already.
-   */
-  async updateInstance(
-    id: number,
-    changes: { name?: string; resource?: string },
-    now: Date,
-  ): Promise<boolean> {
-    return retryOnDeadlock(() =>
-      this.dataSource.transaction(async (tx) => {
-        const query = tx
-          .createQueryBuilder(TestInstanceEntity, 'i')
-          .innerJoinAndSelect('i.service', 'service')
-          .innerJoinAndSelect('i.suite', 'suite')
-          .where('i.id = :id', { id });
-        const current = await lockRows(query, 'write').getOne();
-        if (!current) {
-          return false;
-        }
-        if (changes.resource !== undefined && current.uncheckedReason !== null) {
-          await this.startChecking(tx, current, changes.resource, now);
-          await tx.update(TestInstanceEntity, { id }, { ...changes, uncheckedReason: null });
-          return true;
-        }
-        await tx.update(TestInstanceEntity, { id }, changes);
-        if (changes.resource !== undefined && changes.resource !== current.resource) {
-          const serviceType = current.service?.type ?? '';
-          await this.events.instanceRetargeted(
-            tx,
-            { instanceId: id, serviceType, resource: changes.resource },
-            now,
-          );
-        }
-        return true;
-      }),
-    );
-  }
-
-  /**
-   * An instance that was never checked now has a resource its service can check: monitoring takes
-   * it up as a new one, and its version's issue of uncheckable instances goes once none is left.
-   */
-  private async startChecking(
-    tx: EntityManager,
-    instance: TestInstanceEntity,
-    resource: string,
-    now: Date,
-  ): Promise<void> {
-    const versionId = loaded(instance.suite, 'instance.suite').versionId;
-    await this.events.instancesAdded(
-      tx,
-      [
-        {
-          instanceId: instance.id,
-          versionId,
-          serviceId: instance.serviceId,
-          serviceType: loaded(instance.service, 'instance.service').type,
-          resource,
-        },
-      ],
-      now,
-    );
-    const others = await tx
-      .createQueryBuilder(TestInstanceEntity, 'i')
-      .innerJoin('i.suite', 's')
-      .where('s.versionId = :versionId AND i.id <> :id AND i.uncheckedReason IS NOT NULL', {
-        versionId,
-        id: instance.id,
-      })
-      .getCount();
-    if (others === 0) {
-      await tx.delete(VersionIssueEntity, { versionId, issueType: UNCHECKABLE_INSTANCE.id });
-    }
-  }
-
-  /** Deletes an instance; its builds and check state go with it by cascade, in the same statement. False when it was gone. */
-  async deleteInstance(id: number): Promise<boolean> {
-    const result = await this.instances.delete({ id });
-    return (result.affected ?? 0) > 0;
-  }
-
-  /** Get-or-create by (type, url); a unique violation means another registration created it meanwhile. */
-  private async serviceFor(tx: EntityManager, type: string, url: string): Promise<number> {
-    const existing = await this.findService(tx, type, url);
-    if (existing) {
-      return existing.id;
-    }
-    try {
-      return insertedId(await tx.insert(TestServiceEntity, { uuid: randomUUID(), type, url }));
-    } catch (error) {
-      if (!isUniqueViolation(error)) {
-        throw error;
-      }
-      const created = await this.findService(tx, type, url);
-      if (!created) {
-        throw error;
-      }
-      return created.id;
-    }
-  }
-
-  private findService(tx: EntityManager, type: string, url: string): Promise<TestServiceEntity | null> {
-    const query = tx
-      .createQueryBuilder(TestServiceEntity, 's')
-      .where('s.type = :type AND s.url = :url', { type, url });
-    // A locking read sees rows committed after this transaction's snapshot (InnoDB's consistent reads would not).
-    return lockRows(query, 'read').getOne();
+    return retryOnDeadlock(() => this.dataSource.transaction((tx) => this.writer.insert(tx, input)));
   }
 
   /** Applies `PUT /workflows/{uuid}` in one transaction; false when the workflow or its latest version was gone. */
@@ -998,107 +520,4 @@ export class WorkflowsRepository {
       return true;
     });
   }
-}
-
-function serviceKey(type: string, url: string): string {
-  return JSON.stringify([type, url]);
-}
-
-function insertedId(result: { identifiers: Record<string, unknown>[] }): number {
-  const id = Number(result.identifiers[0]?.id);
-  if (!Number.isSafeInteger(id)) {
-    throw new Error('the database returned no id for an inserted row');
-  }
-  return id;
-}
-
-export function versionExists(uuid: string, version: string): DomainError {
-  return new DomainError('conflict', `The workflow ${uuid} already has a version '${version}'`);
-}
-
-/** The column and value of a list filter's own side (an owner's, or a registry's), if it has one. */
-interface OwnSide {
-  column: 'w.owner_id' | 'w.registry_id';
-  value: number;
-}
-
-function ownSide(filter: WorkflowFilter): OwnSide | undefined {
-  if (filter.ownerId !== undefined) {
-    return { column: 'w.owner_id', value: filter.ownerId };
-  }
-  return filter.registryId === undefined ? undefined : { column: 'w.registry_id', value: filter.registryId };
-}
-
-/**
- * Who may add a version to an existing workflow: its owner; for a workflow that came from a
- * registry, that registry, whichever of its users sends it (the workflow keeps its first owner).
- */
-function mayAddVersion(existing: WorkflowEntity, input: NewVersion): boolean {
-  if (input.registry !== undefined && existing.registryId === input.registry.id) {
-    return true;
-  }
-  return existing.ownerId === input.ownerId;
-}
-
-export function ownedByAnother(uuid: string): DomainError {
-  return new DomainError('conflict', `The workflow ${uuid} belongs to another user`);
-}
-
-/**
- * The FROM and WHERE of a search: driven by the latest version's row (its name or language
- * index, ordered by its id, which is the workflow's latest_version_id) when the search names
- * either, else by the workflow's; the uuid, the owner and who may see it are conditions on the
- * workflow's row.
- */
-function searchSql(
-  filter: WorkflowFilter,
-  search: WorkflowSearch,
-): { from: string; conditions: string[]; parameters: unknown[]; order: string } {
-  const conditions: string[] = [];
-  const parameters: unknown[] = [];
-  const byVersion = search.name !== undefined || search.language !== undefined;
-  if (search.name !== undefined) {
-    conditions.push('v.name = ?');
-    parameters.push(search.name);
-  }
-  if (search.language !== undefined) {
-    conditions.push('v.workflow_language = ?');
-    parameters.push(search.language);
-  }
-  if (!byVersion) {
-    conditions.push('w.latest_version_id IS NOT NULL');
-  }
-  if (search.uuid !== undefined) {
-    conditions.push('w.uuid = ?');
-    parameters.push(search.uuid);
-  }
-  if (search.ownerName !== undefined) {
-    conditions.push('w.owner_id = (SELECT o.id FROM users o WHERE o.username = ?)');
-    parameters.push(search.ownerName);
-  }
-  if (search.registryId === null) {
-    conditions.push('w.registry_id IS NULL');
-  } else if (search.registryId !== undefined) {
-    conditions.push('w.registry_id = ?');
-    parameters.push(search.registryId);
-  }
-  // The viewer's own side: a user's workflows, or those a registry sent (its token's view).
-  const own = ownSide(filter);
-  if (own && filter.public) {
-    conditions.push(`(w.is_public = 1 OR ${own.column} = ?)`);
-    parameters.push(own.value);
-  } else if (own) {
-    conditions.push(`${own.column} = ?`);
-    parameters.push(own.value);
-  } else if (filter.public) {
-    conditions.push('w.is_public = 1');
-  }
-  return byVersion
-    ? {
-        from: 'FROM workflow_versions v JOIN workflows w ON w.latest_version_id = v.id',
-        conditions,
-        parameters,
-        order: 'v.id',
-      }
-    : { from: 'FROM workflows w', conditions, parameters, order: 'w.latest_version_id' };
 }

@@ -1,121 +1,59 @@
-import { randomUUID } from 'node:crypto';
 import type { Readable } from 'node:stream';
-import { Inject, Injectable, Logger, Optional } from '@nestjs/common';
+import { Injectable, Logger } from '@nestjs/common';
 import type { EntityManager } from 'typeorm';
-import { hasRole, type AuthUser } from '../auth/auth-user.js';
+import { type AuthUser } from '../auth/auth-user.js';
 import type { Viewer } from '../auth/optional-auth.decorator.js';
 import { DomainError } from '../common/errors/domain-error.js';
 import { AppConfig } from '../config/app-config.js';
 import { MetricsService } from '../metrics/metrics.service.js';
-import { removeQuietly } from './crate/crate-downloader.js';
-import { CrateFetcher } from './crate/crate-fetcher.js';
-import { CrateReader, METADATA_FILE, MissingMetadataError, type CrateFile } from './crate/crate-reader.js';
+import { CrateReader, type CrateFile } from './crate/crate-reader.js';
 import { pathInCrate } from './crate/crate-paths.js';
-import {
-  parseRepositoryLink,
-  type RepositoryLink,
-  type RepositorySource,
-} from './crate/github-repository.js';
+import { parseRepositoryLink, type RepositoryLink } from './crate/github-repository.js';
 import { ArchiveLock } from './crate/archive-lock.js';
 import { CrateStore, isNotFound } from './crate/crate-store.js';
-import { parseCrateGraph, readCrateGraph } from './crate/ro-crate-parser.js';
 import type { IssueType } from './checks/issue-check.js';
-import type { IssueSelection } from './checks/issue-selection.js';
 import { RepositoryChecks } from './checks/repository-checks.js';
-import { workflowLanguageOf } from './crate/workflow-language.js';
 import { loaded } from './dto/loaded.js';
 import type { WorkflowSummaryView, WorkflowView } from './dto/workflow-response.dto.js';
 import type { InstanceView, SuitesView, SuiteView } from './dto/suite-response.dto.js';
 import type { RegistrySummary } from './registry-directory.js';
 import type {
-  TestInstanceEntity,
   VersionIssueEntity,
   WorkflowEntity,
   WorkflowVersionEntity,
 } from './entities/registry.entities.js';
-import {
-  checkInstanceAddresses,
-  checkStorable,
-  markUncheckable,
-  registrationName,
-} from './registration-rules.js';
-import { TESTING_SERVICE_CATALOG, type TestingServiceCatalog } from './testing-service-catalog.js';
 import { BadgeTokens } from './badge-tokens.js';
 import { VersionStatusReader } from './version-status.reader.js';
-import { NOT_AVAILABLE } from './workflow-status-source.js';
 import { latestVersionOf, versionsOf } from './workflow-versions.js';
 import { WorkflowAccess, type VisibleVersion } from './workflow-access.service.js';
-import {
-  ownedByAnother,
-  versionExists,
-  WorkflowsRepository,
-  type ListWindow,
-  type WorkflowChanges,
-  type WorkflowFilter,
-  type WorkflowSearch,
-} from './workflows.repository.js';
+import { WorkflowsRepository, type WorkflowChanges } from './workflows.repository.js';
+import type { ListWindow, WorkflowSearch } from './workflow-list.reader.js';
 import { Clock } from '../common/clock.js';
-import { CoalescedReads } from '../common/coalesced-reads.js';
+import {
+  RegistrationService,
+  type Registered,
+  type Registration,
+  type RegistrationProgress,
+  type RegistrationStage,
+  type Submitter,
+} from './registration.service.js';
+import { VersionArchives } from './version-archives.js';
+import {
+  WorkflowListsService,
+  type ListPage,
+  type VersionStatusView,
+  type WorkflowSelection,
+} from './workflow-lists.service.js';
 import { FollowQueue } from './follow/follow-queue.js';
 import { MAX_GLOBS } from './follow/follow-limits.js';
-import { followInForce, globProblem, type FollowGlobs } from './follow/follow-rules.js';
+import { globProblem, type FollowGlobs } from './follow/follow-rules.js';
 import { FollowsRepository } from './follow/follows.repository.js';
 import type { FollowView } from './follow/follow-view.js';
-import { CONFIG_COMPANIONS, configSettings, readRepositoryConfig } from './follow/repository-config.js';
-
-/** Who registers: a user, or the owner of a followed repository's workflow (API.md 12). */
-export type Submitter = Pick<AuthUser, 'id'>;
-
-/**
- * A crate sent by a registry (API.md 10.1): downloaded from `rocLink` as the registry serves it,
- * registered under the registry's uuid, and recorded as coming from there.
- */
-export interface RegistrySource {
-  /** The registry's id in the registries feature. */
-  id: number;
-  /** Names the registry in the details of its failures. */
-  name: string;
-  /** The workflow's id in the registry. */
-  identifier: string;
-  /** The registry's page of the version (`links.origin`). */
-  originLink: string;
-  /** Who a new workflow belongs to: the registry's own account, or the local identity of one of its users. */
-  submitterId: number;
-}
-
-export interface Registration {
-  rocLink: string;
-  version: string;
-  authorization?: string;
-  uuid?: string;
-  name?: string;
-  public?: boolean;
-  /**
-   * Which repository checks' issues to record; else a `.lifemonitor.yaml`'s `issues` section
-   * (API.md 12); all when neither says.
-   */
-  issues?: IssueSelection;
-  /**
-   * A followed repository's new tag or push (API.md 12): the archive of this commit, registered
-   * as from this ref, instead of resolving `rocLink`.
-   */
-  repository?: { link: RepositoryLink; source: RepositorySource };
-  /** Replaces the workflow's version of this name, when it has one (a followed branch's new commit). */
-  replace?: boolean;
-  /** Set when a registry sends the crate: the link is its crate URL, its failures are upstream ones. */
-  registry?: RegistrySource;
-}
 
 /** `PUT /workflows/{uuid}`: the workflow's own changes, and what its repository follows. */
 export interface WorkflowUpdate extends WorkflowChanges {
   /** The API's globs (API.md 12); null clears them, so that the `.lifemonitor.yaml` applies again. */
   follow?: FollowGlobs | null;
-}
-
-export interface Registered {
-  uuid: string;
-  name: string;
-  version: string;
 }
 
 export interface ReadOptions {
@@ -130,18 +68,6 @@ export interface ArchiveDownload {
   filename: string;
   open(): Promise<Readable>;
 }
-
-/** The longest list read whole that is answered at once (with an ETag); a longer one streams. */
-export const LIST_BATCH = 1000;
-
-/**
- * Workflows per batch of a streamed list: each batch is one keyset read and one status read.
- * Small so that what a batch holds (its rows, views and JSON) dies young: at 1,000 it outlived
- * the young generation's collections, V8 went on to allocate those objects in the old generation
- * (allocation-site pretenuring), and its garbage grew the RSS by 100-200 MiB over a
- * 100,000-workflow list (test/bench/scale.bench.mjs); at 250, by about 10 MiB.
- */
-export const STREAM_BATCH = 250;
 
 /** A version's stored crate, for reads of its files (GA4GH TRS, API.md 10.2). */
 export interface VersionCrate extends VisibleVersion {
@@ -160,9 +86,6 @@ export interface CrateMetadata {
   read(): Promise<object>;
 }
 
-/** Where a registration was when it failed: the cause label of its failure metric. */
-type RegistrationStage = 'download' | 'archive' | 'crate' | 'store';
-
 function failureCause(error: unknown, stage: RegistrationStage): string {
   if (error instanceof DomainError && error.kind === 'conflict') {
     return 'conflict';
@@ -170,7 +93,10 @@ function failureCause(error: unknown, stage: RegistrationStage): string {
   return error instanceof DomainError ? stage : 'internal';
 }
 
-/** The workflow registry: registration, reads, archive downloads and deletion. */
+/**
+ * The workflow registry: registration (the pipeline is RegistrationService's), reads, archive
+ * downloads and deletion.
+ */
 @Injectable()
 export class WorkflowsService {
   private readonly logger = new Logger(WorkflowsService.name);
@@ -178,7 +104,6 @@ export class WorkflowsService {
   constructor(
     private readonly repo: WorkflowsRepository,
     private readonly access: WorkflowAccess,
-    private readonly fetcher: CrateFetcher,
     private readonly reader: CrateReader,
     private readonly store: CrateStore,
     private readonly archiveLock: ArchiveLock,
@@ -190,25 +115,10 @@ export class WorkflowsService {
     private readonly checks: RepositoryChecks,
     private readonly follows: FollowsRepository,
     private readonly followQueue: FollowQueue,
-    @Optional()
-    @Inject(TESTING_SERVICE_CATALOG)
-    private readonly serviceCatalog: TestingServiceCatalog | null = null,
+    private readonly registration: RegistrationService,
+    private readonly lists: WorkflowListsService,
+    private readonly archives: VersionArchives,
   ) {}
-
-  // Pages that dashboards poll: identical ones (same filter, page and status flag, whoever asks)
-  // that arrive together share one read.
-  private readonly pages = new CoalescedReads<PageRead, WorkflowSummaryView[]>(
-    (read) =>
-      JSON.stringify([
-        read.filter.ownerId,
-        read.filter.registryId,
-        read.filter.public,
-        read.page.limit,
-        read.page.offset,
-        read.withStatus,
-      ]),
-    async (read) => this.summarize(await this.repo.listWorkflows(read.filter, read.page), read.withStatus),
-  );
 
   /**
    * Downloads, reads and stores a crate as a new version, atomically: on any failure no row
@@ -216,11 +126,11 @@ export class WorkflowsService {
    * the crate is unusable) or conflict (the uuid has this version or belongs to another user).
    */
   async register(user: Submitter, input: Registration): Promise<Registered> {
-    const progress: { stage: RegistrationStage; size?: number } = { stage: 'download' };
+    const progress: RegistrationProgress = { stage: 'download' };
     const started = performance.now();
     const took = () => `${Math.round(performance.now() - started)} ms`;
     try {
-      const registered = await this.registerCrate(user, input, progress);
+      const registered = await this.registration.register(user, input, progress);
       this.metrics.registrations.inc({ result: 'created' });
       this.logger.log(
         `registered workflow ${registered.uuid} version ${registered.version} (${progress.size ?? 0} bytes) in ${took()}`,
@@ -242,214 +152,64 @@ export class WorkflowsService {
     }
   }
 
-  private async registerCrate(
-    user: Submitter,
-    input: Registration,
-    progress: { stage: RegistrationStage; size?: number },
-  ): Promise<Registered> {
-    const uuid = input.uuid ?? randomUUID();
-    const ownerId = input.registry?.submitterId ?? user.id;
-    // Answered before downloading anything; the transaction checks again, race-free. A uuid of
-    // our own is new: there is nothing to look up.
-    const exists =
-      input.uuid !== undefined &&
-      (await this.refuseKnownConflicts(uuid, input.version, ownerId, input.registry?.id, input.replace));
-    const { crate, source, repository } = input.repository
-      ? await this.fetcher.fetchAt(input.repository.link, input.repository.source)
-      : input.registry
-        ? await this.fetcher.fetchFromUpstream(input.rocLink, input.authorization, input.registry.name)
-        : await this.fetcher.fetch(input.rocLink, input.version, input.authorization);
-    progress.size = crate.size;
-    let stored = false;
-    try {
-      progress.stage = 'archive';
-      const { metadata, files, companion } = await this.reader
-        .read(
-          crate.bytes ?? crate.path,
-          this.config.registry.maxUncompressedBytes,
-          undefined,
-          repository ? CONFIG_COMPANIONS : undefined,
-        )
-        .catch((error: unknown) => {
-          if (repository && source && error instanceof MissingMetadataError) {
-            throw new DomainError(
-              'invalid_input',
-              `the GitHub repository ${repository.owner}/${repository.repo} has no ${METADATA_FILE} at its root ` +
-                `(ref '${source.ref}', commit ${source.commit})`,
-            );
-          }
-          throw error;
-        });
-      progress.stage = 'crate';
-      const services = this.serviceCatalog?.serviceTypes() ?? [];
-      const graph = readCrateGraph(metadata, { services });
-      const read = parseCrateGraph(graph, { services });
-      // A repository's .lifemonitor.yaml says what the body does not (API.md 12).
-      const repositoryConfig = repository ? readRepositoryConfig(companion) : undefined;
-      const settings = configSettings(repositoryConfig ?? {});
-      const name = registrationName(input.name ?? settings.name, read);
-      checkStorable(read.suites, read.mainWorkflow);
-      const parsed = { ...read, suites: markUncheckable(read.suites, services) };
-      if (!this.config.registry.allowPrivateNetworkLinks) {
-        await checkInstanceAddresses(parsed.suites);
-      }
-      // Every way in (a link, a repository, a registry) registers here, so every one is checked here.
-      const issues = await this.checks.run(
-        {
-          crate: parsed,
-          graph,
-          files: new Set(files),
-          repository: repository && source ? { ...repository, ...source } : undefined,
-          following: repositoryConfig && {
-            file: repositoryConfig.file,
-            problem: repositoryConfig.problem,
-            // The API's globs win over the file's (API.md 12).
-            branches: followInForce(exists ? await this.follows.apiFollowOf(uuid) : null, settings.follow)
-              .globs.branches,
-          },
-        },
-        input.issues ?? settings.issues,
-      );
-      progress.stage = 'store';
-      const saved = await this.archiveLock.exclusive(crate.sha256, async () => {
-        await this.store.put(crate.path, crate.sha256);
-        stored = true;
-        try {
-          return await this.repo.saveVersion({
-            workflowUuid: uuid,
-            ownerId,
-            version: input.version,
-            name,
-            rocLink: input.rocLink,
-            archiveSha256: crate.sha256,
-            archiveSize: crate.size,
-            source,
-            mainWorkflow: parsed.mainWorkflow?.id,
-            language: workflowLanguageOf(parsed.mainWorkflow),
-            suites: parsed.suites,
-            issues,
-            now: new Date(this.clock.nowMs()),
-            // The file's visibility is that of a new workflow: a later version does not change it.
-            public: input.public ?? (exists ? undefined : settings.public),
-            replace: input.replace,
-            repository: repository ? { ...repository, fileFollow: settings.follow } : undefined,
-            registry: input.registry,
-          });
-        } catch (error) {
-          await this.forgetArchiveIfUnused(crate.sha256);
-          throw error;
-        }
-      });
-      const replaced = saved.replacedArchive;
-      if (replaced !== undefined && replaced !== crate.sha256) {
-        // Under its own lock, once the new archive's is given back: two locks are never held at once.
-        await this.archiveLock.exclusive(replaced, () => this.forgetArchiveIfUnused(replaced));
-      }
-      if (saved.pollDue) {
-        this.followQueue.wake();
-      }
-      return { uuid, name, version: input.version };
-    } finally {
-      // For every failure before the store took the file (a move: the path is gone then).
-      if (!stored) {
-        await removeQuietly(crate.path);
-      }
-    }
-  }
-
-  /** True when the workflow exists already. */
-  private async refuseKnownConflicts(
-    uuid: string,
-    version: string,
-    ownerId: number,
-    registryId: number | undefined,
-    replace = false,
-  ): Promise<boolean> {
-    const workflow = await this.repo.findWorkflow(uuid);
-    if (!workflow) {
-      return false;
-    }
-    // As the transaction decides (mayAddVersion): the owner, or for a registry's workflow that registry.
-    if (workflow.ownerId !== ownerId && (registryId === undefined || workflow.registryId !== registryId)) {
-      throw ownedByAnother(uuid);
-    }
-    if (!replace && versionsOf(workflow).some((existing) => existing.version === version)) {
-      throw versionExists(uuid, version);
-    }
-    return true;
-  }
-
-  /** Called under the archive's lock, after the version that would have used it was not saved or was deleted. */
-  private async forgetArchiveIfUnused(sha256: string): Promise<void> {
-    try {
-      if (!(await this.repo.isArchiveUsed(sha256))) {
-        await this.store.remove(sha256);
-      }
-    } catch (error) {
-      // The failure that brought us here matters more; an orphaned archive only costs disk space.
-      this.logger.error({ err: error }, `could not clean up archive ${sha256}`);
-    }
-  }
+  // The lists are WorkflowListsService's; other features and the controllers reach them here,
+  // through the registry's one service.
 
   /** A page of the caller's own workflows, the one whose latest version was registered last first. */
   list(user: AuthUser, page: ListPage, withStatus: boolean): Promise<WorkflowSummaryView[]> {
-    return this.pages.read({ filter: ownList(user), page, withStatus });
+    return this.lists.list(user, page, withStatus);
   }
 
-  /**
-   * The caller's whole list (from `offset`): one batch when it has at most LIST_BATCH workflows,
-   * else STREAM_BATCH at a time, each batch read after the last one's place in the order:
-   * memory and the cost of a batch stay the same however long the list is.
-   */
+  /** The caller's whole list, batch by batch (WorkflowListsService.listBatches). */
   listBatches(
     user: AuthUser,
     offset: number | undefined,
     withStatus: boolean,
   ): AsyncGenerator<WorkflowSummaryView[]> {
-    return this.batches(ownList(user), offset, withStatus);
+    return this.lists.listBatches(user, offset, withStatus);
   }
 
-  /**
-   * A page of the workflows one registry sent (API.md 10.1), or of one owner's (a registry user's
-   * local identity), ordered as `list`.
-   */
+  /** A page of the workflows one registry sent, or of one owner's (API.md 10.1). */
   listOf(selection: WorkflowSelection, page: ListPage, withStatus: boolean): Promise<WorkflowSummaryView[]> {
-    return this.pages.read({ filter: selection, page, withStatus });
+    return this.lists.listOf(selection, page, withStatus);
   }
 
-  /** `listOf` whole, batch by batch as `listBatches`. */
+  /** `listOf` whole, batch by batch. */
   batchesOf(
     selection: WorkflowSelection,
     offset: number | undefined,
     withStatus: boolean,
   ): AsyncGenerator<WorkflowSummaryView[]> {
-    return this.batches(selection, offset, withStatus);
+    return this.lists.batchesOf(selection, offset, withStatus);
   }
 
-  /**
-   * The status summary of each version of these workflows (the registry list's `versions=true`),
-   * by version id: one read for all.
-   */
-  async versionStatuses(workflows: readonly WorkflowEntity[]): Promise<Map<number, VersionStatusView>> {
-    const versionIds = workflows.flatMap((workflow) => versionsOf(workflow).map((version) => version.id));
-    const summaries = await this.statuses.summaries(versionIds);
-    const instances = await this.instancesById(
-      [...summaries.values()].flatMap((summary) =>
-        summary.latestBuild ? [summary.latestBuild.instanceId] : [],
-      ),
-    );
-    const lastChecks = await this.statuses.lastChecks([...instances.keys()]);
-    const views = new Map<number, VersionStatusView>();
-    for (const id of versionIds) {
-      const summary = summaries.get(id) ?? NOT_AVAILABLE;
-      const build = summary.latestBuild;
-      const instance = build ? instances.get(build.instanceId) : undefined;
-      views.set(id, {
-        aggregate: summary.aggregate,
-        latestBuild: build && instance ? { build, instance, lastChecks } : null,
-      });
-    }
-    return views;
+  /** The status summary of each version of these workflows, by version id. */
+  versionStatuses(workflows: readonly WorkflowEntity[]): Promise<Map<number, VersionStatusView>> {
+    return this.lists.versionStatuses(workflows);
+  }
+
+  /** A page of what `GET /workflows` shows the viewer (API.md 5.1). */
+  listVisible(viewer: Viewer, page: ListPage, withStatus: boolean): Promise<WorkflowSummaryView[]> {
+    return this.lists.listVisible(viewer, page, withStatus);
+  }
+
+  /** `listVisible` whole, batch by batch. */
+  visibleBatches(
+    viewer: Viewer,
+    offset: number | undefined,
+    withStatus: boolean,
+  ): AsyncGenerator<WorkflowSummaryView[]> {
+    return this.lists.visibleBatches(viewer, offset, withStatus);
+  }
+
+  /** A window of what `listVisible` shows that also meets `search`; no status. */
+  search(viewer: Viewer, search: WorkflowSearch, window: ListWindow): Promise<WorkflowEntity[]> {
+    return this.lists.search(viewer, search, window);
+  }
+
+  /** The usernames of these workflows' owners, by owner id. */
+  ownerNames(workflows: readonly WorkflowEntity[]): Promise<Map<number, string>> {
+    return this.lists.ownerNames(workflows);
   }
 
   /**
@@ -487,89 +247,6 @@ export class WorkflowsService {
    */
   forgetRegistry(tx: EntityManager, registryId: number): Promise<void> {
     return this.repo.forgetRegistry(tx, registryId);
-  }
-
-  /**
-   * A page of what `GET /workflows` shows the viewer (API.md 5.1): the public workflows, plus
-   * their own with a token; an admin's: all. Ordered as `list`.
-   */
-  listVisible(viewer: Viewer, page: ListPage, withStatus: boolean): Promise<WorkflowSummaryView[]> {
-    return this.pages.read({ filter: visibleList(viewer), page, withStatus });
-  }
-
-  /** `listVisible` whole, batch by batch as `listBatches`. */
-  visibleBatches(
-    viewer: Viewer,
-    offset: number | undefined,
-    withStatus: boolean,
-  ): AsyncGenerator<WorkflowSummaryView[]> {
-    return this.batches(visibleList(viewer), offset, withStatus);
-  }
-
-  /**
-   * A window of what `listVisible` shows that also meets `search` (its uuid, name, language or
-   * owner), each workflow with its versions; `fromEnd` reads the list's last ones. No status.
-   */
-  search(viewer: Viewer, search: WorkflowSearch, window: ListWindow): Promise<WorkflowEntity[]> {
-    return this.repo.searchWorkflows(visibleList(viewer), search, window);
-  }
-
-  /** The usernames of these workflows' owners, by owner id. */
-  ownerNames(workflows: readonly WorkflowEntity[]): Promise<Map<number, string>> {
-    return this.repo.usernames([...new Set(workflows.map((workflow) => workflow.ownerId))]);
-  }
-
-  private async *batches(
-    filter: WorkflowFilter,
-    offset: number | undefined,
-    withStatus: boolean,
-  ): AsyncGenerator<WorkflowSummaryView[]> {
-    // Its ids alone tell whether it fits in one reply; its rows are then read once, in one batch or in many.
-    const short = (await this.repo.windowLength(filter, { limit: LIST_BATCH + 1, offset })) <= LIST_BATCH;
-    let window: ListWindow = { limit: short ? LIST_BATCH : STREAM_BATCH, offset };
-    for (;;) {
-      const workflows = await this.repo.listWorkflows(filter, window);
-      yield await this.summarize(workflows, withStatus);
-      const last = workflows.at(-1);
-      if (short || workflows.length < window.limit || !last?.latestVersionId) {
-        return;
-      }
-      window = { limit: STREAM_BATCH, before: last.latestVersionId };
-    }
-  }
-
-  private async summarize(workflows: WorkflowEntity[], withStatus: boolean): Promise<WorkflowSummaryView[]> {
-    if (!withStatus) {
-      return workflows.map((workflow) => ({ workflow }));
-    }
-    const summaries = await this.statuses.summaries(
-      workflows.map((workflow) => latestVersionOf(workflow).id),
-    );
-    const instances = await this.instancesById(
-      [...summaries.values()].flatMap((summary) =>
-        summary.latestBuild ? [summary.latestBuild.instanceId] : [],
-      ),
-    );
-    const lastChecks = await this.statuses.lastChecks([...instances.keys()]);
-    return workflows.map((workflow) => {
-      const summary = summaries.get(latestVersionOf(workflow).id) ?? NOT_AVAILABLE;
-      const build = summary.latestBuild;
-      const instance = build ? instances.get(build.instanceId) : undefined;
-      return {
-        workflow,
-        status: {
-          aggregate: summary.aggregate,
-          // An instance deleted since the summary was read takes its build with it.
-          latestBuild: build && instance ? { build, instance, lastChecks } : null,
-        },
-      };
-    });
-  }
-
-  private async instancesById(ids: number[]): Promise<Map<number, TestInstanceEntity>> {
-    return new Map(
-      (await this.repo.findInstancesByIds([...new Set(ids)])).map((instance) => [instance.id, instance]),
-    );
   }
 
   /** The latest version, or the given one, with what the options ask for. */
@@ -722,7 +399,7 @@ export class WorkflowsService {
     }
     for (const sha256 of archives) {
       // Under each archive's lock, as a version deletion does: a registration storing the same bytes meanwhile keeps them.
-      await this.archiveLock.exclusive(sha256, () => this.forgetArchiveIfUnused(sha256));
+      await this.archiveLock.exclusive(sha256, () => this.archives.forgetIfUnused(sha256));
     }
   }
 
@@ -736,7 +413,7 @@ export class WorkflowsService {
     const deleted = await this.archiveLock.exclusive(sha256, async () => {
       const done = await this.repo.deleteVersion(visible.version);
       if (done) {
-        await this.forgetArchiveIfUnused(sha256);
+        await this.archives.forgetIfUnused(sha256);
       }
       return done;
     });
@@ -824,44 +501,10 @@ export class WorkflowsService {
   }
 }
 
-/** Which workflows `listOf` lists: one registry's, one owner's, or one owner's from one registry. */
-export type WorkflowSelection = { registryId: number } | { ownerId: number; registryId?: number };
-
-/** A version's status in a registry's list (`versions=true`). */
-export type VersionStatusView = NonNullable<WorkflowSummaryView['status']>;
-
 /** `GET /workflows/{uuid}/versions`: the workflow with its versions loaded, and where it came from. */
 export interface VersionsView {
   workflow: WorkflowEntity;
   registry: RegistrySummary | null;
-}
-
-/** A page of a list: `limit` workflows from `offset`. */
-interface ListPage {
-  limit: number;
-  offset?: number;
-}
-
-/** A page read as a request asks for it. */
-interface PageRead {
-  filter: WorkflowFilter;
-  page: ListPage;
-  withStatus: boolean;
-}
-
-function ownList(user: AuthUser): WorkflowFilter {
-  return { ownerId: user.id };
-}
-
-/** Public and own (a registry's token: those from the registry); an admin's: all; an anonymous caller's: public only. */
-function visibleList(viewer: Viewer): WorkflowFilter {
-  if (viewer?.registry !== undefined) {
-    return { registryId: viewer.registry.id, public: true };
-  }
-  if (viewer && hasRole(viewer, 'admin')) {
-    return {};
-  }
-  return viewer ? { ownerId: viewer.id, public: true } : { public: true };
 }
 
 /**

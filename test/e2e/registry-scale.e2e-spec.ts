@@ -14,7 +14,7 @@ import {
 } from '../support/query-plans.js';
 import { FIXTURE_CRATES } from '../support/registry.js';
 import { seedMachines, seededUuid, seedWorkflows } from '../support/registry-seed.mjs';
-import { LIST_BATCH } from '../../src/workflows/workflows.service.js';
+import { LIST_BATCH } from '../../src/workflows/workflow-lists.service.js';
 
 /**
  * Enough rows that MariaDB's optimizer prefers an index wherever one serves, and that the

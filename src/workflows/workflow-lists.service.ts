@@ -1,0 +1,229 @@
+import { Injectable } from '@nestjs/common';
+import { hasRole, type AuthUser } from '../auth/auth-user.js';
+import type { Viewer } from '../auth/optional-auth.decorator.js';
+import { CoalescedReads } from '../common/coalesced-reads.js';
+import type { WorkflowSummaryView } from './dto/workflow-response.dto.js';
+import type { TestInstanceEntity, WorkflowEntity } from './entities/registry.entities.js';
+import { VersionStatusReader } from './version-status.reader.js';
+import type { ListWindow, WorkflowFilter, WorkflowSearch } from './workflow-list.reader.js';
+import { NOT_AVAILABLE } from './workflow-status-source.js';
+import { latestVersionOf, versionsOf } from './workflow-versions.js';
+import { WorkflowsRepository } from './workflows.repository.js';
+
+/** The longest list read whole that is answered at once (with an ETag); a longer one streams. */
+export const LIST_BATCH = 1000;
+
+/**
+ * Workflows per batch of a streamed list: each batch is one keyset read and one status read.
+ * Small so that what a batch holds (its rows, views and JSON) dies young: at 1,000 it outlived
+ * the young generation's collections, V8 went on to allocate those objects in the old generation
+ * (allocation-site pretenuring), and its garbage grew the RSS by 100-200 MiB over a
+ * 100,000-workflow list (test/bench/scale.bench.mjs); at 250, by about 10 MiB.
+ */
+export const STREAM_BATCH = 250;
+
+/** Which workflows `listOf` lists: one registry's, one owner's, or one owner's from one registry. */
+export type WorkflowSelection = { registryId: number } | { ownerId: number; registryId?: number };
+
+/** A version's status in a registry's list (`versions=true`). */
+export type VersionStatusView = NonNullable<WorkflowSummaryView['status']>;
+
+/** A page of a list: `limit` workflows from `offset`. */
+export interface ListPage {
+  limit: number;
+  offset?: number;
+}
+
+/** A page read as a request asks for it. */
+interface PageRead {
+  filter: WorkflowFilter;
+  page: ListPage;
+  withStatus: boolean;
+}
+
+function ownList(user: AuthUser): WorkflowFilter {
+  return { ownerId: user.id };
+}
+
+/** Public and own (a registry's token: those from the registry); an admin's: all; an anonymous caller's: public only. */
+function visibleList(viewer: Viewer): WorkflowFilter {
+  if (viewer?.registry !== undefined) {
+    return { registryId: viewer.registry.id, public: true };
+  }
+  if (viewer && hasRole(viewer, 'admin')) {
+    return {};
+  }
+  return viewer ? { ownerId: viewer.id, public: true } : { public: true };
+}
+
+/**
+ * The registry's lists (API.md 2.2, 5.1, 10.1): pages and whole lists streamed batch by batch,
+ * with their workflows' statuses, and searches. Its reasons to change are the lists' paging,
+ * batching and polling (dashboards), not what one workflow shows.
+ */
+@Injectable()
+export class WorkflowListsService {
+  constructor(
+    private readonly repo: WorkflowsRepository,
+    private readonly statuses: VersionStatusReader,
+  ) {}
+
+  // Pages that dashboards poll: identical ones (same filter, page and status flag, whoever asks)
+  // that arrive together share one read.
+  private readonly pages = new CoalescedReads<PageRead, WorkflowSummaryView[]>(
+    (read) =>
+      JSON.stringify([
+        read.filter.ownerId,
+        read.filter.registryId,
+        read.filter.public,
+        read.page.limit,
+        read.page.offset,
+        read.withStatus,
+      ]),
+    async (read) => this.summarize(await this.repo.listWorkflows(read.filter, read.page), read.withStatus),
+  );
+
+  /** A page of the caller's own workflows, the one whose latest version was registered last first. */
+  list(user: AuthUser, page: ListPage, withStatus: boolean): Promise<WorkflowSummaryView[]> {
+    return this.pages.read({ filter: ownList(user), page, withStatus });
+  }
+
+  /**
+   * The caller's whole list (from `offset`): one batch when it has at most LIST_BATCH workflows,
+   * else STREAM_BATCH at a time, each batch read after the last one's place in the order:
+   * memory and the cost of a batch stay the same however long the list is.
+   */
+  listBatches(
+    user: AuthUser,
+    offset: number | undefined,
+    withStatus: boolean,
+  ): AsyncGenerator<WorkflowSummaryView[]> {
+    return this.batches(ownList(user), offset, withStatus);
+  }
+
+  /**
+   * A page of the workflows one registry sent (API.md 10.1), or of one owner's (a registry user's
+   * local identity), ordered as `list`.
+   */
+  listOf(selection: WorkflowSelection, page: ListPage, withStatus: boolean): Promise<WorkflowSummaryView[]> {
+    return this.pages.read({ filter: selection, page, withStatus });
+  }
+
+  /** `listOf` whole, batch by batch as `listBatches`. */
+  batchesOf(
+    selection: WorkflowSelection,
+    offset: number | undefined,
+    withStatus: boolean,
+  ): AsyncGenerator<WorkflowSummaryView[]> {
+    return this.batches(selection, offset, withStatus);
+  }
+
+  /**
+   * The status summary of each version of these workflows (the registry list's `versions=true`),
+   * by version id: one read for all.
+   */
+  async versionStatuses(workflows: readonly WorkflowEntity[]): Promise<Map<number, VersionStatusView>> {
+    const versionIds = workflows.flatMap((workflow) => versionsOf(workflow).map((version) => version.id));
+    const summaries = await this.statuses.summaries(versionIds);
+    const instances = await this.instancesById(
+      [...summaries.values()].flatMap((summary) =>
+        summary.latestBuild ? [summary.latestBuild.instanceId] : [],
+      ),
+    );
+    const lastChecks = await this.statuses.lastChecks([...instances.keys()]);
+    const views = new Map<number, VersionStatusView>();
+    for (const id of versionIds) {
+      const summary = summaries.get(id) ?? NOT_AVAILABLE;
+      const build = summary.latestBuild;
+      const instance = build ? instances.get(build.instanceId) : undefined;
+      views.set(id, {
+        aggregate: summary.aggregate,
+        latestBuild: build && instance ? { build, instance, lastChecks } : null,
+      });
+    }
+    return views;
+  }
+
+  /**
+   * A page of what `GET /workflows` shows the viewer (API.md 5.1): the public workflows, plus
+   * their own with a token; an admin's: all. Ordered as `list`.
+   */
+  listVisible(viewer: Viewer, page: ListPage, withStatus: boolean): Promise<WorkflowSummaryView[]> {
+    return this.pages.read({ filter: visibleList(viewer), page, withStatus });
+  }
+
+  /** `listVisible` whole, batch by batch as `listBatches`. */
+  visibleBatches(
+    viewer: Viewer,
+    offset: number | undefined,
+    withStatus: boolean,
+  ): AsyncGenerator<WorkflowSummaryView[]> {
+    return this.batches(visibleList(viewer), offset, withStatus);
+  }
+
+  /**
+   * A window of what `listVisible` shows that also meets `search` (its uuid, name, language or
+   * owner), each workflow with its versions; `fromEnd` reads the list's last ones. No status.
+   */
+  search(viewer: Viewer, search: WorkflowSearch, window: ListWindow): Promise<WorkflowEntity[]> {
+    return this.repo.searchWorkflows(visibleList(viewer), search, window);
+  }
+
+  /** The usernames of these workflows' owners, by owner id. */
+  ownerNames(workflows: readonly WorkflowEntity[]): Promise<Map<number, string>> {
+    return this.repo.usernames([...new Set(workflows.map((workflow) => workflow.ownerId))]);
+  }
+
+  private async *batches(
+    filter: WorkflowFilter,
+    offset: number | undefined,
+    withStatus: boolean,
+  ): AsyncGenerator<WorkflowSummaryView[]> {
+    // Its ids alone tell whether it fits in one reply; its rows are then read once, in one batch or in many.
+    const short = (await this.repo.windowLength(filter, { limit: LIST_BATCH + 1, offset })) <= LIST_BATCH;
+    let window: ListWindow = { limit: short ? LIST_BATCH : STREAM_BATCH, offset };
+    for (;;) {
+      const workflows = await this.repo.listWorkflows(filter, window);
+      yield await this.summarize(workflows, withStatus);
+      const last = workflows.at(-1);
+      if (short || workflows.length < window.limit || !last?.latestVersionId) {
+        return;
+      }
+      window = { limit: STREAM_BATCH, before: last.latestVersionId };
+    }
+  }
+
+  private async summarize(workflows: WorkflowEntity[], withStatus: boolean): Promise<WorkflowSummaryView[]> {
+    if (!withStatus) {
+      return workflows.map((workflow) => ({ workflow }));
+    }
+    const summaries = await this.statuses.summaries(
+      workflows.map((workflow) => latestVersionOf(workflow).id),
+    );
+    const instances = await this.instancesById(
+      [...summaries.values()].flatMap((summary) =>
+        summary.latestBuild ? [summary.latestBuild.instanceId] : [],
+      ),
+    );
+    const lastChecks = await this.statuses.lastChecks([...instances.keys()]);
+    return workflows.map((workflow) => {
+      const summary = summaries.get(latestVersionOf(workflow).id) ?? NOT_AVAILABLE;
+      const build = summary.latestBuild;
+      const instance = build ? instances.get(build.instanceId) : undefined;
+      return {
+        workflow,
+        status: {
+          aggregate: summary.aggregate,
+          // An instance deleted since the summary was read takes its build with it.
+          latestBuild: build && instance ? { build, instance, lastChecks } : null,
+        },
+      };
+    });
+  }
+
+  private async instancesById(ids: number[]): Promise<Map<number, TestInstanceEntity>> {
+    return new Map(
+      (await this.repo.findInstancesByIds([...new Set(ids)])).map((instance) => [instance.id, instance]),
+    );
+  }
+}
