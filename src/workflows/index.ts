@@ -62,18 +62,20 @@ export type { IssueSelection } from './checks/issue-selection.js';
 export {
   LIFEMONITOR_API_VERSION,
   RegistryRefDto,
-  RegistryWorkflowListDto,
-  ListedVersionDto,
   SelfLinkDto,
   toRegistryRef,
   toIssueResponse,
-  toRegistryWorkflowItem,
   toVersionHeader,
   VersionHeaderDto,
   VersionListMetaDto,
   WorkflowRefDto,
-  type RegistryWorkflowView,
 } from './dto/workflow-response.dto.js';
+export {
+  ListedVersionDto,
+  RegistryWorkflowListDto,
+  toRegistryWorkflowItem,
+  type RegistryWorkflowView,
+} from './dto/registry-list-response.dto.js';
 export { REGISTRY_DIRECTORY, type RegistryDirectory, type RegistrySummary } from './registry-directory.js';
 export { baseUrlOf } from '../common/base-url.js';
 export {

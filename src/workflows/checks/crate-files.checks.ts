@@ -1,5 +1,6 @@
 import { Injectable } from '@nestjs/common';
-import { LICENSE, rootOf } from '../crate/ro-crate-parser.js';
+import { rootOf } from '../crate/ro-crate-parser.js';
+import { LICENSE } from '../crate/crate-graph.js';
 import {
   RegisterIssueCheck,
   type CheckedCrate,

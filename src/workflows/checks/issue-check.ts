@@ -1,7 +1,8 @@
 import type { Provider } from '@nestjs/common';
 import { DiscoveryService } from '@nestjs/core';
 import { registrationsProvider } from '../../common/discovered.js';
-import type { CrateGraph, ParsedCrate } from '../crate/ro-crate-parser.js';
+import type { ParsedCrate } from '../crate/ro-crate-parser.js';
+import type { CrateGraph } from '../crate/crate-graph.js';
 import type { RepositoryLink, RepositorySource } from '../crate/github-repository.js';
 
 export const ISSUE_SEVERITIES = ['error', 'warning'] as const;

@@ -1,5 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { isRecord } from '../../common/is-record.js';
+import { rootOf } from '../crate/ro-crate-parser.js';
 import {
   COMPUTATIONAL_WORKFLOW,
   CONFORMS_TO,
@@ -9,7 +10,6 @@ import {
   MAIN_ENTITY,
   MENTIONS,
   RESOURCE,
-  rootOf,
   RUNS_ON,
   SCHEMA,
   TEST,
@@ -18,7 +18,7 @@ import {
   URL_TERM,
   type CrateEntity,
   type CrateGraph,
-} from '../crate/ro-crate-parser.js';
+} from '../crate/crate-graph.js';
 import {
   RegisterIssueCheck,
   type CheckedCrate,
