@@ -11,7 +11,15 @@ import prettier from 'eslint-config-prettier';
  * Each file gets exactly one block (ESLint would replace, not merge, the rule's options of
  * overlapping blocks). Specs are left out: they set up and inspect the tables they test.
  */
-const FEATURES = ['workflows', 'test-monitoring', 'orchestration', 'notifications', 'trs', 'registries'];
+const FEATURES = [
+  'crates',
+  'workflows',
+  'test-monitoring',
+  'orchestration',
+  'notifications',
+  'trs',
+  'registries',
+];
 
 function featureBoundary(guarded) {
   return {

@@ -6,8 +6,7 @@ import {
 } from '@nestjs/common';
 import { SchedulerRegistry } from '@nestjs/schedule';
 import { AppConfig } from '../config/app-config.js';
-import { ArchiveLock } from './crate/archive-lock.js';
-import { CrateStore } from './crate/crate-store.js';
+import { ArchiveLock, CrateStore } from '../crates/index.js';
 import { WorkflowsRepository } from './workflows.repository.js';
 import { Clock } from '../common/clock.js';
 

@@ -41,24 +41,27 @@ export {
 } from './workflow-status-source.js';
 export {
   canonicalTarget,
-  TESTING_SERVICE_CATALOG,
+  type CheckedCrate,
+  type CrateFile,
   type CrateServiceType,
+  folderOf,
   type InstanceTarget,
+  type IssueCheck,
+  type IssueFinding,
+  type IssueSelection,
+  type IssueType,
+  RegisterIssueCheck,
+  resolveInCrate,
+  TESTING_SERVICE_CATALOG,
   type TestingServiceCatalog,
-} from './testing-service-catalog.js';
+  WORKFLOW_LANGUAGES,
+  type WorkflowLanguage,
+} from '../crates/index.js';
 export { BUILD_STATUSES, type BuildStatus } from './build-status.js';
 export { latestVersionOf, versionsOf } from './workflow-versions.js';
 export { RegistryReads } from './registry-reads.decorator.js';
 export { BuildDto, LastCheckDto, toBuildResponse } from './dto/suite-response.dto.js';
 export { toIssueTypeResponse } from './dto/issue-types.dto.js';
-export {
-  RegisterIssueCheck,
-  type CheckedCrate,
-  type IssueCheck,
-  type IssueFinding,
-  type IssueType,
-} from './checks/issue-check.js';
-export type { IssueSelection } from './checks/issue-selection.js';
 export {
   LIFEMONITOR_API_VERSION,
   RegistryRefDto,
@@ -100,9 +103,6 @@ export {
   type RepositoryRefEvent,
 } from './follow/followed-repositories.service.js';
 export type { ListWindow, WorkflowSearch } from './workflow-list.reader.js';
-export type { CrateFile } from './crate/crate-reader.js';
-export { folderOf, resolveInCrate } from './crate/crate-paths.js';
-export { WORKFLOW_LANGUAGES, type WorkflowLanguage } from './crate/workflow-language.js';
 export type { WorkflowSummaryView } from './dto/workflow-response.dto.js';
 export { IsPublicFlag, RegisteredWorkflowDto } from './dto/register-workflow.dto.js';
 export { IsVersionLabel, VERSION_MAX_LENGTH } from './version-label.js';

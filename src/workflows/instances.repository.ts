@@ -6,7 +6,7 @@ import { DomainError } from '../common/errors/domain-error.js';
 import { isForeignKeyViolation } from '../common/errors/unique-violation.js';
 import { lockRows } from '../database/dialect.js';
 import { retryOnDeadlock } from '../database/retry-on-deadlock.js';
-import { UNCHECKABLE_INSTANCE } from './checks/test-suites.checks.js';
+import { UNCHECKABLE_INSTANCE } from '../crates/index.js';
 import { loaded } from './dto/loaded.js';
 import { TestInstanceEntity, VersionIssueEntity } from './entities/registry.entities.js';
 import { insertedId, serviceFor } from './registry-rows.js';

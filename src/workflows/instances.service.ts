@@ -13,7 +13,7 @@ import {
   resourceProblem,
   TESTING_SERVICE_CATALOG,
   type TestingServiceCatalog,
-} from './testing-service-catalog.js';
+} from '../crates/index.js';
 import { canEdit, WorkflowAccess } from './workflow-access.service.js';
 import { VersionStatusReader } from './version-status.reader.js';
 import { InstancesRepository } from './instances.repository.js';

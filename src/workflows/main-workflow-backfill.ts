@@ -5,11 +5,14 @@ import {
   type OnApplicationBootstrap,
 } from '@nestjs/common';
 import { AppConfig } from '../config/app-config.js';
-import { CrateReader } from './crate/crate-reader.js';
-import { CrateStore } from './crate/crate-store.js';
-import { parseMainWorkflowOf, type ParsedWorkflow } from './crate/ro-crate-parser.js';
+import {
+  CrateReader,
+  CrateStore,
+  type ParsedWorkflow,
+  parseMainWorkflowOf,
+  workflowLanguageOf,
+} from '../crates/index.js';
 import { COLUMN_LENGTHS } from './columns.js';
-import { workflowLanguageOf } from './crate/workflow-language.js';
 import { WorkflowsRepository } from './workflows.repository.js';
 
 /** Versions read per batch: one query, then their archives one after another. */

@@ -1,5 +1,5 @@
 import { DomainError } from '../common/errors/domain-error.js';
-import type { ParsedCrate, ParsedSuite } from './crate/ro-crate-parser.js';
+import type { ParsedCrate, ParsedSuite } from '../crates/ro-crate-parser.js';
 import {
   checkInstanceAddresses,
   checkServiceAddress,

@@ -2,9 +2,14 @@ import { lookup } from 'node:dns/promises';
 import { isIP } from 'node:net';
 import { isPublicAddress } from '../common/net/address-guard.js';
 import { DomainError } from '../common/errors/domain-error.js';
-import type { ParsedCrate, ParsedSuite, ParsedWorkflow } from './crate/ro-crate-parser.js';
+import {
+  type CrateServiceType,
+  type ParsedCrate,
+  type ParsedSuite,
+  type ParsedWorkflow,
+  resourceProblem,
+} from '../crates/index.js';
 import { COLUMN_LENGTHS } from './columns.js';
-import { resourceProblem, type CrateServiceType } from './testing-service-catalog.js';
 
 /** The body's name, else the root dataset's, else the main workflow's. */
 export function registrationName(bodyName: string | undefined, crate: ParsedCrate): string {

@@ -4,16 +4,23 @@ import type { AuthUser } from '../auth/auth-user.js';
 import { Clock } from '../common/clock.js';
 import { DomainError } from '../common/errors/domain-error.js';
 import { AppConfig } from '../config/app-config.js';
-import type { IssueSelection } from './checks/issue-selection.js';
+import {
+  ArchiveLock,
+  CrateReader,
+  CrateStore,
+  type IssueSelection,
+  METADATA_FILE,
+  MissingMetadataError,
+  parseCrateGraph,
+  readCrateGraph,
+  removeQuietly,
+  TESTING_SERVICE_CATALOG,
+  type TestingServiceCatalog,
+  workflowLanguageOf,
+} from '../crates/index.js';
 import { RepositoryChecks } from './checks/repository-checks.js';
-import { ArchiveLock } from './crate/archive-lock.js';
-import { removeQuietly } from './crate/crate-downloader.js';
-import { CrateFetcher } from './crate/crate-fetcher.js';
-import { CrateReader, METADATA_FILE, MissingMetadataError } from './crate/crate-reader.js';
-import { CrateStore } from './crate/crate-store.js';
+import { CrateFetcher } from './crate-fetcher.js';
 import type { RepositoryLink, RepositorySource } from './crate/github-repository.js';
-import { parseCrateGraph, readCrateGraph } from './crate/ro-crate-parser.js';
-import { workflowLanguageOf } from './crate/workflow-language.js';
 import { FollowQueue } from './follow/follow-queue.js';
 import { followInForce } from './follow/follow-rules.js';
 import { FollowsRepository } from './follow/follows.repository.js';
@@ -24,7 +31,6 @@ import {
   markUncheckable,
   registrationName,
 } from './registration-rules.js';
-import { TESTING_SERVICE_CATALOG, type TestingServiceCatalog } from './testing-service-catalog.js';
 import { VersionArchives } from './version-archives.js';
 import { ownedByAnother, versionExists } from './version-writer.js';
 import { versionsOf } from './workflow-versions.js';

@@ -1,5 +1,5 @@
 import { Injectable, Logger } from '@nestjs/common';
-import { CrateStore } from './crate/crate-store.js';
+import { CrateStore } from '../crates/index.js';
 import { WorkflowsRepository } from './workflows.repository.js';
 
 /**

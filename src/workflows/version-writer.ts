@@ -4,8 +4,7 @@ import { DomainError } from '../common/errors/domain-error.js';
 import { isForeignKeyViolation, isUniqueViolation } from '../common/errors/unique-violation.js';
 import { lockRows } from '../database/dialect.js';
 import type { VersionIssue } from './checks/repository-checks.js';
-import type { ParsedSuite } from './crate/ro-crate-parser.js';
-import type { WorkflowLanguage } from './crate/workflow-language.js';
+import { type ParsedSuite, type WorkflowLanguage } from '../crates/index.js';
 import type { RepositoryLink } from './crate/github-repository.js';
 import {
   TestInstanceEntity,

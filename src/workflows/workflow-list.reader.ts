@@ -1,5 +1,5 @@
 import type { DataSource } from 'typeorm';
-import type { WorkflowLanguage } from './crate/workflow-language.js';
+import { type WorkflowLanguage } from '../crates/index.js';
 
 /**
  * Which workflows a list shows: `ownerId`'s (or, for a registry, those from `registryId`; with

@@ -1,29 +1,24 @@
 import { Module } from '@nestjs/common';
 import { DiscoveryModule } from '@nestjs/core';
 import { TypeOrmModule } from '@nestjs/typeorm';
+import { CratesModule } from '../crates/index.js';
 import { BadgeTokens } from './badge-tokens.js';
 import {
+  ISSUE_CHECKS_PROVIDER,
   MissingLicenseCheck,
   MissingReadmeCheck,
-  MissingWorkflowFileCheck,
-} from './checks/crate-files.checks.js';
-import { ISSUE_CHECKS_PROVIDER } from './checks/issue-check.js';
-import { RepositoryChecks } from './checks/repository-checks.js';
-import {
   MissingTestDefinitionCheck,
   MissingTestSuiteCheck,
+  MissingWorkflowFileCheck,
   TestSuiteWithoutInstancesCheck,
   UncheckableTestInstanceCheck,
-} from './checks/test-suites.checks.js';
-import { WorkflowTestingProfileCheck } from './checks/workflow-testing-profile.check.js';
+  WorkflowTestingProfileCheck,
+} from '../crates/index.js';
+import { RepositoryChecks } from './checks/repository-checks.js';
 import { CrateJanitor } from './crate-janitor.js';
 import { MainWorkflowBackfill } from './main-workflow-backfill.js';
-import { ArchiveLock } from './crate/archive-lock.js';
-import { CrateDownloader } from './crate/crate-downloader.js';
-import { CrateFetcher } from './crate/crate-fetcher.js';
+import { CrateFetcher } from './crate-fetcher.js';
 import { GithubRepositories } from './crate/github-repository.js';
-import { CrateReader } from './crate/crate-reader.js';
-import { CrateStore } from './crate/crate-store.js';
 import {
   TestInstanceEntity,
   TestSuiteEntity,
@@ -96,7 +91,7 @@ const ISSUE_CHECK_CLASSES = [
  * (API.md 12). Its tables stay its own.
  */
 @Module({
-  imports: [DiscoveryModule, TypeOrmModule.forFeature(ENTITIES)],
+  imports: [DiscoveryModule, TypeOrmModule.forFeature(ENTITIES), CratesModule],
   controllers: [
     UserWorkflowsController,
     WorkflowsController,
@@ -105,12 +100,8 @@ const ISSUE_CHECK_CLASSES = [
     GithubConfigController,
   ],
   providers: [
-    CrateDownloader,
     CrateFetcher,
     GithubRepositories,
-    CrateReader,
-    CrateStore,
-    ArchiveLock,
     CrateJanitor,
     MainWorkflowBackfill,
     WorkflowsRepository,

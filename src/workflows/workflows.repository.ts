@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource, InjectRepository } from '@nestjs/typeorm';
 import { DataSource, Repository, type EntityManager } from 'typeorm';
-import type { WorkflowLanguage } from './crate/workflow-language.js';
+import { type WorkflowLanguage } from '../crates/index.js';
 import {
   TestInstanceEntity,
   TestSuiteEntity,

@@ -6,12 +6,16 @@ import type { Viewer } from '../auth/optional-auth.decorator.js';
 import { DomainError } from '../common/errors/domain-error.js';
 import { AppConfig } from '../config/app-config.js';
 import { MetricsService } from '../metrics/metrics.service.js';
-import { CrateReader, type CrateFile } from './crate/crate-reader.js';
-import { pathInCrate } from './crate/crate-paths.js';
+import {
+  ArchiveLock,
+  type CrateFile,
+  CrateReader,
+  CrateStore,
+  isNotFound,
+  type IssueType,
+  pathInCrate,
+} from '../crates/index.js';
 import { parseRepositoryLink, type RepositoryLink } from './crate/github-repository.js';
-import { ArchiveLock } from './crate/archive-lock.js';
-import { CrateStore, isNotFound } from './crate/crate-store.js';
-import type { IssueType } from './checks/issue-check.js';
 import { RepositoryChecks } from './checks/repository-checks.js';
 import { loaded } from './dto/loaded.js';
 import type { WorkflowSummaryView, WorkflowView } from './dto/workflow-response.dto.js';

@@ -14,7 +14,7 @@ import {
   type TestingService,
   type TriggerResult,
 } from '../../src/test-monitoring/testing-services/testing-service.js';
-import { serviceTypeOf } from '../../src/workflows/crate/ro-crate-parser.js';
+import { serviceTypeOf } from '../../src/crates/ro-crate-parser.js';
 import type { FakeServer } from '../fakes/fake-server.js';
 import { buildsOf, clientConfig } from '../support/testing-service-spec.js';
 

@@ -5,7 +5,7 @@ import {
   type IssueCheck,
   type IssueFinding,
   type IssueType,
-} from '../../src/workflows/checks/issue-check.js';
+} from '../../src/crates/checks/issue-check.js';
 
 /**
  * A repository check that lives only in the tests: the walk-through of docs/extending.md ("a new

@@ -1,7 +1,7 @@
-import type { CheckedCrate } from '../../src/workflows/checks/issue-check.js';
-import { parseCrateGraph, readCrateGraph } from '../../src/workflows/crate/ro-crate-parser.js';
+import type { CheckedCrate } from '../../src/crates/checks/issue-check.js';
+import { parseCrateGraph, readCrateGraph } from '../../src/crates/ro-crate-parser.js';
 import { markUncheckable } from '../../src/workflows/registration-rules.js';
-import type { CrateServiceType } from '../../src/workflows/testing-service-catalog.js';
+import type { CrateServiceType } from '../../src/crates/testing-service-catalog.js';
 import { CRATE_SERVICES } from './crate-services.js';
 
 /** What the repository checks see of a crate with this metadata and these files, as registration reads it. */

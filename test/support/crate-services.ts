@@ -1,4 +1,4 @@
-import type { CrateServiceType } from '../../src/workflows/testing-service-catalog.js';
+import type { CrateServiceType } from '../../src/crates/testing-service-catalog.js';
 
 /** The CI services the app registers, as the crate parser is told of them (the order of the module). */
 export const CRATE_SERVICES: readonly CrateServiceType[] = [

@@ -2,12 +2,12 @@ import { Injectable } from '@nestjs/common';
 import { GithubRepositories, type RepositoryRef } from '../crate/github-repository.js';
 import { matchesAny } from '../follow/follow-rules.js';
 import {
-  RegisterIssueCheck,
   type CheckedCrate,
   type IssueCheck,
   type IssueFinding,
   type IssueType,
-} from './issue-check.js';
+  RegisterIssueCheck,
+} from '../../crates/index.js';
 
 /** LifeMonitor's type of the same name and id. */
 export const INVALID_CONFIG_FILE: IssueType = {

@@ -1,5 +1,5 @@
-import { readCrateGraph, parseCrateGraph } from '../crate/ro-crate-parser.js';
-import type { CheckedCrate, IssueCheck, IssueFinding, IssueType } from './issue-check.js';
+import { readCrateGraph, parseCrateGraph } from '../../crates/ro-crate-parser.js';
+import type { CheckedCrate, IssueCheck, IssueFinding, IssueType } from '../../crates/checks/issue-check.js';
 import { RepositoryChecks } from './repository-checks.js';
 
 function type(id: string, severity: IssueType['severity']): IssueType {

@@ -1,16 +1,17 @@
 import { Inject, Injectable, Logger, type OnModuleInit } from '@nestjs/common';
 import { COLUMN_LENGTHS } from '../columns.js';
 import {
+  type CheckedCrate,
+  isSelected,
   ISSUE_CHECKS,
   ISSUE_SEVERITIES,
-  type CheckedCrate,
   type IssueCheck,
   type IssueChecks,
   type IssueFinding,
+  type IssueSelection,
   type IssueSeverity,
   type IssueType,
-} from './issue-check.js';
-import { isSelected, type IssueSelection } from './issue-selection.js';
+} from '../../crates/index.js';
 
 /** An issue as a version records and shows it (API.md 12). */
 export interface VersionIssue {

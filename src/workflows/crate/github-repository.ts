@@ -5,7 +5,7 @@ import { isRecord } from '../../common/is-record.js';
 import { OutboundError, readBody, sendRequest, type OutboundResponse } from '../../common/net/http-client.js';
 import { parseRateLimit } from '../../common/net/rate-limit.js';
 import { AppConfig } from '../../config/app-config.js';
-import { UpstreamUnavailable } from './upstream-unavailable.js';
+import { UpstreamUnavailable } from '../../crates/index.js';
 
 /** A `roc_link` naming a GitHub repository: `https://github.com/{owner}/{repo}[/tree/{ref}]`. */
 export interface RepositoryLink {

@@ -1,5 +1,5 @@
 import { ApiProperty } from '@nestjs/swagger';
-import { ISSUE_SEVERITIES, type IssueSeverity, type IssueType } from '../checks/issue-check.js';
+import { ISSUE_SEVERITIES, type IssueSeverity, type IssueType } from '../../crates/index.js';
 
 /** An issue type as LifeMonitor's `workflows_get_issue_types` lists it, with its severity here. */
 export class IssueTypeDto {

@@ -1,7 +1,7 @@
 import { Inject, Injectable, Optional } from '@nestjs/common';
 import type { OpenAPIObject } from '@nestjs/swagger';
 import { RefinesOpenApi, type OpenApiRefinement } from '../../common/openapi-refinement.js';
-import { TESTING_SERVICE_CATALOG, type TestingServiceCatalog } from '../testing-service-catalog.js';
+import { TESTING_SERVICE_CATALOG, type TestingServiceCatalog } from '../../crates/index.js';
 import { NewInstanceServiceDto } from './instance-requests.dto.js';
 import { TestServiceDto } from './suite-response.dto.js';
 

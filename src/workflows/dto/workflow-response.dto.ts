@@ -1,6 +1,6 @@
 import { ApiProperty, ApiPropertyOptional, OmitType } from '@nestjs/swagger';
 import type { AggregateTestStatus, LastChecks } from '../workflow-status-source.js';
-import { ISSUE_SEVERITIES, type IssueSeverity } from '../checks/issue-check.js';
+import { ISSUE_SEVERITIES, type IssueSeverity } from '../../crates/index.js';
 import type {
   TestInstanceEntity,
   VersionIssueEntity,

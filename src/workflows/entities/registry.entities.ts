@@ -10,9 +10,8 @@ import {
   type Relation,
 } from 'typeorm';
 import { UserEntity } from '../../auth/entities/user.entity.js';
-import type { IssueSeverity } from '../checks/issue-check.js';
+import { type IssueSeverity, type WorkflowLanguage } from '../../crates/index.js';
 import { COLUMN_LENGTHS } from '../columns.js';
-import type { WorkflowLanguage } from '../crate/workflow-language.js';
 import { TestServiceEntity } from './test-service.entity.js';
 
 /*

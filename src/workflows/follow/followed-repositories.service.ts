@@ -9,7 +9,7 @@ import {
   type RepositoryLink,
   type RepositoryRef,
 } from '../crate/github-repository.js';
-import { UpstreamUnavailable } from '../crate/upstream-unavailable.js';
+import { UpstreamUnavailable } from '../../crates/index.js';
 import type { FollowFailure } from '../registry-events.js';
 import { WorkflowsService } from '../workflows.service.js';
 import type { FollowedRefEntity, FollowedRefKind } from './entities/followed-ref.entity.js';

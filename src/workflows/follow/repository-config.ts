@@ -1,5 +1,4 @@
-import type { IssueSelection } from '../checks/issue-selection.js';
-import type { CompanionFiles, CrateContents } from '../crate/crate-reader.js';
+import { type CompanionFiles, type CrateContents, type IssueSelection } from '../../crates/index.js';
 import type { FollowGlobs } from './follow-rules.js';
 import {
   CONFIG_FILE_NAMES,

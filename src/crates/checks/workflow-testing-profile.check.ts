@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { isRecord } from '../../common/is-record.js';
-import { rootOf } from '../crate/ro-crate-parser.js';
+import { rootOf } from '../ro-crate-parser.js';
 import {
   COMPUTATIONAL_WORKFLOW,
   CONFORMS_TO,
@@ -18,7 +18,7 @@ import {
   URL_TERM,
   type CrateEntity,
   type CrateGraph,
-} from '../crate/crate-graph.js';
+} from '../crate-graph.js';
 import {
   RegisterIssueCheck,
   type CheckedCrate,

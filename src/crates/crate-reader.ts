@@ -5,7 +5,7 @@ import { pipeline, Readable, Transform } from 'node:stream';
 import { crc32 } from 'node:zlib';
 import { Injectable } from '@nestjs/common';
 import unzipper, { type File as ZipEntry } from 'unzipper';
-import { DomainError } from '../../common/errors/domain-error.js';
+import { DomainError } from '../common/errors/domain-error.js';
 import { formatBytes } from './byte-size.js';
 
 export const METADATA_FILE = 'ro-crate-metadata.json';

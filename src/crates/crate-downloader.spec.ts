@@ -3,9 +3,9 @@ import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { DomainError } from '../../common/errors/domain-error.js';
-import { loadConfig, type AppConfig } from '../../config/app-config.js';
-import { LinkServer } from '../../../test/fakes/link-server.js';
+import { DomainError } from '../common/errors/domain-error.js';
+import { loadConfig, type AppConfig } from '../config/app-config.js';
+import { LinkServer } from '../../test/fakes/link-server.js';
 import { CrateDownloader, removeQuietly } from './crate-downloader.js';
 
 const FIXTURE = fileURLToPath(

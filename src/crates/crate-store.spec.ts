@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { mkdir, mkdtemp, readdir, readFile, rm, utimes, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { loadConfig } from '../../config/app-config.js';
+import { loadConfig } from '../config/app-config.js';
 import { CrateStore } from './crate-store.js';
 
 let dataDir: string;

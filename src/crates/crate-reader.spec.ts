@@ -6,11 +6,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import unzipper from 'unzipper';
-import { DomainError } from '../../common/errors/domain-error.js';
-import { buildZip, writeZip, type ZipEntrySpec } from '../../../test/support/zip-builder.js';
+import { DomainError } from '../common/errors/domain-error.js';
+import { buildZip, writeZip, type ZipEntrySpec } from '../../test/support/zip-builder.js';
 import { CrateReader, IN_MEMORY_ARCHIVE_BYTES } from './crate-reader.js';
 import { parseRoCrate } from './ro-crate-parser.js';
-import { WITH_SERVICES } from '../../../test/support/crate-services.js';
+import { WITH_SERVICES } from '../../test/support/crate-services.js';
 
 const FIXTURES = fileURLToPath(new URL('../../../test/fixtures/crates/', import.meta.url));
 const GiB = 1024 ** 3;

@@ -1,4 +1,4 @@
-import { DomainError } from '../../common/errors/domain-error.js';
+import { DomainError } from '../common/errors/domain-error.js';
 
 /**
  * A link that could not be used: a 400 for a link the caller gave (API.md 2.1). `timedOut` tells a

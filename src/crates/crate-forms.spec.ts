@@ -1,9 +1,9 @@
 import { readFileSync } from 'node:fs';
-import { AppConfig } from '../../config/app-config.js';
-import { GithubActionsService } from '../../test-monitoring/testing-services/github-actions.service.js';
-import { JenkinsService } from '../../test-monitoring/testing-services/jenkins.service.js';
-import { TestingServiceRegistry } from '../../test-monitoring/testing-services/testing-service.js';
-import { TravisService } from '../../test-monitoring/testing-services/travis.service.js';
+import { AppConfig } from '../config/app-config.js';
+import { GithubActionsService } from '../test-monitoring/testing-services/github-actions.service.js';
+import { JenkinsService } from '../test-monitoring/testing-services/jenkins.service.js';
+import { TestingServiceRegistry } from '../test-monitoring/testing-services/testing-service.js';
+import { TravisService } from '../test-monitoring/testing-services/travis.service.js';
 import { parseRoCrate } from './ro-crate-parser.js';
 
 /**

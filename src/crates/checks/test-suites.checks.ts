@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { INSTANCE } from '../crate/crate-graph.js';
+import { INSTANCE } from '../crate-graph.js';
 import {
   RegisterIssueCheck,
   type CheckedCrate,

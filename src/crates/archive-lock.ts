@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
-import { underNamedLock } from '../../database/dialect.js';
+import { underNamedLock } from '../database/dialect.js';
 
 /** How long a writer waits for another copy of the service that holds the same archive. */
 export const ARCHIVE_LOCK_SECONDS = 60;

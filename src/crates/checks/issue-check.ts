@@ -1,9 +1,8 @@
 import type { Provider } from '@nestjs/common';
 import { DiscoveryService } from '@nestjs/core';
 import { registrationsProvider } from '../../common/discovered.js';
-import type { ParsedCrate } from '../crate/ro-crate-parser.js';
-import type { CrateGraph } from '../crate/crate-graph.js';
-import type { RepositoryLink, RepositorySource } from '../crate/github-repository.js';
+import type { ParsedCrate } from '../ro-crate-parser.js';
+import type { CrateGraph } from '../crate-graph.js';
 
 export const ISSUE_SEVERITIES = ['error', 'warning'] as const;
 export type IssueSeverity = (typeof ISSUE_SEVERITIES)[number];
@@ -26,6 +25,17 @@ export interface IssueType {
   readonly dependsOn?: readonly string[];
 }
 
+/**
+ * The repository a crate was registered from (API.md 7.1): which, and the ref and commit
+ * registered. Checks of the repository itself live in repositories/, which fills this in.
+ */
+export interface CheckedRepository {
+  owner: string;
+  repo: string;
+  ref: string;
+  commit: string;
+}
+
 /** What the checks look at: one registration's crate and, for a repository link, its repository. */
 export interface CheckedCrate {
   /** The crate as the registry reads it. */
@@ -38,7 +48,7 @@ export interface CheckedCrate {
    */
   readonly files: ReadonlySet<string>;
   /** For a link naming a GitHub repository (API.md 7.1): which, and the ref and commit registered. */
-  readonly repository?: RepositoryLink & RepositorySource;
+  readonly repository?: CheckedRepository;
   /**
    * For a repository link: its `.lifemonitor.yaml` as this registration read it (no `file`: there
    * is none; a `problem`: it is invalid), and the branch globs the workflow follows (API.md 12).

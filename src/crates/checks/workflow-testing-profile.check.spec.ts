@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { WITH_SERVICES } from '../../../test/support/crate-services.js';
-import { readCrateGraph } from '../crate/ro-crate-parser.js';
+import { readCrateGraph } from '../ro-crate-parser.js';
 import { PROFILE_RULES, profileFindings } from './workflow-testing-profile.check.js';
 
 /** crs4/rocrate-validator's test crates of the profile (see the README there). */

@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
-import { rootOf } from '../crate/ro-crate-parser.js';
-import { LICENSE } from '../crate/crate-graph.js';
+import { rootOf } from '../ro-crate-parser.js';
+import { LICENSE } from '../crate-graph.js';
 import {
   RegisterIssueCheck,
   type CheckedCrate,

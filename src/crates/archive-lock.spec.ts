@@ -1,6 +1,6 @@
 import { DataSource } from 'typeorm';
 import { ARCHIVE_WRITERS, ArchiveLock } from './archive-lock.js';
-import { sqliteDriver } from '../../database/sqlite-driver.js';
+import { sqliteDriver } from '../database/sqlite-driver.js';
 
 /** A piece of work that starts when the lock lets it and ends when the test says so. */
 function gate(): { started: boolean; work: () => Promise<string>; finish: (error?: Error) => void } {

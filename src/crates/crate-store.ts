@@ -3,7 +3,7 @@ import { copyFile, mkdir, open, readdir, rename, rm, stat, unlink } from 'node:f
 import { join } from 'node:path';
 import type { Readable } from 'node:stream';
 import { Injectable } from '@nestjs/common';
-import { AppConfig } from '../../config/app-config.js';
+import { AppConfig } from '../config/app-config.js';
 
 const SHA256 = /^[0-9a-f]{64}$/;
 

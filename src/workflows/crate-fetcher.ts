@@ -2,19 +2,25 @@ import { createHash, randomUUID } from 'node:crypto';
 import { open, readFile, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { Injectable } from '@nestjs/common';
-import { DomainError } from '../../common/errors/domain-error.js';
-import { isRecord } from '../../common/is-record.js';
-import { formatBytes } from './byte-size.js';
-import { CrateDownloader, removeQuietly, type DownloadedCrate } from './crate-downloader.js';
-import { DEFAULT_MAX_METADATA_BYTES, IN_MEMORY_ARCHIVE_BYTES, METADATA_FILE } from './crate-reader.js';
+import { DomainError } from '../common/errors/domain-error.js';
+import { isRecord } from '../common/is-record.js';
+import {
+  CrateDownloader,
+  DEFAULT_MAX_METADATA_BYTES,
+  type DownloadedCrate,
+  formatBytes,
+  IN_MEMORY_ARCHIVE_BYTES,
+  LinkFailure,
+  METADATA_FILE,
+  removeQuietly,
+  singleFileZip,
+} from '../crates/index.js';
 import {
   GithubRepositories,
   parseRepositoryLink,
   type RepositoryLink,
   type RepositorySource,
-} from './github-repository.js';
-import { LinkFailure } from './upstream-unavailable.js';
-import { singleFileZip } from './zip-writer.js';
+} from './crate/github-repository.js';
 
 /** What a `roc_link` gave: a zip archive in `<DATA_DIR>/tmp/` (the caller stores or removes it). */
 export interface FetchedCrate {

@@ -1,4 +1,4 @@
-import { isRecord } from '../../common/is-record.js';
+import { isRecord } from '../common/is-record.js';
 
 /*
  * How a crate's metadata is read as JSON-LD: the vocabulary, the context and its terms, the

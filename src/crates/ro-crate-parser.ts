@@ -1,6 +1,6 @@
-import { DomainError } from '../../common/errors/domain-error.js';
-import { canonicalTarget, type CrateServiceType } from '../testing-service-catalog.js';
-import { isRecord } from '../../common/is-record.js';
+import { DomainError } from '../common/errors/domain-error.js';
+import { canonicalTarget, type CrateServiceType } from './testing-service-catalog.js';
+import { isRecord } from '../common/is-record.js';
 import {
   ABOUT,
   BUILT_IN_TERMS,

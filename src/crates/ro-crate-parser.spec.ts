@@ -1,6 +1,6 @@
-import { DomainError } from '../../common/errors/domain-error.js';
+import { DomainError } from '../common/errors/domain-error.js';
 import { engineTypeOf, parseRoCrate, serviceTypeOf } from './ro-crate-parser.js';
-import { CRATE_SERVICES, WITH_SERVICES } from '../../../test/support/crate-services.js';
+import { CRATE_SERVICES, WITH_SERVICES } from '../../test/support/crate-services.js';
 
 const T = 'https://w3id.org/ro/terms/test#';
 
