@@ -14,6 +14,7 @@ import prettier from 'eslint-config-prettier';
 const FEATURES = [
   'crates',
   'workflows',
+  'repositories',
   'test-monitoring',
   'orchestration',
   'notifications',

@@ -9,7 +9,7 @@ import { LinkServer } from '../../test/fakes/link-server.js';
 import { CrateDownloader, removeQuietly } from './crate-downloader.js';
 
 const FIXTURE = fileURLToPath(
-  new URL('../../../test/fixtures/crates/lifemonitor-example-wf-crate.zip', import.meta.url),
+  new URL('../../test/fixtures/crates/lifemonitor-example-wf-crate.zip', import.meta.url),
 );
 
 let server: LinkServer;

@@ -12,7 +12,7 @@ import { CrateReader, IN_MEMORY_ARCHIVE_BYTES } from './crate-reader.js';
 import { parseRoCrate } from './ro-crate-parser.js';
 import { WITH_SERVICES } from '../../test/support/crate-services.js';
 
-const FIXTURES = fileURLToPath(new URL('../../../test/fixtures/crates/', import.meta.url));
+const FIXTURES = fileURLToPath(new URL('../../test/fixtures/crates/', import.meta.url));
 const GiB = 1024 ** 3;
 const MiB = 1024 ** 2;
 

@@ -1,3 +1,5 @@
+import { VERSION_MAX_LENGTH } from '../common/version-label.js';
+
 /**
  * Sizes of the registry's text columns. The entities declare them, and the registration rules and
  * the request DTOs refuse longer values with a 400 instead of a failed insert. The migrations keep
@@ -6,7 +8,7 @@
  */
 export const COLUMN_LENGTHS = {
   uuid: 36,
-  version: 64,
+  version: VERSION_MAX_LENGTH,
   name: 512,
   rocLink: 2048,
   sha256: 64,

@@ -20,7 +20,7 @@ import {
   parseRepositoryLink,
   type RepositoryLink,
   type RepositorySource,
-} from './crate/github-repository.js';
+} from '../repositories/index.js';
 
 /** What a `roc_link` gave: a zip archive in `<DATA_DIR>/tmp/` (the caller stores or removes it). */
 export interface FetchedCrate {

@@ -22,7 +22,6 @@ export {
   type AddedInstance,
   type AddedVersion,
   type FollowFailedListener,
-  type FollowFailure,
   type InstanceRetargetedListener,
   type RetargetedInstance,
   type InstancesAddedListener,
@@ -97,12 +96,15 @@ export type { TestServiceEntity } from './entities/test-service.entity.js';
 export { WorkflowsService, type ArchiveDownload, type VersionCrate } from './workflows.service.js';
 export type { Registered, RegistrySource } from './registration.service.js';
 export type { VersionStatusView, WorkflowSelection } from './workflow-lists.service.js';
+// Following is repositories/' (which the registry uses); these stay here for the features that
+// reached them through the registry.
 export {
   FollowedRepositoriesService,
+  type FollowFailure,
   type RefEventOutcome,
   type RepositoryRefEvent,
-} from './follow/followed-repositories.service.js';
+} from '../repositories/index.js';
 export type { ListWindow, WorkflowSearch } from './workflow-list.reader.js';
 export type { WorkflowSummaryView } from './dto/workflow-response.dto.js';
 export { IsPublicFlag, RegisteredWorkflowDto } from './dto/register-workflow.dto.js';
-export { IsVersionLabel, VERSION_MAX_LENGTH } from './version-label.js';
+export { IsVersionLabel, VERSION_MAX_LENGTH } from '../common/version-label.js';

@@ -20,11 +20,16 @@ import {
 } from '../crates/index.js';
 import { RepositoryChecks } from './checks/repository-checks.js';
 import { CrateFetcher } from './crate-fetcher.js';
-import type { RepositoryLink, RepositorySource } from './crate/github-repository.js';
-import { FollowQueue } from './follow/follow-queue.js';
-import { followInForce } from './follow/follow-rules.js';
-import { FollowsRepository } from './follow/follows.repository.js';
-import { CONFIG_COMPANIONS, configSettings, readRepositoryConfig } from './follow/repository-config.js';
+import {
+  CONFIG_COMPANIONS,
+  configSettings,
+  followInForce,
+  FollowQueue,
+  FollowsRepository,
+  readRepositoryConfig,
+  type RepositoryLink,
+  type RepositorySource,
+} from '../repositories/index.js';
 import {
   checkInstanceAddresses,
   checkStorable,

@@ -1,5 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import type { EntityManager } from 'typeorm';
+import type { FollowFailure } from '../repositories/index.js';
 
 /** An instance a registration added, with its version and the service it runs on. */
 export interface AddedInstance {
@@ -49,26 +50,6 @@ export interface RetargetedInstance {
   instanceId: number;
   serviceType: string;
   resource: string;
-}
-
-/**
- * Following a repository failed (API.md 12): a version of a new tag or push could not be
- * registered (`ref` says which), or the repository is gone (`ref` null). Told once per failure,
- * whatever the number of copies.
- */
-export interface FollowFailure {
-  workflowId: number;
-  workflowUuid: string;
-  /** Whom to tell: the workflow's owner. */
-  ownerId: number;
-  /** The workflow's name and latest version, as notifications name a workflow. */
-  name: string;
-  version: string;
-  /** `owner/repo`, as GitHub spells it. */
-  repository: string;
-  ref: { kind: 'tag' | 'branch'; name: string; commit: string | null } | null;
-  /** Why, as the registration's refusal or GitHub's answer said it. */
-  error: string;
 }
 
 /** Told inside the transaction that records the failure: what it writes commits with it, or not at all. */

@@ -5,7 +5,7 @@ import { isForeignKeyViolation, isUniqueViolation } from '../common/errors/uniqu
 import { lockRows } from '../database/dialect.js';
 import type { VersionIssue } from './checks/repository-checks.js';
 import { type ParsedSuite, type WorkflowLanguage } from '../crates/index.js';
-import type { RepositoryLink } from './crate/github-repository.js';
+import { type FollowGlobs, type FollowsRepository, type RepositoryLink } from '../repositories/index.js';
 import {
   TestInstanceEntity,
   TestSuiteEntity,
@@ -13,8 +13,6 @@ import {
   WorkflowEntity,
   WorkflowVersionEntity,
 } from './entities/registry.entities.js';
-import type { FollowGlobs } from './follow/follow-rules.js';
-import type { FollowsRepository } from './follow/follows.repository.js';
 import { insertedId, serviceFor } from './registry-rows.js';
 import type { AddedInstance, RegistryEvents } from './registry-events.js';
 

@@ -59,8 +59,7 @@ import {
 import { RegistryReads } from './registry-reads.decorator.js';
 import { itemsReply } from './json-items-stream.js';
 import { WorkflowsService } from './workflows.service.js';
-import type { FollowRequestDto } from './follow/dto/follow.dto.js';
-import type { FollowGlobs } from './follow/follow-rules.js';
+import { type FollowGlobs, type FollowRequestDto } from '../repositories/index.js';
 import { TAGS } from '../common/api-tags.js';
 import { invalidMemberExample, problemExample } from '../common/dto/error-bodies.dto.js';
 import { EXAMPLE } from '../common/openapi-examples.js';

@@ -18,7 +18,12 @@ import { RepositoryChecks } from './checks/repository-checks.js';
 import { CrateJanitor } from './crate-janitor.js';
 import { MainWorkflowBackfill } from './main-workflow-backfill.js';
 import { CrateFetcher } from './crate-fetcher.js';
-import { GithubRepositories } from './crate/github-repository.js';
+import {
+  InvalidConfigFileCheck,
+  MissingFollowedBranchCheck,
+  RepositoriesModule,
+} from '../repositories/index.js';
+import { FollowingConnection } from './following-connection.js';
 import {
   TestInstanceEntity,
   TestSuiteEntity,
@@ -44,15 +49,6 @@ import { RegistrationService } from './registration.service.js';
 import { VersionArchives } from './version-archives.js';
 import { WorkflowListsService } from './workflow-lists.service.js';
 import { Clock } from '../common/clock.js';
-import { GithubConfigController } from './follow/github-config.controller.js';
-import { InvalidConfigFileCheck, MissingFollowedBranchCheck } from './checks/following.checks.js';
-import { FollowedRefEntity } from './follow/entities/followed-ref.entity.js';
-import { FollowedRepositoryEntity } from './follow/entities/followed-repository.entity.js';
-import { GithubApiPauseEntity } from './follow/entities/github-api-pause.entity.js';
-import { FollowQueue } from './follow/follow-queue.js';
-import { FollowScheduler } from './follow/follow.scheduler.js';
-import { FollowedRepositoriesService } from './follow/followed-repositories.service.js';
-import { FollowsRepository } from './follow/follows.repository.js';
 
 const ENTITIES = [
   WorkflowEntity,
@@ -61,9 +57,6 @@ const ENTITIES = [
   TestServiceEntity,
   TestInstanceEntity,
   VersionIssueEntity,
-  FollowedRepositoryEntity,
-  FollowedRefEntity,
-  GithubApiPauseEntity,
 ];
 
 /**
@@ -88,20 +81,13 @@ const ISSUE_CHECK_CLASSES = [
  * Area B's registry. Test monitoring uses what it exports (see index.ts): `WorkflowAccess`
  * (lookups by uuid with the visibility rule), the read port `RegisteredInstances`, and
  * `RegistryEvents`; notifications hands GitHub's ref events to `FollowedRepositoriesService`
- * (API.md 12). Its tables stay its own.
+ * (API.md 12), of repositories/, which this module uses and exports on. Its tables stay its own.
  */
 @Module({
-  imports: [DiscoveryModule, TypeOrmModule.forFeature(ENTITIES), CratesModule],
-  controllers: [
-    UserWorkflowsController,
-    WorkflowsController,
-    SuitesController,
-    InstancesController,
-    GithubConfigController,
-  ],
+  imports: [DiscoveryModule, TypeOrmModule.forFeature(ENTITIES), CratesModule, RepositoriesModule],
+  controllers: [UserWorkflowsController, WorkflowsController, SuitesController, InstancesController],
   providers: [
     CrateFetcher,
-    GithubRepositories,
     CrateJanitor,
     MainWorkflowBackfill,
     WorkflowsRepository,
@@ -121,17 +107,8 @@ const ISSUE_CHECK_CLASSES = [
     ...ISSUE_CHECK_CLASSES,
     ISSUE_CHECKS_PROVIDER,
     RepositoryChecks,
-    FollowsRepository,
-    FollowQueue,
-    FollowedRepositoriesService,
-    FollowScheduler,
+    FollowingConnection,
   ],
-  exports: [
-    WorkflowAccess,
-    RegisteredInstances,
-    RegistryEvents,
-    WorkflowsService,
-    FollowedRepositoriesService,
-  ],
+  exports: [WorkflowAccess, RegisteredInstances, RegistryEvents, WorkflowsService, RepositoriesModule],
 })
 export class WorkflowsModule {}

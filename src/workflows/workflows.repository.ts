@@ -16,7 +16,7 @@ import { lockRows } from '../database/dialect.js';
 import { findOneJoined } from '../database/find-one-joined.js';
 import { retryOnDeadlock } from '../database/retry-on-deadlock.js';
 import { inList, PlainEntities } from '../database/plain-entities.js';
-import { FollowsRepository } from './follow/follows.repository.js';
+import { FollowsRepository } from '../repositories/index.js';
 import {
   WorkflowListReader,
   type ListWindow,

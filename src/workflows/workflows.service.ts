@@ -15,7 +15,16 @@ import {
   type IssueType,
   pathInCrate,
 } from '../crates/index.js';
-import { parseRepositoryLink, type RepositoryLink } from './crate/github-repository.js';
+import {
+  type FollowGlobs,
+  FollowQueue,
+  FollowsRepository,
+  type FollowView,
+  globProblem,
+  MAX_GLOBS,
+  parseRepositoryLink,
+  type RepositoryLink,
+} from '../repositories/index.js';
 import { RepositoryChecks } from './checks/repository-checks.js';
 import { loaded } from './dto/loaded.js';
 import type { WorkflowSummaryView, WorkflowView } from './dto/workflow-response.dto.js';
@@ -48,11 +57,6 @@ import {
   type VersionStatusView,
   type WorkflowSelection,
 } from './workflow-lists.service.js';
-import { FollowQueue } from './follow/follow-queue.js';
-import { MAX_GLOBS } from './follow/follow-limits.js';
-import { globProblem, type FollowGlobs } from './follow/follow-rules.js';
-import { FollowsRepository } from './follow/follows.repository.js';
-import type { FollowView } from './follow/follow-view.js';
 
 /** `PUT /workflows/{uuid}`: the workflow's own changes, and what its repository follows. */
 export interface WorkflowUpdate extends WorkflowChanges {

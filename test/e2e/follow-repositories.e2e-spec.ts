@@ -2,7 +2,7 @@ import { createHmac } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { DataSource } from 'typeorm';
 import { DeliveryWorker } from '../../src/notifications/delivery.worker.js';
-import { FollowScheduler } from '../../src/workflows/follow/follow.scheduler.js';
+import { FollowScheduler } from '../../src/repositories/follow/follow.scheduler.js';
 import { GithubFake } from '../fakes/github-fake.js';
 import { LinkServer } from '../fakes/link-server.js';
 import { NotificationReceiver } from '../fakes/notification-receiver.js';

@@ -6,7 +6,7 @@ import { UnsubscribeLinks, type UnsubscribeList } from '../../src/notifications/
 import { BuildsRepository } from '../../src/test-monitoring/builds.repository.js';
 import { CheckStateRepository } from '../../src/test-monitoring/check-state.repository.js';
 import { RegisteredInstances } from '../../src/workflows/registered-instances.js';
-import { FollowsRepository } from '../../src/workflows/follow/follows.repository.js';
+import { FollowsRepository } from '../../src/repositories/follow/follows.repository.js';
 import { AddressesRepository } from '../../src/orchestration/addresses.repository.js';
 import { JobsRepository } from '../../src/orchestration/jobs.repository.js';
 import { QuotasService } from '../../src/orchestration/quotas.service.js';

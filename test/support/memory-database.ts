@@ -19,9 +19,9 @@ import {
   WorkflowVersionEntity,
 } from '../../src/workflows/entities/registry.entities.js';
 import { TestServiceEntity } from '../../src/workflows/entities/test-service.entity.js';
-import { FollowedRefEntity } from '../../src/workflows/follow/entities/followed-ref.entity.js';
-import { FollowedRepositoryEntity } from '../../src/workflows/follow/entities/followed-repository.entity.js';
-import { GithubApiPauseEntity } from '../../src/workflows/follow/entities/github-api-pause.entity.js';
+import { FollowedRefEntity } from '../../src/repositories/follow/entities/followed-ref.entity.js';
+import { FollowedRepositoryEntity } from '../../src/repositories/follow/entities/followed-repository.entity.js';
+import { GithubApiPauseEntity } from '../../src/repositories/follow/entities/github-api-pause.entity.js';
 
 /**
  * An in-memory SQLite database with every migration applied and the registry, monitoring and

@@ -14,10 +14,10 @@ import {
 import { RegisteredInstances } from '../../src/workflows/registered-instances.js';
 import { RegistryEvents } from '../../src/workflows/registry-events.js';
 import { WorkflowsRepository } from '../../src/workflows/workflows.repository.js';
-import { FollowedRefEntity } from '../../src/workflows/follow/entities/followed-ref.entity.js';
-import { FollowedRepositoryEntity } from '../../src/workflows/follow/entities/followed-repository.entity.js';
-import { GithubApiPauseEntity } from '../../src/workflows/follow/entities/github-api-pause.entity.js';
-import { FollowsRepository } from '../../src/workflows/follow/follows.repository.js';
+import { FollowedRefEntity } from '../../src/repositories/follow/entities/followed-ref.entity.js';
+import { FollowedRepositoryEntity } from '../../src/repositories/follow/entities/followed-repository.entity.js';
+import { GithubApiPauseEntity } from '../../src/repositories/follow/entities/github-api-pause.entity.js';
+import { FollowsRepository } from '../../src/repositories/follow/follows.repository.js';
 
 export interface MonitoringRepositories {
   builds: BuildsRepository;

@@ -1,7 +1,7 @@
 import { plainToInstance } from 'class-transformer';
 import { validate } from 'class-validator';
 import { RegisterWorkflowDto } from './register-workflow.dto.js';
-import { versionProblem } from '../version-label.js';
+import { versionProblem } from '../../common/version-label.js';
 
 describe('versionProblem', () => {
   it.each(['1.0', 'v2', '1.0-rc.1', 'release 2024-05', 'ü', 'x'.repeat(64), '...', '.hidden'])(

@@ -11,8 +11,8 @@ import {
   Min,
   ValidateNested,
 } from 'class-validator';
-import { FollowRequestDto } from '../follow/dto/follow.dto.js';
-import { IsVersionLabel, VERSION_MAX_LENGTH } from '../version-label.js';
+import { FollowRequestDto } from '../../repositories/index.js';
+import { IsVersionLabel, VERSION_MAX_LENGTH } from '../../common/version-label.js';
 import { IsAnyUuid, IsHttpUrl, OptionalText } from '../../common/validation.js';
 import { COLUMN_LENGTHS } from '../columns.js';
 import { EXAMPLE } from '../../common/openapi-examples.js';

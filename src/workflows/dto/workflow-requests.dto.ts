@@ -1,7 +1,7 @@
 import { applyDecorators } from '@nestjs/common';
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { IsOptional, IsString } from 'class-validator';
-import { IsVersionLabel } from '../version-label.js';
+import { IsVersionLabel } from '../../common/version-label.js';
 import { IsUuidParam, OptionalQueryFlag, OptionalQueryInt } from '../../common/validation.js';
 import { EXAMPLE } from '../../common/openapi-examples.js';
 

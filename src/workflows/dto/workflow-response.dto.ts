@@ -8,8 +8,7 @@ import type {
   WorkflowVersionEntity,
 } from '../entities/registry.entities.js';
 import { loaded } from './loaded.js';
-import { FollowDto, toFollowResponse } from '../follow/dto/follow.dto.js';
-import type { FollowView } from '../follow/follow-view.js';
+import { FollowDto, type FollowView, toFollowResponse } from '../../repositories/index.js';
 import { BuildDto, toBuildResponse, type BuildFields } from './suite-response.dto.js';
 import { latestVersionOf, versionsOf } from '../workflow-versions.js';
 import type { RegistrySummary } from '../registry-directory.js';

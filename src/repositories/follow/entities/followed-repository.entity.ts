@@ -8,7 +8,6 @@ import {
   Unique,
   type Relation,
 } from 'typeorm';
-import { WorkflowEntity } from '../../entities/registry.entities.js';
 
 /**
  * The GitHub repository a workflow was registered from (API.md 12), what it follows and how its
@@ -28,9 +27,10 @@ export class FollowedRepositoryEntity {
   @Column({ name: 'workflow_id', type: 'integer' })
   workflowId!: number;
 
-  @ManyToOne(() => WorkflowEntity, { onDelete: 'CASCADE', onUpdate: 'NO ACTION' })
+  // The registry's workflow by its entity's name: the registry imports following, not the reverse.
+  @ManyToOne('WorkflowEntity', { onDelete: 'CASCADE', onUpdate: 'NO ACTION' })
   @JoinColumn({ name: 'workflow_id', foreignKeyConstraintName: 'FK_followed_repositories_workflow' })
-  workflow?: Relation<WorkflowEntity>;
+  workflow?: Relation<object>;
 
   /** `owner/repo` in lower case: GitHub's names are case-insensitive, and webhooks find rows by it. */
   @Column({ name: 'full_name', type: 'varchar', length: 140 })

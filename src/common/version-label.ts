@@ -1,13 +1,16 @@
 import { ValidateBy } from 'class-validator';
-import { COLUMN_LENGTHS } from './columns.js';
 
 /*
  * What a version's name may be, wherever one comes from: a request's `version`, or a tag or
  * branch that following turns into a version. Neither depends on the other's module for it.
  */
 
-/** Versions appear as one path segment of the API's URLs, so they cannot hold what a path would split or drop. */
-export const VERSION_MAX_LENGTH = COLUMN_LENGTHS.version;
+/**
+ * The longest version name (the registry's column, COLUMN_LENGTHS.version, is this long).
+ * Versions appear as one path segment of the API's URLs, so they cannot hold what a path would
+ * split or drop.
+ */
+export const VERSION_MAX_LENGTH = 64;
 
 /** Why a value is not a usable version, or null when it is; one reason, the first that applies. */
 export function versionProblem(value: unknown): string | null {

@@ -4,7 +4,7 @@
  * asks to be done.
  */
 import picomatch from 'picomatch';
-import { versionProblem } from '../version-label.js';
+import { versionProblem } from '../../common/version-label.js';
 import type { FollowedRefKind, FollowedRefState } from './entities/followed-ref.entity.js';
 import { MAX_GLOB_LENGTH } from './follow-limits.js';
 

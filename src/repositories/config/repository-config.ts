@@ -1,5 +1,5 @@
 import { type CompanionFiles, type CrateContents, type IssueSelection } from '../../crates/index.js';
-import type { FollowGlobs } from './follow-rules.js';
+import type { FollowGlobs } from '../follow/follow-rules.js';
 import {
   CONFIG_FILE_NAMES,
   followOf,

@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { GithubRepositories, type RepositoryRef } from '../crate/github-repository.js';
+import { GithubRepositories, type RepositoryRef } from '../hosts/github-repository.js';
 import { matchesAny } from '../follow/follow-rules.js';
 import {
   type CheckedCrate,

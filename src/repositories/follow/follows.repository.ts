@@ -1,12 +1,11 @@
-import { Injectable } from '@nestjs/common';
+import { Inject, Injectable } from '@nestjs/common';
 import { InjectDataSource, InjectRepository } from '@nestjs/typeorm';
 import { DataSource, In, LessThan, Not, Repository, type EntityManager } from 'typeorm';
 import { claimDueRows } from '../../database/claim-due-rows.js';
 import { insertMissing, lockRows } from '../../database/dialect.js';
 import { retryOnDeadlock } from '../../database/retry-on-deadlock.js';
-import { WorkflowEntity, WorkflowVersionEntity } from '../entities/registry.entities.js';
-import { RegistryEvents, type FollowFailure } from '../registry-events.js';
-import type { RepositoryLink } from '../crate/github-repository.js';
+import { RegistryPort, type FollowFailure, type FollowFailureSink } from '../registry-port.js';
+import type { RepositoryLink } from '../hosts/github-repository.js';
 import { FollowedRefEntity, type FollowedRefState } from './entities/followed-ref.entity.js';
 import { FollowedRepositoryEntity } from './entities/followed-repository.entity.js';
 import { GithubApiPauseEntity } from './entities/github-api-pause.entity.js';
@@ -20,6 +19,20 @@ import {
   type ShownRef,
 } from './follow-rules.js';
 import type { FollowView } from './follow-view.js';
+
+/**
+ * The registry's entities, by name: following reads who a workflow is and its latest version in
+ * its own queries, without importing the registry (which imports following).
+ */
+const REGISTRY_WORKFLOW = 'WorkflowEntity';
+const REGISTRY_VERSION = 'WorkflowVersionEntity';
+
+/** What following reads of a registry's workflow. */
+interface RegistryWorkflow {
+  id: number;
+  uuid: string;
+  ownerId: number;
+}
 
 /** Refs a workflow reply shows: what following did lately. */
 export const RECENT_REFS = 20;
@@ -64,7 +77,7 @@ export class FollowsRepository {
     private readonly repositories: Repository<FollowedRepositoryEntity>,
     @InjectRepository(FollowedRefEntity) private readonly refs: Repository<FollowedRefEntity>,
     @InjectRepository(GithubApiPauseEntity) private readonly pauses: Repository<GithubApiPauseEntity>,
-    private readonly events: RegistryEvents,
+    @Inject(RegistryPort) private readonly events: FollowFailureSink,
   ) {}
 
   /**
@@ -123,7 +136,7 @@ export class FollowsRepository {
   async apiFollowOf(workflowUuid: string): Promise<FollowGlobs | null> {
     const row = await this.repositories
       .createQueryBuilder('f')
-      .innerJoin(WorkflowEntity, 'w', 'w.id = f.workflow_id')
+      .innerJoin(REGISTRY_WORKFLOW, 'w', 'w.id = f.workflow_id')
       .select(['f.id', 'f.apiFollow'])
       .where('w.uuid = :workflowUuid', { workflowUuid })
       .getOne();
@@ -514,7 +527,7 @@ export class FollowsRepository {
     if (rows.length === 0) {
       return [];
     }
-    const workflows = await this.dataSource.getRepository(WorkflowEntity).find({
+    const workflows = await this.dataSource.getRepository<RegistryWorkflow>(REGISTRY_WORKFLOW).find({
       select: { id: true, uuid: true, ownerId: true },
       where: { id: In(rows.map((row) => row.workflowId)) },
     });
@@ -535,8 +548,8 @@ export class FollowsRepository {
   /** The workflow's name and latest version, as a failure's notification names them. */
   private async latestOf(tx: EntityManager, workflowId: number): Promise<{ name: string; version: string }> {
     const latest = await tx
-      .createQueryBuilder(WorkflowVersionEntity, 'v')
-      .innerJoin(WorkflowEntity, 'w', 'w.latest_version_id = v.id')
+      .createQueryBuilder<{ name: string; version: string }>(REGISTRY_VERSION, 'v')
+      .innerJoin(REGISTRY_WORKFLOW, 'w', 'w.latest_version_id = v.id')
       .select(['v.name', 'v.version'])
       .where('w.id = :workflowId', { workflowId })
       .getOne();

@@ -8,10 +8,9 @@ import {
   type RefKind,
   type RepositoryLink,
   type RepositoryRef,
-} from '../crate/github-repository.js';
+} from '../hosts/github-repository.js';
 import { UpstreamUnavailable } from '../../crates/index.js';
-import type { FollowFailure } from '../registry-events.js';
-import { WorkflowsService } from '../workflows.service.js';
+import { RegistryPort, type FollowFailure } from '../registry-port.js';
 import type { FollowedRefEntity, FollowedRefKind } from './entities/followed-ref.entity.js';
 import { FollowQueue } from './follow-queue.js';
 import { refDecision, type ShownRef } from './follow-rules.js';
@@ -35,7 +34,8 @@ const INTERVAL_WHEN_OFF_MS = 300_000;
 
 /**
  * Following GitHub repositories (API.md 12): refs told by webhooks or read by polls become
- * pending registrations, and each is registered (WorkflowsService.register, the repository as
+ * pending registrations, and each is registered (WorkflowsService.register through the
+ * RegistryPort, the repository as
  * the crate's source) by the copy that claims it. GitHub down or rate-limited: tried again at
  * the next poll, never before the rate limit's end; a refusal is recorded and told to the owner.
  */
@@ -46,7 +46,7 @@ export class FollowedRepositoriesService {
   constructor(
     private readonly follows: FollowsRepository,
     private readonly github: GithubRepositories,
-    private readonly workflows: WorkflowsService,
+    private readonly workflows: RegistryPort,
     private readonly queue: FollowQueue,
     private readonly config: AppConfig,
     private readonly clock: Clock,

@@ -1,0 +1,36 @@
+import { Module } from '@nestjs/common';
+import { TypeOrmModule } from '@nestjs/typeorm';
+import { Clock } from '../common/clock.js';
+import { GithubConfigController } from './config/github-config.controller.js';
+import { FollowedRefEntity } from './follow/entities/followed-ref.entity.js';
+import { FollowedRepositoryEntity } from './follow/entities/followed-repository.entity.js';
+import { GithubApiPauseEntity } from './follow/entities/github-api-pause.entity.js';
+import { FollowQueue } from './follow/follow-queue.js';
+import { FollowScheduler } from './follow/follow.scheduler.js';
+import { FollowedRepositoriesService } from './follow/followed-repositories.service.js';
+import { FollowsRepository } from './follow/follows.repository.js';
+import { GithubRepositories } from './hosts/github-repository.js';
+import { RegistryPort } from './registry-port.js';
+
+/**
+ * Repositories a workflow is registered from (API.md 7.1, 12): the repository host (GitHub's
+ * API), following a repository's tags and branches, and its `.lifemonitor.yaml`. The registry
+ * (workflows/) uses this module; following reaches the registry back only through the
+ * RegistryPort it connects at start-up. Notifications hands GitHub's ref events to
+ * `FollowedRepositoriesService`.
+ */
+@Module({
+  imports: [TypeOrmModule.forFeature([FollowedRepositoryEntity, FollowedRefEntity, GithubApiPauseEntity])],
+  controllers: [GithubConfigController],
+  providers: [
+    GithubRepositories,
+    RegistryPort,
+    FollowsRepository,
+    FollowQueue,
+    FollowedRepositoriesService,
+    FollowScheduler,
+    Clock,
+  ],
+  exports: [GithubRepositories, RegistryPort, FollowsRepository, FollowQueue, FollowedRepositoriesService],
+})
+export class RepositoriesModule {}
