@@ -20,12 +20,13 @@ export {
   type RepositoryRefEvent,
 } from './follow/followed-repositories.service.js';
 export { FollowsRepository } from './follow/follows.repository.js';
+export { GithubRepositories, parseRepositoryLink } from './hosts/github-repository.js';
 export {
-  GithubRepositories,
-  parseRepositoryLink,
+  RepositoryHosts,
+  type RepositoryHost,
   type RepositoryLink,
   type RepositorySource,
-} from './hosts/github-repository.js';
+} from './hosts/repository-host.js';
 export {
   RegistryPort,
   type FollowedRegistration,

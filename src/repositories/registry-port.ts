@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import type { EntityManager } from 'typeorm';
-import type { RepositoryLink, RepositorySource } from './hosts/github-repository.js';
+import type { RepositoryLink, RepositorySource } from './hosts/repository-host.js';
 
 /**
  * Following a repository failed (API.md 12): a version of a new tag or push could not be

@@ -10,7 +10,11 @@ import { FollowScheduler } from './follow/follow.scheduler.js';
 import { FollowedRepositoriesService } from './follow/followed-repositories.service.js';
 import { FollowsRepository } from './follow/follows.repository.js';
 import { GithubRepositories } from './hosts/github-repository.js';
+import { REPOSITORY_HOSTS, RepositoryHosts, type RepositoryHost } from './hosts/repository-host.js';
 import { RegistryPort } from './registry-port.js';
+
+/** The repository hosts: a new one is its class and a line here (a link goes to the first that knows it). */
+const HOSTS = [GithubRepositories];
 
 /**
  * Repositories a workflow is registered from (API.md 7.1, 12): the repository host (GitHub's
@@ -23,7 +27,9 @@ import { RegistryPort } from './registry-port.js';
   imports: [TypeOrmModule.forFeature([FollowedRepositoryEntity, FollowedRefEntity, GithubApiPauseEntity])],
   controllers: [GithubConfigController],
   providers: [
-    GithubRepositories,
+    ...HOSTS,
+    { provide: REPOSITORY_HOSTS, useFactory: (...hosts: RepositoryHost[]) => hosts, inject: HOSTS },
+    RepositoryHosts,
     RegistryPort,
     FollowsRepository,
     FollowQueue,
@@ -31,6 +37,13 @@ import { RegistryPort } from './registry-port.js';
     FollowScheduler,
     Clock,
   ],
-  exports: [GithubRepositories, RegistryPort, FollowsRepository, FollowQueue, FollowedRepositoriesService],
+  exports: [
+    GithubRepositories,
+    RepositoryHosts,
+    RegistryPort,
+    FollowsRepository,
+    FollowQueue,
+    FollowedRepositoriesService,
+  ],
 })
 export class RepositoriesModule {}

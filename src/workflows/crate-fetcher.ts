@@ -15,12 +15,7 @@ import {
   removeQuietly,
   singleFileZip,
 } from '../crates/index.js';
-import {
-  GithubRepositories,
-  parseRepositoryLink,
-  type RepositoryLink,
-  type RepositorySource,
-} from '../repositories/index.js';
+import { RepositoryHosts, type RepositoryLink, type RepositorySource } from '../repositories/index.js';
 
 /** What a `roc_link` gave: a zip archive in `<DATA_DIR>/tmp/` (the caller stores or removes it). */
 export interface FetchedCrate {
@@ -44,16 +39,17 @@ const ZIP_MAGIC = Buffer.from('504b', 'hex');
 export class CrateFetcher {
   constructor(
     private readonly downloader: CrateDownloader,
-    private readonly github: GithubRepositories,
+    private readonly hosts: RepositoryHosts,
   ) {}
 
   /** Throws DomainError('invalid_input') as the downloader does; never leaves a file behind on failure. */
   async fetch(link: string, version: string, authorization?: string): Promise<FetchedCrate> {
-    const repository = parseRepositoryLink(link);
-    if (repository) {
-      const source = await this.github.resolve(repository, version);
-      const archive = await this.github.archive(repository, source.commit);
-      // The archive host is chosen by GitHub's answer: it passes the guard and limits of any link.
+    const onHost = this.hosts.forLink(link);
+    if (onHost) {
+      const { host, repository } = onHost;
+      const source = await host.resolve(repository, version);
+      const archive = await host.archive(repository, source.commit);
+      // The archive host is chosen by the host's answer: it passes the guard and limits of any link.
       const crate = await this.downloader.download(archive.url, archive.authorization);
       return { crate, source, repository };
     }
@@ -68,10 +64,15 @@ export class CrateFetcher {
 
   /**
    * The archive of a repository at a commit known already (a followed repository's new tag or
-   * push: API.md 12), recorded as registered from `source.ref`. Throws as `fetch` does.
+   * push: API.md 12), recorded as registered from `source.ref`; `link` names the repository on
+   * its host. Throws as `fetch` does.
    */
-  async fetchAt(repository: RepositoryLink, source: RepositorySource): Promise<FetchedCrate> {
-    const archive = await this.github.archive(repository, source.commit);
+  async fetchAt(link: string, repository: RepositoryLink, source: RepositorySource): Promise<FetchedCrate> {
+    const onHost = this.hosts.forLink(link);
+    if (!onHost) {
+      throw new DomainError('invalid_input', 'the link names no repository on a known host');
+    }
+    const archive = await onHost.host.archive(repository, source.commit);
     const crate = await this.downloader.download(archive.url, archive.authorization);
     return { crate, source, repository };
   }

@@ -138,7 +138,7 @@ export class RegistrationService {
       input.uuid !== undefined &&
       (await this.refuseKnownConflicts(uuid, input.version, ownerId, input.registry?.id, input.replace));
     const { crate, source, repository } = input.repository
-      ? await this.fetcher.fetchAt(input.repository.link, input.repository.source)
+      ? await this.fetcher.fetchAt(input.rocLink, input.repository.link, input.repository.source)
       : input.registry
         ? await this.fetcher.fetchFromUpstream(input.rocLink, input.authorization, input.registry.name)
         : await this.fetcher.fetch(input.rocLink, input.version, input.authorization);

@@ -1,5 +1,6 @@
 import { Injectable } from '@nestjs/common';
-import { GithubRepositories, type RepositoryRef } from '../hosts/github-repository.js';
+import { GithubRepositories } from '../hosts/github-repository.js';
+import { type RepositoryRef } from '../hosts/repository-host.js';
 import { matchesAny } from '../follow/follow-rules.js';
 import {
   type CheckedCrate,

@@ -2,13 +2,8 @@ import { Injectable, Logger } from '@nestjs/common';
 import { Clock } from '../../common/clock.js';
 import { DomainError } from '../../common/errors/domain-error.js';
 import { AppConfig } from '../../config/app-config.js';
-import {
-  GithubRepositories,
-  RepositoryGone,
-  type RefKind,
-  type RepositoryLink,
-  type RepositoryRef,
-} from '../hosts/github-repository.js';
+import { GithubRepositories, RepositoryGone } from '../hosts/github-repository.js';
+import { type RefKind, type RepositoryLink, type RepositoryRef } from '../hosts/repository-host.js';
 import { UpstreamUnavailable } from '../../crates/index.js';
 import { RegistryPort, type FollowFailure } from '../registry-port.js';
 import type { FollowedRefEntity, FollowedRefKind } from './entities/followed-ref.entity.js';

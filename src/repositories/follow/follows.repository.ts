@@ -5,7 +5,7 @@ import { claimDueRows } from '../../database/claim-due-rows.js';
 import { insertMissing, lockRows } from '../../database/dialect.js';
 import { retryOnDeadlock } from '../../database/retry-on-deadlock.js';
 import { RegistryPort, type FollowFailure, type FollowFailureSink } from '../registry-port.js';
-import type { RepositoryLink } from '../hosts/github-repository.js';
+import type { RepositoryLink } from '../hosts/repository-host.js';
 import { FollowedRefEntity, type FollowedRefState } from './entities/followed-ref.entity.js';
 import { FollowedRepositoryEntity } from './entities/followed-repository.entity.js';
 import { GithubApiPauseEntity } from './entities/github-api-pause.entity.js';

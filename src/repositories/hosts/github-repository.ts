@@ -6,33 +6,15 @@ import { OutboundError, readBody, sendRequest, type OutboundResponse } from '../
 import { parseRateLimit } from '../../common/net/rate-limit.js';
 import { AppConfig } from '../../config/app-config.js';
 import { UpstreamUnavailable } from '../../crates/index.js';
-
-/** A `roc_link` naming a GitHub repository: `https://github.com/{owner}/{repo}[/tree/{ref}]`. */
-export interface RepositoryLink {
-  owner: string;
-  repo: string;
-  /** The `/tree/{ref}` part: a branch, tag or commit. */
-  ref?: string;
-}
-
-/** The ref whose archive is registered, and the commit it named then (API.md 7.1 `source`). */
-export interface RepositorySource {
-  ref: string;
-  commit: string;
-}
-
-/** A branch or tag and the commit it names (GitHub's branches and tags listings). */
-export interface RepositoryRef {
-  name: string;
-  commit: string;
-}
-
-/** The branches (`heads`) or the tags of a repository. */
-export type RefKind = 'heads' | 'tags';
-
-/** One page of a listing of refs, or that it has not changed since its ETag. */
-export type RefsPage =
-  { kind: 'unchanged' } | { kind: 'refs'; refs: RepositoryRef[]; etag?: string; last: boolean };
+import type {
+  RefKind,
+  RefsPage,
+  RepositoryArchive,
+  RepositoryHost,
+  RepositoryLink,
+  RepositoryRef,
+  RepositorySource,
+} from './repository-host.js';
 
 /** The repository answers 404: deleted, renamed away, or private to GITHUB_TOKEN now. */
 export class RepositoryGone extends DomainError {
@@ -46,13 +28,6 @@ export class RepositoryGone extends DomainError {
 
 /** GitHub's listings serve at most 100 items a page. */
 export const REFS_PER_PAGE = 100;
-
-/** Where the archive of a resolved repository is downloaded from. */
-export interface RepositoryArchive {
-  url: string;
-  /** Sent with the download (to that URL's origin only); absent when the URL carries its own access. */
-  authorization?: string;
-}
 
 const WEB_HOSTS = /^(www\.)?github\.com$/i;
 const GIST_HOST = /^gist\.github\.com$/i;
@@ -212,8 +187,15 @@ function notRepository(what: string): DomainError {
  * registration's download with its guard and limits.
  */
 @Injectable()
-export class GithubRepositories {
+export class GithubRepositories implements RepositoryHost {
+  readonly name = 'github';
+
   constructor(private readonly config: AppConfig) {}
+
+  /** See parseRepositoryLink. */
+  parseLink(link: string): RepositoryLink | undefined {
+    return parseRepositoryLink(link);
+  }
 
   /**
    * The ref to register and its commit: the link's ref, else a tag or branch named like
