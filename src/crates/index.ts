@@ -5,6 +5,12 @@
 export { CratesModule } from './crates.module.js';
 export { ArchiveLock } from './archive-lock.js';
 export { formatBytes } from './byte-size.js';
+export {
+  ARCHIVE_REFERENCES,
+  CrateJanitor,
+  type ArchiveReferences,
+  type SweepResult,
+} from './crate-janitor.js';
 export { CrateDownloader, removeQuietly, type DownloadedCrate } from './crate-downloader.js';
 export { folderOf, pathInCrate, resolveInCrate } from './crate-paths.js';
 export {

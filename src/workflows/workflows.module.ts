@@ -1,7 +1,7 @@
 import { Module } from '@nestjs/common';
 import { DiscoveryModule } from '@nestjs/core';
 import { TypeOrmModule } from '@nestjs/typeorm';
-import { CratesModule } from '../crates/index.js';
+import { ARCHIVE_REFERENCES, CrateJanitor, CratesModule } from '../crates/index.js';
 import { BadgeTokens } from './badge-tokens.js';
 import {
   ISSUE_CHECKS_PROVIDER,
@@ -15,7 +15,6 @@ import {
   WorkflowTestingProfileCheck,
 } from '../crates/index.js';
 import { RepositoryChecks } from './checks/repository-checks.js';
-import { CrateJanitor } from './crate-janitor.js';
 import { MainWorkflowBackfill } from './main-workflow-backfill.js';
 import { CrateFetcher } from './crate-fetcher.js';
 import {
@@ -88,6 +87,8 @@ const ISSUE_CHECK_CLASSES = [
   controllers: [UserWorkflowsController, WorkflowsController, SuitesController, InstancesController],
   providers: [
     CrateFetcher,
+    // The janitor is crates/', but only the registry knows which archives its versions use.
+    { provide: ARCHIVE_REFERENCES, useExisting: WorkflowsRepository },
     CrateJanitor,
     MainWorkflowBackfill,
     WorkflowsRepository,

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { existsSync, mkdirSync, utimesSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { CrateJanitor } from '../../src/workflows/crate-janitor.js';
+import { CrateJanitor } from '../../src/crates/crate-janitor.js';
 import { CrateStore } from '../../src/crates/crate-store.js';
 import { LinkServer } from '../fakes/link-server.js';
 import { createTestApp, testDatabase, type TestApp } from '../support/create-test-app.js';

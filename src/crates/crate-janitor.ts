@@ -1,4 +1,5 @@
 import {
+  Inject,
   Injectable,
   Logger,
   type BeforeApplicationShutdown,
@@ -6,8 +7,8 @@ import {
 } from '@nestjs/common';
 import { SchedulerRegistry } from '@nestjs/schedule';
 import { AppConfig } from '../config/app-config.js';
-import { ArchiveLock, CrateStore } from '../crates/index.js';
-import { WorkflowsRepository } from './workflows.repository.js';
+import { ArchiveLock } from './archive-lock.js';
+import { CrateStore } from './crate-store.js';
 import { Clock } from '../common/clock.js';
 
 const SWEEP_EVERY_MS = 10 * 60 * 1000;
@@ -16,6 +17,17 @@ const SWEEP_EVERY_MS = 10 * 60 * 1000;
  * (60 s, see ArchiveLock) and a margin for reading and storing.
  */
 const STORE_MARGIN_MS = 2 * 60 * 1000;
+
+/** Which stored archives some version still uses: the registry knows, crates/ does not. */
+export interface ArchiveReferences {
+  /** The archives some version uses, in one read: a snapshot, checked again under the lock. */
+  usedArchives(): Promise<Set<string>>;
+  /** True while some version still uses the archive. */
+  isArchiveUsed(sha256: string): Promise<boolean>;
+}
+
+/** Injection token of the ArchiveReferences the janitor asks (the registry's WorkflowsRepository). */
+export const ARCHIVE_REFERENCES = Symbol('ARCHIVE_REFERENCES');
 
 export interface SweepResult {
   temporaryFiles: number;
@@ -27,7 +39,8 @@ export interface SweepResult {
  * and archives it stored but never committed a version for. Runs at start-up and every ten
  * minutes. A file is only considered once it is older than any registration in flight in
  * any copy sharing DATA_DIR could be, and an archive is removed under the same lock a
- * registration takes, after checking again that no version uses it.
+ * registration takes, after checking again that no version uses it. Provided by the registry's
+ * module, which knows the archives its versions use (ARCHIVE_REFERENCES).
  */
 @Injectable()
 export class CrateJanitor implements OnApplicationBootstrap, BeforeApplicationShutdown {
@@ -36,7 +49,7 @@ export class CrateJanitor implements OnApplicationBootstrap, BeforeApplicationSh
 
   constructor(
     private readonly store: CrateStore,
-    private readonly repo: WorkflowsRepository,
+    @Inject(ARCHIVE_REFERENCES) private readonly repo: ArchiveReferences,
     private readonly archiveLock: ArchiveLock,
     private readonly scheduler: SchedulerRegistry,
     private readonly config: AppConfig,
