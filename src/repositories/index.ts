@@ -4,6 +4,7 @@
  */
 export { RepositoriesModule } from './repositories.module.js';
 export { InvalidConfigFileCheck, MissingFollowedBranchCheck } from './checks/following.checks.js';
+export { GithubConfigController } from './config/github-config.controller.js';
 export { CONFIG_COMPANIONS, configSettings, readRepositoryConfig } from './config/repository-config.js';
 export { FollowDto, FollowRequestDto, toFollowResponse } from './follow/dto/follow.dto.js';
 export { FollowedRefEntity } from './follow/entities/followed-ref.entity.js';

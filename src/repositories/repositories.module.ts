@@ -1,7 +1,6 @@
 import { Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { Clock } from '../common/clock.js';
-import { GithubConfigController } from './config/github-config.controller.js';
 import { FollowedRefEntity } from './follow/entities/followed-ref.entity.js';
 import { FollowedRepositoryEntity } from './follow/entities/followed-repository.entity.js';
 import { GithubApiPauseEntity } from './follow/entities/github-api-pause.entity.js';
@@ -21,11 +20,11 @@ const HOSTS = [GithubRepositories];
  * API), following a repository's tags and branches, and its `.lifemonitor.yaml`. The registry
  * (workflows/) uses this module; following reaches the registry back only through the
  * RegistryPort it connects at start-up. Notifications hands GitHub's ref events to
- * `FollowedRepositoriesService`.
+ * `FollowedRepositoriesService`. Its controller, GithubConfigController, is mounted by the
+ * registry's module, after the registry's own (the order the API document lists routes in).
  */
 @Module({
   imports: [TypeOrmModule.forFeature([FollowedRepositoryEntity, FollowedRefEntity, GithubApiPauseEntity])],
-  controllers: [GithubConfigController],
   providers: [
     ...HOSTS,
     { provide: REPOSITORY_HOSTS, useFactory: (...hosts: RepositoryHost[]) => hosts, inject: HOSTS },

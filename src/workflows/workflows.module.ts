@@ -18,6 +18,7 @@ import { RepositoryChecks } from './checks/repository-checks.js';
 import { MainWorkflowBackfill } from './main-workflow-backfill.js';
 import { CrateFetcher } from './crate-fetcher.js';
 import {
+  GithubConfigController,
   InvalidConfigFileCheck,
   MissingFollowedBranchCheck,
   RepositoriesModule,
@@ -84,7 +85,13 @@ const ISSUE_CHECK_CLASSES = [
  */
 @Module({
   imports: [DiscoveryModule, TypeOrmModule.forFeature(ENTITIES), CratesModule, RepositoriesModule],
-  controllers: [UserWorkflowsController, WorkflowsController, SuitesController, InstancesController],
+  controllers: [
+    UserWorkflowsController,
+    WorkflowsController,
+    SuitesController,
+    InstancesController,
+    GithubConfigController,
+  ],
   providers: [
     CrateFetcher,
     // The janitor is crates/', but only the registry knows which archives its versions use.
