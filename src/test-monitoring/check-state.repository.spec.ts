@@ -11,7 +11,7 @@ import type { CheckStateRepository } from './check-state.repository.js';
 import { CheckStateEntity } from './entities/check-state.entity.js';
 import { BuildEntity } from './entities/build.entity.js';
 import type { Build } from './testing-services/testing-service.js';
-import { WorkflowEntity } from '../workflows/entities/workflow.entity.js';
+import { WorkflowEntity } from '../workflows/entities/registry.entities.js';
 
 const T0 = new Date('2024-05-01T12:00:00.000Z');
 const LEASE = 60_000;
