@@ -7,7 +7,8 @@ import { isRecord } from '../common/is-record.js';
 import { AppConfig } from '../config/app-config.js';
 import { Rechecks } from '../test-monitoring/index.js';
 import { insertMissing } from '../database/dialect.js';
-import { FollowedRepositoriesService, RegistryEvents, type RepositoryRefEvent } from '../workflows/index.js';
+import { FollowedRepositoriesService, type RepositoryRefEvent } from '../repositories/index.js';
+import { RegistryEvents } from '../workflows/index.js';
 import { GithubWorkflowInstanceEntity, workflowKeyOf } from './entities/github-workflow-instance.entity.js';
 
 /** What a delivery of GitHub's did here. */

@@ -1,5 +1,6 @@
 import type { RecordedBuild } from '../test-monitoring/index.js';
-import type { FollowFailure, InstanceFacts } from '../workflows/index.js';
+import type { FollowFailure } from '../repositories/index.js';
+import type { InstanceFacts } from '../workflows/index.js';
 import type { NotificationEntity } from './entities/notification.entity.js';
 import { isEventName, type RaisedEvent } from './events.js';
 

@@ -38,12 +38,8 @@ import { TAGS } from '../common/api-tags.js';
 import { ProblemDto } from '../common/dto/error-bodies.dto.js';
 import { ProblemDetailsFilter } from '../common/filters/problem-details.filter.js';
 import { AppConfig } from '../config/app-config.js';
-import {
-  baseUrlOf,
-  ListedVersionDto,
-  RegisteredWorkflowDto,
-  RegistryWorkflowListDto,
-} from '../workflows/index.js';
+import { baseUrlOf } from '../common/base-url.js';
+import { ListedVersionDto, RegisteredWorkflowDto, RegistryWorkflowListDto } from '../workflows/index.js';
 import {
   CreatedRegistryDto,
   CreateRegistryDto,

@@ -23,7 +23,8 @@ import { TAGS } from '../common/api-tags.js';
 import { ProblemDto } from '../common/dto/error-bodies.dto.js';
 import { ProblemDetailsFilter } from '../common/filters/problem-details.filter.js';
 import { AppConfig } from '../config/app-config.js';
-import { baseUrlOf, RegisteredWorkflowDto, RegistryWorkflowListDto } from '../workflows/index.js';
+import { baseUrlOf } from '../common/base-url.js';
+import { RegisteredWorkflowDto, RegistryWorkflowListDto } from '../workflows/index.js';
 import { toRegistryList, toSubmission } from './dto/registry-replies.js';
 import {
   LinkRegistryDto,

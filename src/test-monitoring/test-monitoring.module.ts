@@ -1,7 +1,8 @@
 import { Global, Module } from '@nestjs/common';
 import { DiscoveryModule } from '@nestjs/core';
 import { TypeOrmModule } from '@nestjs/typeorm';
-import { TESTING_SERVICE_CATALOG, WORKFLOW_STATUS_SOURCE, WorkflowsModule } from '../workflows/index.js';
+import { TESTING_SERVICE_CATALOG } from '../crates/index.js';
+import { WORKFLOW_STATUS_SOURCE, WorkflowsModule } from '../workflows/index.js';
 import { BadgesController } from './badges.controller.js';
 import { BuildsRepository } from './builds.repository.js';
 import { CheckResults } from './check-results.js';

@@ -4,8 +4,8 @@ import { AppConfig } from '../config/app-config.js';
 import { ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { CurrentViewer, OptionalAuth, type Viewer } from '../auth/optional-auth.decorator.js';
 import { conditional, ConditionalRead, type ConditionalReply } from '../common/conditional-read.js';
+import { baseUrlOf } from '../common/base-url.js';
 import {
-  baseUrlOf,
   BuildDto,
   InstanceUuidParam,
   RegistryReads,

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
 import { DomainError } from '../common/errors/domain-error.js';
-import type { CrateFile } from '../workflows/index.js';
+import type { CrateFile } from '../crates/index.js';
 
 /** Archives whose checksums are kept; each takes a path and a digest per file. */
 const KEPT_ARCHIVES = 256;

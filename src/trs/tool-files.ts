@@ -1,5 +1,5 @@
 import { posix } from 'node:path';
-import { folderOf, resolveInCrate, WORKFLOW_LANGUAGES, type WorkflowLanguage } from '../workflows/index.js';
+import { folderOf, resolveInCrate, WORKFLOW_LANGUAGES, type WorkflowLanguage } from '../crates/index.js';
 
 /** TRS's file types (ToolFile.file_type) that a crate's files can have; crates hold no container files. */
 export type ToolFileType = 'PRIMARY_DESCRIPTOR' | 'SECONDARY_DESCRIPTOR' | 'TEST_FILE' | 'OTHER';

@@ -10,14 +10,13 @@ import {
   WorkflowAccess,
   WorkflowsService,
   type ArchiveDownload,
-  type CrateFile,
   type ListWindow,
   type VersionCrate,
   type WorkflowEntity,
-  type WorkflowLanguage,
   type WorkflowSearch,
   type WorkflowVersionEntity,
 } from '../workflows/index.js';
+import { type CrateFile, type WorkflowLanguage } from '../crates/index.js';
 import { CrateChecksums, sha256Of } from './crate-checksums.js';
 import type { ToolsQuery } from './dto/trs-requests.dto.js';
 import {

@@ -38,24 +38,6 @@ export {
   type VersionStatusSummary,
   type WorkflowStatusSource,
 } from './workflow-status-source.js';
-export {
-  canonicalTarget,
-  type CheckedCrate,
-  type CrateFile,
-  type CrateServiceType,
-  folderOf,
-  type InstanceTarget,
-  type IssueCheck,
-  type IssueFinding,
-  type IssueSelection,
-  type IssueType,
-  RegisterIssueCheck,
-  resolveInCrate,
-  TESTING_SERVICE_CATALOG,
-  type TestingServiceCatalog,
-  WORKFLOW_LANGUAGES,
-  type WorkflowLanguage,
-} from '../crates/index.js';
 export { BUILD_STATUSES, type BuildStatus } from './build-status.js';
 export { latestVersionOf, versionsOf } from './workflow-versions.js';
 export { RegistryReads } from './registry-reads.decorator.js';
@@ -79,7 +61,6 @@ export {
   type RegistryWorkflowView,
 } from './dto/registry-list-response.dto.js';
 export { REGISTRY_DIRECTORY, type RegistryDirectory, type RegistrySummary } from './registry-directory.js';
-export { baseUrlOf } from '../common/base-url.js';
 export {
   InstanceUuidParam,
   OptionalVersionQuery,
@@ -96,15 +77,6 @@ export type { TestServiceEntity } from './entities/test-service.entity.js';
 export { WorkflowsService, type ArchiveDownload, type VersionCrate } from './workflows.service.js';
 export type { Registered, RegistrySource } from './registration.service.js';
 export type { VersionStatusView, WorkflowSelection } from './workflow-lists.service.js';
-// Following is repositories/' (which the registry uses); these stay here for the features that
-// reached them through the registry.
-export {
-  FollowedRepositoriesService,
-  type FollowFailure,
-  type RefEventOutcome,
-  type RepositoryRefEvent,
-} from '../repositories/index.js';
 export type { ListWindow, WorkflowSearch } from './workflow-list.reader.js';
 export type { WorkflowSummaryView } from './dto/workflow-response.dto.js';
 export { IsPublicFlag, RegisteredWorkflowDto } from './dto/register-workflow.dto.js';
-export { IsVersionLabel, VERSION_MAX_LENGTH } from '../common/version-label.js';

@@ -8,7 +8,8 @@ import {
   OptionalText,
   RequiredText,
 } from '../../common/validation.js';
-import { IsPublicFlag, IsVersionLabel, VERSION_MAX_LENGTH } from '../../workflows/index.js';
+import { IsPublicFlag } from '../../workflows/index.js';
+import { IsVersionLabel, VERSION_MAX_LENGTH } from '../../common/version-label.js';
 import type { RegistryEntity } from '../entities/registry.entity.js';
 import { EXAMPLE } from '../../common/openapi-examples.js';
 import { REGISTRY_COLUMNS, REGISTRY_TYPES } from '../registry-columns.js';

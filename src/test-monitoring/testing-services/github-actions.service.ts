@@ -14,7 +14,7 @@ import {
   normalizeServiceUrl,
   RegisterTestingService,
 } from './testing-service.js';
-import type { InstanceTarget } from '../../workflows/index.js';
+import type { InstanceTarget } from '../../crates/index.js';
 import { inRegistrationWindow, MissingRefs } from '../build-selection.js';
 import { entryChunks, jobLogsInOrder, removeTemporary, saveTemporary, zipEntries } from './log-archive.js';
 import {

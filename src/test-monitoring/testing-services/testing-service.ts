@@ -11,12 +11,8 @@ import {
   type CredentialKey,
   type TestingServiceCredentials,
 } from '../../config/testing-services-file.js';
-import {
-  BUILD_STATUSES,
-  type BuildStatus,
-  type CrateServiceType,
-  type TestingServiceCatalog,
-} from '../../workflows/index.js';
+import { BUILD_STATUSES, type BuildStatus } from '../../workflows/index.js';
+import { type CrateServiceType, type TestingServiceCatalog } from '../../crates/index.js';
 
 // The registry's vocabulary, re-exported for the clients.
 export { BUILD_STATUSES, type BuildStatus };

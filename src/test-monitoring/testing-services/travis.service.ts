@@ -15,7 +15,7 @@ import {
   normalizeServiceUrl,
   RegisterTestingService,
 } from './testing-service.js';
-import type { InstanceTarget } from '../../workflows/index.js';
+import type { InstanceTarget } from '../../crates/index.js';
 import { inRegistrationWindow, MissingRefs } from '../build-selection.js';
 import {
   buildLimit,

@@ -2,7 +2,7 @@ import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { IsIn, IsOptional, IsString, Length, Matches } from 'class-validator';
 import { EXAMPLE } from '../../common/openapi-examples.js';
 import { OptionalQueryFlag, OptionalQueryInt } from '../../common/validation.js';
-import { WORKFLOW_LANGUAGES } from '../../workflows/index.js';
+import { WORKFLOW_LANGUAGES } from '../../crates/index.js';
 import { REQUESTED_TYPES } from '../tool-files.js';
 
 /** The longest value a text filter or path parameter takes; a longer one names nothing here. */

@@ -1,6 +1,7 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { EXAMPLE } from '../../common/openapi-examples.js';
-import { latestVersionOf, WORKFLOW_LANGUAGES, type WorkflowLanguage } from '../../workflows/index.js';
+import { latestVersionOf } from '../../workflows/index.js';
+import { WORKFLOW_LANGUAGES, type WorkflowLanguage } from '../../crates/index.js';
 import { toolPathInUrl } from '../tool-files.js';
 import {
   TOOL_CLASS,
