@@ -27,6 +27,7 @@ import { FollowedRepositories1795735901419 } from '../../migrations/179573590141
 import { WorkflowRerunInterval1795746357022 } from '../../migrations/1795746357022-workflow-rerun-interval.js';
 import { VmJobsStoppedAt1795752170583 } from '../../migrations/1795752170583-vm-jobs-stopped-at.js';
 import { RerunSearchKeys1795760000000 } from '../../migrations/1795760000000-rerun-search-keys.js';
+import { StoredTestStatuses1795770000000 } from '../../migrations/1795770000000-stored-test-statuses.js';
 
 /**
  * Every migration, oldest first. Listed here rather than found by a file glob, so the
@@ -61,4 +62,5 @@ export const MIGRATIONS: (new () => MigrationInterface)[] = [
   WorkflowRerunInterval1795746357022,
   VmJobsStoppedAt1795752170583,
   RerunSearchKeys1795760000000,
+  StoredTestStatuses1795770000000,
 ];

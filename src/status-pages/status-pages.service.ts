@@ -14,12 +14,14 @@ import {
 import {
   canEdit,
   latestVersionOf,
+  NOT_AVAILABLE,
+  StoredTestStatuses,
   toIssueResponse,
   toIssueTypeResponse,
   versionsOf,
   WorkflowsService,
   type AggregateTestStatus,
-  type WorkflowSummaryView,
+  type WorkflowEntity,
 } from '../workflows/index.js';
 import { historyChart, historyStrip, historySummary } from './chart.js';
 import { safeHref } from '../common/safe-href.js';
@@ -62,6 +64,12 @@ function duration(seconds: number): string {
   return minutes < 60
     ? `${minutes} min ${seconds % 60} s`
     : `${Math.floor(minutes / 60)} h ${minutes % 60} min`;
+}
+
+/** A workflow to show, with its latest version's status (`latestBuild` null: no build at all yet). */
+interface Listed {
+  workflow: WorkflowEntity;
+  status?: { aggregate: AggregateTestStatus; latestBuild: unknown };
 }
 
 /** A workflow as the list and the wall show it. */
@@ -125,6 +133,7 @@ export class StatusPagesService {
     private readonly clock: Clock,
     private readonly auth: AuthService,
     private readonly services: TestingServiceRegistry,
+    private readonly stored: StoredTestStatuses,
   ) {}
 
   /** The sign-in form; after signing in the browser goes to `next` (a status page, else /status). */
@@ -206,12 +215,26 @@ export class StatusPagesService {
   /**
    * /status/wall: every workflow the viewer may see, failing first (then some passing, without
    * builds, passing; newest first within each), as tiles across the whole width, for a screen on a
-   * wall; refreshed by the page itself when asked (no script).
+   * wall; refreshed by the page itself when asked (no script). The order and the counts come from
+   * the stored statuses' indexes; only the tiles shown have their status read.
    */
   async wall(viewer: Viewer, options: PageOptions = {}): Promise<string> {
     const now = new Date(this.clock.nowMs());
-    const wall = await selectWall(this.workflows.visibleBatches(viewer, undefined, true), WALL_SIZE);
-    const tiles = await this.rowsOf(wall.tiles, now);
+    const wall = await selectWall(
+      {
+        latestIn: (state, limit) => this.stored.latestIn(viewer, state, limit),
+        counts: (states) => this.stored.counts(viewer, states),
+      },
+      WALL_SIZE,
+    );
+    const summaries = await this.status.summaries(wall.workflows.map((w) => latestVersionOf(w).id));
+    const tiles = await this.rowsOf(
+      wall.workflows.map((workflow) => ({
+        workflow,
+        status: summaries.get(latestVersionOf(workflow).id) ?? NOT_AVAILABLE,
+      })),
+      now,
+    );
     return renderPage('wall', {
       viewer: viewer?.username,
       here: `/status/wall${options.refresh ? `?refresh=${options.refresh}` : ''}`,
@@ -223,7 +246,7 @@ export class StatusPagesService {
   }
 
   /** The rows of a list of workflows: status, last check, stale, the last 30 days (three queries in all). */
-  private async rowsOf(views: readonly WorkflowSummaryView[], now: Date): Promise<Row[]> {
+  private async rowsOf(views: readonly Listed[], now: Date): Promise<Row[]> {
     const overviews = await this.status.overviews(
       views.map((view) => latestVersionOf(view.workflow).id),
       HISTORY_DAYS,

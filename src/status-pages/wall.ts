@@ -1,43 +1,47 @@
-import type { AggregateTestStatus, WorkflowSummaryView } from '../workflows/index.js';
+import type { AggregateTestStatus, WorkflowEntity } from '../workflows/index.js';
 
 /** The wall's order: what needs someone's attention first. */
-const URGENCY: readonly AggregateTestStatus[] = [
+export const URGENCY: readonly AggregateTestStatus[] = [
   'all_failing',
   'some_passing',
   'not_available',
   'all_passing',
 ];
 
+/**
+ * Where a wall reads the workflows its viewer may see: the first `limit` in a state, in the
+ * list's order, and how many there are in each state (states without any absent).
+ */
+export interface WallSource {
+  latestIn(state: AggregateTestStatus, limit: number): Promise<WorkflowEntity[]>;
+  counts(states: readonly AggregateTestStatus[]): Promise<Map<AggregateTestStatus, number>>;
+}
+
 /** What a wall shows: its most urgent workflows, and how many of each state there are in all. */
 export interface WallSelection {
-  tiles: WorkflowSummaryView[];
+  workflows: WorkflowEntity[];
   total: number;
   counts: Map<AggregateTestStatus, number>;
 }
 
 /**
- * The `size` most urgent of the workflows the batches hold (failing first, then some passing,
- * without builds, passing; in the batches' order within each), with every workflow counted by
- * state. Holds at most `size` workflows of each state, however many the viewer may see: a wall
- * over 100,000 workflows keeps 4 × `size` of them, not all.
+ * The `size` most urgent workflows (failing first, then some passing, without builds, passing;
+ * in the list's order within each), with every workflow counted by state. Asks each state only
+ * for what the more urgent ones left room for, and none once the wall is full: a wall over
+ * 100,000 workflows reads `size` of them, not all.
  */
-export async function selectWall(
-  batches: AsyncIterable<readonly WorkflowSummaryView[]>,
-  size: number,
-): Promise<WallSelection> {
-  const kept = new Map<AggregateTestStatus, WorkflowSummaryView[]>(URGENCY.map((state) => [state, []]));
-  const counts = new Map<AggregateTestStatus, number>();
-  let total = 0;
-  for await (const batch of batches) {
-    for (const view of batch) {
-      const state = view.status?.aggregate ?? 'not_available';
-      total += 1;
-      counts.set(state, (counts.get(state) ?? 0) + 1);
-      const bucket = kept.get(state) ?? [];
-      if (bucket.length < size) {
-        bucket.push(view);
-      }
+export async function selectWall(source: WallSource, size: number): Promise<WallSelection> {
+  const workflows: WorkflowEntity[] = [];
+  for (const state of URGENCY) {
+    if (workflows.length >= size) {
+      break;
     }
+    workflows.push(...(await source.latestIn(state, size - workflows.length)));
   }
-  return { tiles: URGENCY.flatMap((state) => kept.get(state) ?? []).slice(0, size), total, counts };
+  const counts = await source.counts(URGENCY);
+  let total = 0;
+  for (const count of counts.values()) {
+    total += count;
+  }
+  return { workflows, total, counts };
 }

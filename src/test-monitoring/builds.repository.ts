@@ -105,17 +105,18 @@ export class BuildsRepository {
   /**
    * Each instance of these versions with its latest finished build (absent when it has none), by
    * version: one query per VERSIONS_PER_READ versions, on the check states' version index and the
-   * builds' (instance_id, started_at) index.
+   * builds' (instance_id, started_at) index. Read in `tx` when given.
    */
   async latestFinishedOfVersions(
     versionIds: readonly number[],
+    tx: EntityManager = this.builds.manager,
   ): Promise<Map<number, (StoredBuild | undefined)[]>> {
     const byVersion = new Map<number, (StoredBuild | undefined)[]>(versionIds.map((id) => [id, []]));
     const finished = FINISHED_STATUSES.map(() => '?').join(', ');
     const unique = [...new Set(versionIds)];
     for (let at = 0; at < unique.length; at += VERSIONS_PER_READ) {
       const chunk = unique.slice(at, at + VERSIONS_PER_READ);
-      const rows = await this.builds.query<RawFinishedOfVersionRow[]>(
+      const rows = await tx.query<RawFinishedOfVersionRow[]>(
         `SELECT t.version_id AS version_id, t.instance_id AS instance_id, b.id AS id, b.build_id AS build_id,
                 b.status AS status, b.started_at AS started_at, b.duration_seconds AS duration_seconds, b.url AS url
          FROM (
@@ -141,6 +142,19 @@ export class BuildsRepository {
       }
     }
     return byVersion;
+  }
+
+  /** The versions of these instances (by their check states, in `tx`), each once. */
+  async versionsOfInstances(tx: EntityManager, instanceIds: readonly number[]): Promise<number[]> {
+    if (instanceIds.length === 0) {
+      return [];
+    }
+    const rows = await tx.query<{ version_id: number | string }[]>(
+      `SELECT DISTINCT c.version_id AS version_id FROM test_check_states c
+       WHERE c.instance_id IN (${inList(instanceIds.length)})`,
+      [...instanceIds],
+    );
+    return rows.map((row) => Number(row.version_id));
   }
 
   /** An instance's builds, newest first. */

@@ -18,6 +18,7 @@ import { CheckResults, type RecordedCheck } from './check-results.js';
 import { CheckStateEntity } from './entities/check-state.entity.js';
 import { ServicePauseEntity } from './entities/service-pause.entity.js';
 import type { RecordedBuildPair } from './builds.repository.js';
+import { VersionStatuses } from './version-statuses.js';
 
 /** `last_error` column width. */
 const MAX_ERROR_LENGTH = 512;
@@ -72,6 +73,7 @@ export class CheckStateRepository implements OnModuleInit {
     private readonly registered: RegisteredInstances,
     private readonly events: RegistryEvents,
     private readonly results: CheckResults,
+    private readonly statuses: VersionStatuses,
   ) {}
 
   onModuleInit(): void {
@@ -99,6 +101,7 @@ export class CheckStateRepository implements OnModuleInit {
    */
   async startOver(tx: EntityManager, instanceId: number, at: Date): Promise<void> {
     await this.builds.removeOf(tx, instanceId);
+    await this.statuses.buildsChanged(tx, [instanceId]);
     await tx.update(
       CheckStateEntity,
       { instanceId },
@@ -255,6 +258,10 @@ export class CheckStateRepository implements OnModuleInit {
             : undefined;
           if (fresh.length > 0) {
             await this.builds.upsertBuilds(tx, fresh);
+            await this.statuses.buildsChanged(
+              tx,
+              fresh.map((entry) => entry.instanceId),
+            );
             await tx
               .createQueryBuilder()
               .update(CheckStateEntity)

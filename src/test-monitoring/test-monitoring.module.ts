@@ -21,6 +21,7 @@ import { TestRunsService } from './test-runs.service.js';
 import { BuildTriggers } from './build-triggers.js';
 import { PeriodicReruns } from './periodic-reruns.js';
 import { TestStatusService } from './test-status.service.js';
+import { VersionStatuses } from './version-statuses.js';
 import { StatusSubscriptions } from './status-subscriptions.js';
 import { GithubActionsService } from './testing-services/github-actions.service.js';
 import { JenkinsService } from './testing-services/jenkins.service.js';
@@ -52,6 +53,7 @@ import { Clock } from '../common/clock.js';
     CheckResults,
     Rechecks,
     BuildsRepository,
+    VersionStatuses,
     CheckStateRepository,
     InstanceChecker,
     RefreshService,

@@ -21,6 +21,8 @@ export {
   RegistryEvents,
   type AddedInstance,
   type AddedVersion,
+  type DeletedInstance,
+  type InstanceDeletedListener,
   type FollowFailedListener,
   type InstanceRetargetedListener,
   type RetargetedInstance,
@@ -41,6 +43,7 @@ export {
 export { BUILD_STATUSES, type BuildStatus } from './build-status.js';
 export { latestVersionOf, versionsOf } from './workflow-versions.js';
 export { RegistryReads } from './registry-reads.decorator.js';
+export { StoredTestStatuses } from './stored-test-statuses.js';
 export { BuildDto, LastCheckDto, toBuildResponse } from './dto/suite-response.dto.js';
 export { toIssueTypeResponse } from './dto/issue-types.dto.js';
 export {

@@ -160,9 +160,17 @@ export class InstancesRepository {
     }
   }
 
-  /** Deletes an instance; its builds and check state go with it by cascade, in the same statement. False when it was gone. */
+  /** Deletes an instance (its builds and check state go by cascade), telling RegistryEvents' listeners in the same transaction. False when it was gone. */
   async deleteInstance(id: number): Promise<boolean> {
-    const result = await this.instances.delete({ id });
-    return (result.affected ?? 0) > 0;
+    return retryOnDeadlock(() =>
+      this.dataSource.transaction(async (tx) => {
+        const instance = await tx.findOne(TestInstanceEntity, { where: { id }, relations: { suite: true } });
+        if (!instance?.suite || ((await tx.delete(TestInstanceEntity, { id })).affected ?? 0) === 0) {
+          return false;
+        }
+        await this.events.instanceDeleted(tx, { instanceId: id, versionId: instance.suite.versionId });
+        return true;
+      }),
+    );
   }
 }

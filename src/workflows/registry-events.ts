@@ -45,6 +45,18 @@ export type InstanceRetargetedListener = (
   at: Date,
 ) => Promise<void>;
 
+/** An instance deleted, with the version it belonged to. */
+export interface DeletedInstance {
+  instanceId: number;
+  versionId: number;
+}
+
+/**
+ * Told, inside the transaction that deleted it, that an instance is gone (its builds and check
+ * state went with it by cascade): what was derived from its builds no longer holds.
+ */
+export type InstanceDeletedListener = (tx: EntityManager, instance: DeletedInstance) => Promise<void>;
+
 /** An instance whose resource changed, with its service's type and the new resource. */
 export interface RetargetedInstance {
   instanceId: number;
@@ -66,7 +78,7 @@ export type FollowFailedListener = (tx: EntityManager, failure: FollowFailure, a
  * What happens in the registry that other features keep state about, without the registry
  * knowing them: test monitoring listens here to make new instances due for a first check, and
  * to start over with an instance whose resource changed (a deleted instance takes monitoring's
- * rows with it by cascade); notifications to subscribe the submitter to a new workflow, and to
+ * rows with it by cascade, and its version's stored status is computed again); notifications to subscribe the submitter to a new workflow, and to
  * tell an owner that following their repository failed.
  */
 @Injectable()
@@ -76,6 +88,18 @@ export class RegistryEvents {
   private readonly instanceRetargetedListeners: InstanceRetargetedListener[] = [];
   private readonly followFailedListeners: FollowFailedListener[] = [];
   private readonly rerunIntervalListeners: RerunIntervalChangedListener[] = [];
+  private readonly instanceDeletedListeners: InstanceDeletedListener[] = [];
+
+  onInstanceDeleted(listener: InstanceDeletedListener): void {
+    this.instanceDeletedListeners.push(listener);
+  }
+
+  /** Called by the registry's repository in the transaction that deleted the instance. */
+  async instanceDeleted(tx: EntityManager, instance: DeletedInstance): Promise<void> {
+    for (const listener of this.instanceDeletedListeners) {
+      await listener(tx, instance);
+    }
+  }
 
   onRerunIntervalChanged(listener: RerunIntervalChangedListener): void {
     this.rerunIntervalListeners.push(listener);

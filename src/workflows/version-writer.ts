@@ -110,8 +110,13 @@ export class VersionWriter {
       }
       throw error;
     }
-    // The workflow's row is this transaction's (created or locked above): lists see the new order with the version.
-    await tx.update(WorkflowEntity, { id: workflowId }, { latestVersionId: version.id });
+    // The workflow's row is this transaction's (created or locked above): lists see the new order with the
+    // version, and the wall its status (a new version has no builds yet).
+    await tx.update(
+      WorkflowEntity,
+      { id: workflowId },
+      { latestVersionId: version.id, testStatus: 'not_available' },
+    );
     // Sorted, so that two copies creating the same services take their locks in one order.
     const serviceKeys = [
       ...new Set(

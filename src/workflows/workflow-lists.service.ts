@@ -46,7 +46,7 @@ function ownList(user: AuthUser): WorkflowFilter {
 }
 
 /** Public and own (a registry's token: those from the registry); an admin's: all; an anonymous caller's: public only. */
-function visibleList(viewer: Viewer): WorkflowFilter {
+export function visibleList(viewer: Viewer): WorkflowFilter {
   if (viewer?.registry !== undefined) {
     return { registryId: viewer.registry.id, public: true };
   }

@@ -38,6 +38,7 @@ import { InstancesRepository } from './instances.repository.js';
 import { InstancesService } from './instances.service.js';
 import { RegisteredInstances } from './registered-instances.js';
 import { RegistryEvents } from './registry-events.js';
+import { StoredTestStatuses } from './stored-test-statuses.js';
 import { SuitesController } from './suites.controller.js';
 import { UserWorkflowsController } from './user-workflows.controller.js';
 import { VersionStatusReader } from './version-status.reader.js';
@@ -111,12 +112,21 @@ const ISSUE_CHECK_CLASSES = [
     Clock,
     RegisteredInstances,
     RegistryEvents,
+    StoredTestStatuses,
     ServiceTypeSchema,
     ...ISSUE_CHECK_CLASSES,
     ISSUE_CHECKS_PROVIDER,
     RepositoryChecks,
     FollowingConnection,
+    StoredTestStatuses,
   ],
-  exports: [WorkflowAccess, RegisteredInstances, RegistryEvents, WorkflowsService, RepositoriesModule],
+  exports: [
+    WorkflowAccess,
+    RegisteredInstances,
+    RegistryEvents,
+    StoredTestStatuses,
+    WorkflowsService,
+    RepositoriesModule,
+  ],
 })
 export class WorkflowsModule {}

@@ -515,7 +515,12 @@ export class WorkflowsRepository {
       if (latest === null) {
         await tx.delete(WorkflowEntity, { id: version.workflowId });
       } else {
-        await tx.update(WorkflowEntity, { id: version.workflowId }, { latestVersionId: Number(latest) });
+        // With the wall's status: the new latest version's (StoredTestStatuses).
+        await tx.query(
+          `UPDATE workflows SET latest_version_id = ?,
+             test_status = (SELECT v.test_status FROM workflow_versions v WHERE v.id = ?) WHERE id = ?`,
+          [Number(latest), Number(latest), version.workflowId],
+        );
       }
       return true;
     });

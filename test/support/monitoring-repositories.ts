@@ -13,6 +13,8 @@ import {
 } from '../../src/workflows/entities/registry.entities.js';
 import { RegisteredInstances } from '../../src/workflows/registered-instances.js';
 import { RegistryEvents } from '../../src/workflows/registry-events.js';
+import { StoredTestStatuses } from '../../src/workflows/stored-test-statuses.js';
+import { VersionStatuses } from '../../src/test-monitoring/version-statuses.js';
 import { WorkflowsRepository } from '../../src/workflows/workflows.repository.js';
 import { FollowedRefEntity } from '../../src/repositories/follow/entities/followed-ref.entity.js';
 import { FollowedRepositoryEntity } from '../../src/repositories/follow/entities/followed-repository.entity.js';
@@ -46,6 +48,8 @@ export function monitoringRepositories(dataSource: DataSource): MonitoringReposi
   );
   const registered = new RegisteredInstances(workflows);
   const builds = new BuildsRepository(dataSource.getRepository(BuildEntity));
+  const statuses = new VersionStatuses(builds, new StoredTestStatuses(dataSource), events);
+  statuses.onModuleInit();
   const checkStates = new CheckStateRepository(
     dataSource.getRepository(CheckStateEntity),
     dataSource.getRepository(ServicePauseEntity),
@@ -53,6 +57,7 @@ export function monitoringRepositories(dataSource: DataSource): MonitoringReposi
     registered,
     events,
     new CheckResults(),
+    statuses,
   );
   checkStates.onModuleInit();
   return { builds, checkStates, registered, events };

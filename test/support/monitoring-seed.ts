@@ -1,7 +1,11 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import type { DataSource, EntityManager } from 'typeorm';
 import { UserEntity } from '../../src/auth/entities/user.entity.js';
+import { BuildsRepository } from '../../src/test-monitoring/builds.repository.js';
 import { BuildEntity } from '../../src/test-monitoring/entities/build.entity.js';
+import { VersionStatuses } from '../../src/test-monitoring/version-statuses.js';
+import { RegistryEvents } from '../../src/workflows/registry-events.js';
+import { StoredTestStatuses } from '../../src/workflows/stored-test-statuses.js';
 import { CheckStateEntity } from '../../src/test-monitoring/entities/check-state.entity.js';
 import {
   TestInstanceEntity,
@@ -93,7 +97,11 @@ export async function seedVersion(dataSource: DataSource, options: SeedOptions):
         registeredAt: new Date(),
       }),
     );
-    await tx.update(WorkflowEntity, { id: workflow.id }, { latestVersionId: version.id });
+    await tx.update(
+      WorkflowEntity,
+      { id: workflow.id },
+      { latestVersionId: version.id, testStatus: 'not_available' },
+    );
     const services = new Map<string, number>();
     const seeded: SeededVersion = {
       ownerId,
@@ -166,16 +174,26 @@ export async function seedBuilds(
   instanceId: number,
   builds: { buildId: string; status: string; startedAt: Date; durationSeconds?: number; url?: string }[],
 ): Promise<void> {
-  await dataSource.getRepository(BuildEntity).insert(
-    builds.map((build) => ({
-      instanceId,
-      buildId: build.buildId,
-      status: build.status,
-      startedAt: build.startedAt,
-      durationSeconds: build.durationSeconds ?? 60,
-      url: build.url ?? `https://ci.example.org/builds/${build.buildId}`,
-    })),
+  // With the version's stored status (what the wall orders by), as recording a check keeps it.
+  const statuses = new VersionStatuses(
+    new BuildsRepository(dataSource.getRepository(BuildEntity)),
+    new StoredTestStatuses(dataSource),
+    new RegistryEvents(),
   );
+  await dataSource.transaction(async (tx) => {
+    await tx.insert(
+      BuildEntity,
+      builds.map((build) => ({
+        instanceId,
+        buildId: build.buildId,
+        status: build.status,
+        startedAt: build.startedAt,
+        durationSeconds: build.durationSeconds ?? 60,
+        url: build.url ?? `https://ci.example.org/builds/${build.buildId}`,
+      })),
+    );
+    await statuses.buildsChanged(tx, [instanceId]);
+  });
 }
 
 async function createUser(tx: EntityManager): Promise<number> {

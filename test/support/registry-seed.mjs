@@ -6,7 +6,7 @@
 // would leave them. The uuids are derived
 // from the workflow's index, so a caller can address any seeded workflow without reading back.
 
-/** Rows per INSERT: the widest row has 13 values, well under SQLite's 32,766 parameters. */
+/** Rows per INSERT: the widest row has 14 values, well under SQLite's 32,766 parameters. */
 const ROWS_PER_INSERT = 500;
 
 /** The uuid of the seeded thing of `kind` for workflow number `index`. */
@@ -20,6 +20,9 @@ export function seededUuid(kind, index) {
 
 /** What the seeded version of every workflow is called. */
 export const SEEDED_VERSION = '1.0';
+
+/** The stored test status of every seeded version: its instance's latest finished build passed. */
+const SEEDED_STATUS = 'all_passing';
 
 function datetime(date) {
   return date.toISOString().replace('T', ' ').replace('Z', '');
@@ -105,6 +108,7 @@ export async function seedWorkflows(
         isPublic ? 1 : 0,
         registry ? registry.id : null,
         registry ? String(index) : null,
+        SEEDED_STATUS,
       ]);
       versions.push([
         versionId,
@@ -120,6 +124,7 @@ export async function seedWorkflows(
         SEEDED_MAIN_WORKFLOW.path,
         SEEDED_MAIN_WORKFLOW.language,
         registry ? `${registry.uri}/workflows/${index}?version=${SEEDED_VERSION}` : null,
+        SEEDED_STATUS,
       ]);
       issues.push([
         versionId,
@@ -173,6 +178,7 @@ export async function seedWorkflows(
         'is_public',
         'registry_id',
         'registry_identifier',
+        'test_status',
       ],
       workflows,
     );
@@ -193,6 +199,7 @@ export async function seedWorkflows(
         'main_workflow',
         'workflow_language',
         'origin_link',
+        'test_status',
       ],
       versions,
     );

@@ -13,6 +13,7 @@ import { UserEntity } from '../../auth/entities/user.entity.js';
 import { type IssueSeverity, type WorkflowLanguage } from '../../crates/index.js';
 import { COLUMN_LENGTHS } from '../columns.js';
 import { TestServiceEntity } from './test-service.entity.js';
+import type { AggregateTestStatus } from '../workflow-status-source.js';
 
 /*
  * The registry's aggregate: a workflow, its versions, their test suites and instances, and the
@@ -33,6 +34,10 @@ import { TestServiceEntity } from './test-service.entity.js';
 @Index('IDX_workflows_latest', ['latestVersionId'])
 @Index('IDX_workflows_rerun_interval', ['rerunIntervalDays'])
 @Index('IDX_workflows_registry_latest', ['registryId', 'latestVersionId'])
+@Index('IDX_workflows_status_latest', ['testStatus', 'latestVersionId'])
+@Index('IDX_workflows_public_status_latest', ['public', 'testStatus', 'latestVersionId'])
+@Index('IDX_workflows_owner_status_latest', ['ownerId', 'testStatus', 'latestVersionId', 'public'])
+@Index('IDX_workflows_registry_status_latest', ['registryId', 'testStatus', 'latestVersionId', 'public'])
 export class WorkflowEntity {
   @PrimaryGeneratedColumn({ type: 'integer' })
   id!: number;
@@ -54,6 +59,14 @@ export class WorkflowEntity {
    */
   @Column({ name: 'latest_version_id', type: 'integer', nullable: true })
   latestVersionId!: number | null;
+
+  /**
+   * Its latest version's aggregate test status, stored (see StoredTestStatuses) so that the wall
+   * reads its most urgent workflows from the indexes above: by status, in the list's order,
+   * for each side of who may see them (the trailing is_public lets a union be counted once).
+   */
+  @Column({ name: 'test_status', type: 'varchar', length: 16, default: 'not_available' })
+  testStatus!: AggregateTestStatus;
 
   @Column({ name: 'created_at', type: 'datetime', default: () => 'CURRENT_TIMESTAMP' })
   createdAt!: Date;
@@ -133,6 +146,10 @@ export class WorkflowVersionEntity {
 
   @Column({ name: 'archive_size', type: 'integer' })
   archiveSize!: number;
+
+  /** Its aggregate test status as test monitoring last stored it (see StoredTestStatuses). */
+  @Column({ name: 'test_status', type: 'varchar', length: 16, default: 'not_available' })
+  testStatus!: AggregateTestStatus;
 
   @Column({ name: 'submitter_id', type: 'integer' })
   submitterId!: number;
