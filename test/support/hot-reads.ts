@@ -7,6 +7,9 @@ import { BuildsRepository } from '../../src/test-monitoring/builds.repository.js
 import { CheckStateRepository } from '../../src/test-monitoring/check-state.repository.js';
 import { RegisteredInstances } from '../../src/workflows/registered-instances.js';
 import { FollowsRepository } from '../../src/repositories/follow/follows.repository.js';
+import { StoredTestStatuses } from '../../src/workflows/stored-test-statuses.js';
+import { VersionStatuses } from '../../src/test-monitoring/version-statuses.js';
+import type { AuthUser } from '../../src/auth/auth-user.js';
 import { AddressesRepository } from '../../src/orchestration/addresses.repository.js';
 import { JobsRepository } from '../../src/orchestration/jobs.repository.js';
 import { QuotasService } from '../../src/orchestration/quotas.service.js';
@@ -50,6 +53,46 @@ export const HOT_READS: HotRead[] = [
   { name: 'instance stats', path: (i) => `/instances/${seededUuid('instance', i)}/stats` },
   { name: 'status page', path: () => '/status' },
   { name: 'status page of a workflow', path: (i) => `/status/${workflow(i)}` },
+  // The wall (API.md 5.4): the most urgent workflows and the counts by status, from the stored statuses' indexes.
+  { name: "wall screen, an admin's (every workflow)", path: () => '/status/wall' },
+  {
+    name: "wall screen, anonymous (public ones) and a user's (their own and the public ones)",
+    run: async (t) => {
+      await t.http.get('/status/wall').expect(200);
+      await t.http
+        .get('/status/wall')
+        .set('Authorization', `Bearer ${await t.userToken()}`)
+        .expect(200);
+    },
+  },
+  {
+    name: "wall of a registry's token (the registry's and the public ones)",
+    run: async (t) => {
+      const stored = t.app.get(StoredTestStatuses, { strict: false });
+      const viewer: AuthUser = {
+        ...{ id: 1, username: 'plan', roles: ['user'], jti: 'plan', exp: 0, via: 'bearer' },
+        registry: { id: 1, uuid: 'plan' },
+      };
+      await stored.latestIn(viewer, 'all_passing', 100);
+      await stored.counts(viewer, ['all_failing', 'some_passing', 'not_available', 'all_passing']);
+    },
+  },
+  {
+    name: "a version's stored status written where builds are recorded (and a workflow's, when latest)",
+    run: async (t) => {
+      const dataSource = t.app.get(DataSource);
+      const uuids = [1, 2, 3].map((i) => seededUuid('instance', i));
+      const ids = (
+        await dataSource.query<{ id: number | string }[]>(
+          'SELECT id FROM test_instances WHERE uuid IN (?, ?, ?)',
+          uuids,
+        )
+      ).map((row) => Number(row.id));
+      await dataSource.transaction((tx) =>
+        t.app.get(VersionStatuses, { strict: false }).buildsChanged(tx, ids),
+      );
+    },
+  },
   { name: 'suite', path: (i) => `/suites/${seededUuid('suite', i)}` },
   { name: 'suite instances', path: (i) => `/suites/${seededUuid('suite', i)}/instances` },
   { name: 'suite status', path: (i) => `/suites/${seededUuid('suite', i)}/status` },
