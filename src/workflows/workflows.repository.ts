@@ -497,32 +497,36 @@ export class WorkflowsRepository {
    * last one, its workflow. False when the version was gone already.
    */
   async deleteVersion(version: WorkflowVersionEntity): Promise<boolean> {
-    return this.dataSource.transaction(async (tx) => {
-      // Serialises deletions of one workflow's versions across copies, so that exactly one sees "none left".
-      await lockRows(
-        tx.createQueryBuilder(WorkflowEntity, 'w').where('w.id = :id', { id: version.workflowId }),
-        'write',
-      ).getOne();
-      const deleted = await tx.delete(WorkflowVersionEntity, { id: version.id });
-      if ((deleted.affected ?? 0) === 0) {
-        return false;
-      }
-      const [{ latest }] = await tx
-        .createQueryBuilder(WorkflowVersionEntity, 'v')
-        .select('MAX(v.id)', 'latest')
-        .where('v.workflowId = :workflowId', { workflowId: version.workflowId })
-        .getRawMany<{ latest: number | string | null }>();
-      if (latest === null) {
-        await tx.delete(WorkflowEntity, { id: version.workflowId });
-      } else {
-        // With the wall's status: the new latest version's (StoredTestStatuses).
-        await tx.query(
-          `UPDATE workflows SET latest_version_id = ?,
+    // Retried: the workflow row's lock, then the cascade into check states, meets a check's recording
+    // (check states, then the workflow's stored status) in the other order on MariaDB.
+    return retryOnDeadlock(() =>
+      this.dataSource.transaction(async (tx) => {
+        // Serialises deletions of one workflow's versions across copies, so that exactly one sees "none left".
+        await lockRows(
+          tx.createQueryBuilder(WorkflowEntity, 'w').where('w.id = :id', { id: version.workflowId }),
+          'write',
+        ).getOne();
+        const deleted = await tx.delete(WorkflowVersionEntity, { id: version.id });
+        if ((deleted.affected ?? 0) === 0) {
+          return false;
+        }
+        const [{ latest }] = await tx
+          .createQueryBuilder(WorkflowVersionEntity, 'v')
+          .select('MAX(v.id)', 'latest')
+          .where('v.workflowId = :workflowId', { workflowId: version.workflowId })
+          .getRawMany<{ latest: number | string | null }>();
+        if (latest === null) {
+          await tx.delete(WorkflowEntity, { id: version.workflowId });
+        } else {
+          // With the wall's status: the new latest version's (StoredTestStatuses).
+          await tx.query(
+            `UPDATE workflows SET latest_version_id = ?,
              test_status = (SELECT v.test_status FROM workflow_versions v WHERE v.id = ?) WHERE id = ?`,
-          [Number(latest), Number(latest), version.workflowId],
-        );
-      }
-      return true;
-    });
+            [Number(latest), Number(latest), version.workflowId],
+          );
+        }
+        return true;
+      }),
+    );
   }
 }
