@@ -8,6 +8,7 @@ import { loaded } from './dto/loaded.js';
 import type { InstanceView } from './dto/suite-response.dto.js';
 import type { TestInstanceEntity, WorkflowEntity } from './entities/registry.entities.js';
 import { checkServiceAddress } from './registration-rules.js';
+import { jobSelectorProblem } from '../common/job-selector.js';
 import {
   canonicalTarget,
   resourceProblem,
@@ -145,6 +146,10 @@ export class InstancesService {
     }
     if (resource.length > COLUMN_LENGTHS.resource) {
       throw invalid('resource', `resource is longer than ${COLUMN_LENGTHS.resource} characters`);
+    }
+    const jobs = jobSelectorProblem(resource);
+    if (jobs !== undefined) {
+      throw invalid('resource', jobs);
     }
     const problem = resourceProblem(this.catalog?.serviceTypes() ?? [], type, resource);
     if (problem !== undefined) {

@@ -1,5 +1,6 @@
 import { lookup } from 'node:dns/promises';
 import { isIP } from 'node:net';
+import { jobSelectorProblem } from '../common/job-selector.js';
 import { isPublicAddress } from '../common/net/address-guard.js';
 import { DomainError } from '../common/errors/domain-error.js';
 import {
@@ -31,7 +32,8 @@ const LIMITS = COLUMN_LENGTHS;
 
 /**
  * Refuses crate values the database cannot hold, with the value named: MariaDB would fail
- * the insert (a 500), SQLite would keep them whole; either way the client deserves a 400.
+ * the insert (a 500), SQLite would keep them whole; either way the client deserves a 400. So is
+ * a resource's job selector that selects nothing (API.md 16: an empty or invalid `#job=` glob).
  */
 export function checkStorable(suites: readonly ParsedSuite[], mainWorkflow?: ParsedWorkflow): void {
   tooLong(mainWorkflow?.id, LIMITS.path, 'the main workflow has an @id');
@@ -48,6 +50,10 @@ export function checkStorable(suites: readonly ParsedSuite[], mainWorkflow?: Par
       tooLong(instance.name, LIMITS.name, `${at} has a name`);
       tooLong(instance.resource, LIMITS.resource, `${at} has a resource`);
       tooLong(instance.serviceUrl, LIMITS.serviceUrl, `${at} has a url`);
+      const jobs = jobSelectorProblem(instance.resource);
+      if (jobs !== undefined) {
+        throw invalid(`${at} has a resource whose job selector cannot be used: ${jobs}`);
+      }
     }
   }
 }
