@@ -27,6 +27,7 @@ import { FollowedRepositories1795735901419 } from '../../migrations/179573590141
 import { WorkflowRerunInterval1795746357022 } from '../../migrations/1795746357022-workflow-rerun-interval.js';
 import { VmJobsStoppedAt1795752170583 } from '../../migrations/1795752170583-vm-jobs-stopped-at.js';
 import { RerunSearchKeys1795760000000 } from '../../migrations/1795760000000-rerun-search-keys.js';
+import { BuildChanges1795780000000 } from '../../migrations/1795780000000-build-changes.js';
 import { StoredTestStatuses1795770000000 } from '../../migrations/1795770000000-stored-test-statuses.js';
 
 /**
@@ -63,4 +64,5 @@ export const MIGRATIONS: (new () => MigrationInterface)[] = [
   VmJobsStoppedAt1795752170583,
   RerunSearchKeys1795760000000,
   StoredTestStatuses1795770000000,
+  BuildChanges1795780000000,
 ];

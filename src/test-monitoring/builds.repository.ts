@@ -19,7 +19,7 @@ const FINISHED_STATUSES = BUILD_STATUSES.filter(isFinishedStatus);
 const FAILING_STATUSES = FINISHED_STATUSES.filter((status) => status !== 'passed');
 /** Versions per read of latestFinishedOfVersions: well under SQLite's 32,766 parameters. */
 const VERSIONS_PER_READ = 1000;
-/** Builds per INSERT (7 values each). */
+/** Builds per INSERT (8 values each). */
 const ROWS_PER_INSERT = 200;
 
 /** A build of a status read, with the instance it belongs to. */
@@ -31,6 +31,8 @@ export interface StoredBuild {
   startedAt: Date;
   durationSeconds: number;
   url: string;
+  /** The commit it ran on, where the CI's listing named one (read by the entity reads only). */
+  headSha?: string | null;
 }
 
 /** API.md 5.3: an instance's finished builds in a window. */
@@ -83,6 +85,28 @@ export class BuildsRepository {
       known.get(Number(row.instance_id))?.add(row.build_id);
     }
     return known;
+  }
+
+  /**
+   * The build ids stored as finished for each instance. Asked only for instances that select jobs
+   * (API.md 16): their clients read a build's jobs until it is stored finished, never after.
+   */
+  async finishedBuildIdsOf(instanceIds: readonly number[]): Promise<Map<number, Set<string>>> {
+    const finished = new Map<number, Set<string>>(instanceIds.map((id) => [id, new Set<string>()]));
+    if (instanceIds.length === 0) {
+      return finished;
+    }
+    const rows = await this.builds
+      .createQueryBuilder('b')
+      .select('b.instanceId', 'instance_id')
+      .addSelect('b.buildId', 'build_id')
+      .where('b.instanceId IN (:...ids)', { ids: [...instanceIds] })
+      .andWhere('b.status IN (:...finished)', { finished: FINISHED_STATUSES })
+      .getRawMany<{ instance_id: number | string; build_id: string }>();
+    for (const row of rows) {
+      finished.get(Number(row.instance_id))?.add(row.build_id);
+    }
+    return finished;
   }
 
   /** Each instance's latest build and latest finished build, in one query. */
@@ -169,6 +193,23 @@ export class BuildsRepository {
 
   async findBuild(instanceId: number, buildId: string): Promise<StoredBuild | undefined> {
     const row = await this.builds.findOneBy({ instanceId, buildId });
+    return row ? toStoredBuild(row) : undefined;
+  }
+
+  /**
+   * The instance's latest passed build that started before `startedAt` (API.md 16, what changed
+   * since it): one backward step on the (instance_id, status, started_at) index.
+   */
+  async lastPassingBefore(instanceId: number, startedAt: Date): Promise<StoredBuild | undefined> {
+    const row = await this.builds
+      .createQueryBuilder('b')
+      .where('b.instanceId = :instanceId', { instanceId })
+      .andWhere('b.status = :passed', { passed: 'passed' })
+      .andWhere('b.startedAt < :startedAt', { startedAt })
+      .orderBy('b.startedAt', 'DESC')
+      .addOrderBy('b.id', 'DESC')
+      .limit(1)
+      .getOne();
     return row ? toStoredBuild(row) : undefined;
   }
 
@@ -371,6 +412,7 @@ export class BuildsRepository {
           startedAt: build.startedAt,
           durationSeconds: build.durationSeconds,
           url: build.url.slice(0, 1024),
+          headSha: build.headSha?.slice(0, 64) ?? null,
         };
         const row = existing.get(`${instanceId} ${build.buildId}`);
         if (!row) {
@@ -514,6 +556,7 @@ function toStoredBuild(row: BuildEntity): StoredBuild {
     startedAt: row.startedAt,
     durationSeconds: row.durationSeconds,
     url: row.url,
+    headSha: row.headSha,
   };
 }
 
@@ -524,10 +567,11 @@ function toStatus(value: string): BuildStatus {
 /** Whole seconds: MariaDB keeps DATETIME to the second, so milliseconds must not count as a change. */
 function sameBuild(
   row: BuildEntity,
-  values: { status: string; startedAt: Date; durationSeconds: number; url: string },
+  values: { status: string; startedAt: Date; durationSeconds: number; url: string; headSha: string | null },
 ): boolean {
   return (
     row.status === values.status &&
+    row.headSha === values.headSha &&
     Math.floor(row.startedAt.getTime() / 1000) === Math.floor(values.startedAt.getTime() / 1000) &&
     row.durationSeconds === values.durationSeconds &&
     row.url === values.url

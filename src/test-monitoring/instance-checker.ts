@@ -23,6 +23,7 @@ export class InstanceChecker {
     instance: ClaimedInstance,
     knownBuildIds: ReadonlySet<string> | undefined,
     now: Date,
+    finishedBuildIds?: ReadonlySet<string>,
   ): Promise<BuildCheckResult> {
     let client: TestingService;
     try {
@@ -41,6 +42,7 @@ export class InstanceChecker {
           instance.service.url,
         ),
         knownBuildIds,
+        finishedBuildIds,
         now,
         selection: instance.selection,
       });

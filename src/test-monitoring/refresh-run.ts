@@ -7,6 +7,11 @@ import { hostKey, KeyedPool } from './per-key-pool.js';
 import { recordOf, skipReason } from './refresh-decisions.js';
 import type { RefreshMetrics } from './refresh-metrics.js';
 import { normalizeServiceUrl, type BuildCheckResult } from './testing-services/testing-service.js';
+import { splitJobSelector } from '../common/job-selector.js';
+
+function selectsJobs(resource: string): boolean {
+  return splitJobSelector(resource).glob !== undefined;
+}
 
 /**
  * Requests in flight to one CI host from one copy of the service. At 20 ms per answer, 24 checks
@@ -34,7 +39,7 @@ export interface ClaimedBatch {
 /** Everything a run uses; it calls nothing else (in particular not whoever started it). */
 export interface RefreshRunDependencies {
   checker: Pick<InstanceChecker, 'check'>;
-  builds: Pick<BuildsRepository, 'buildIdsOf'>;
+  builds: Pick<BuildsRepository, 'buildIdsOf' | 'finishedBuildIdsOf'>;
   checkStates: Pick<CheckStateRepository, 'recordChecks' | 'pauseService'>;
   metrics: Pick<RefreshMetrics, 'countOutcome'>;
   logger: Pick<Logger, 'warn' | 'error'>;
@@ -73,12 +78,17 @@ export class RefreshRun {
     return this.pool.size;
   }
 
-  /** Queues a claimed batch's checks (after reading the build ids its instances have stored). */
+  /**
+   * Queues a claimed batch's checks (after reading the build ids its instances have stored, and
+   * which of them are finished for the instances that select jobs).
+   */
   async add(batch: ClaimedBatch): Promise<void> {
     const known = await this.deps.builds.buildIdsOf(batch.instances.map((instance) => instance.id));
+    const selecting = batch.instances.filter((instance) => selectsJobs(instance.resource));
+    const finished = await this.deps.builds.finishedBuildIdsOf(selecting.map((instance) => instance.id));
     for (const instance of batch.instances) {
       this.pool.add(hostKey(instance.service.url), () =>
-        this.checkOne(instance, known.get(instance.id), batch),
+        this.checkOne(instance, known.get(instance.id), finished.get(instance.id), batch),
       );
     }
   }
@@ -98,6 +108,7 @@ export class RefreshRun {
   private async checkOne(
     instance: ClaimedInstance,
     known: ReadonlySet<string> | undefined,
+    finished: ReadonlySet<string> | undefined,
     batch: ClaimedBatch,
   ): Promise<void> {
     const serviceKey = `${instance.service.type} ${normalizeServiceUrl(instance.service.url)}`;
@@ -112,7 +123,7 @@ export class RefreshRun {
       this.write({ kind: 'released', instanceId: instance.id, leaseToken: instance.leaseToken });
       return;
     }
-    const result = await this.deps.checker.check(instance, known, batch.now);
+    const result = await this.deps.checker.check(instance, known, batch.now, finished);
     if (result.kind === 'rate_limited') {
       this.paused.set(serviceKey, result.until);
     }

@@ -18,6 +18,7 @@ import { RefreshService } from './refresh.service.js';
 import { TestStatusController } from './test-status.controller.js';
 import { TestRunsController } from './test-runs.controller.js';
 import { TestRunsService } from './test-runs.service.js';
+import { BuildChangesService } from './build-changes.service.js';
 import { BuildTriggers } from './build-triggers.js';
 import { PeriodicReruns } from './periodic-reruns.js';
 import { TestStatusService } from './test-status.service.js';
@@ -63,6 +64,7 @@ import { Clock } from '../common/clock.js';
     BuildTriggers,
     PeriodicReruns,
     TestRunsService,
+    BuildChangesService,
     Clock,
     // The registry injects this token (optionally) to fill the status of its workflow list.
     { provide: WORKFLOW_STATUS_SOURCE, useExisting: TestStatusService },

@@ -22,6 +22,8 @@ import { InstanceUuidParam, RegistryReads } from '../workflows/index.js';
 import { BuildParams } from './dto/status-requests.dto.js';
 import { StartedBuildDto, toStartedBuildResponse } from './dto/test-runs.dto.js';
 import { TestRunsService } from './test-runs.service.js';
+import { BuildChangesService } from './build-changes.service.js';
+import { BuildChangesDto, toBuildChangesResponse } from './dto/build-changes.dto.js';
 
 const RETRY_AFTER = {
   'Retry-After': {
@@ -41,12 +43,15 @@ const RATE_LIMITED = {
   ),
 };
 
-/** Tests that run (API.md 11): builds started on the CI services. */
+/** Tests that run (API.md 11): builds started on the CI services, their logs, what changed (API.md 16). */
 @RegistryReads()
 @ApiTags(TAGS.status)
 @Controller('instances')
 export class TestRunsController {
-  constructor(private readonly runs: TestRunsService) {}
+  constructor(
+    private readonly runs: TestRunsService,
+    private readonly changesOf: BuildChangesService,
+  ) {}
 
   @Post(':instance_uuid/builds')
   @HttpCode(202)
@@ -113,6 +118,46 @@ export class TestRunsController {
     @CurrentUser() user: AuthUser,
   ): Promise<StartedBuildDto> {
     return toStartedBuildResponse(await this.runs.trigger(instance_uuid, user));
+  }
+
+  @Get(':instance_uuid/builds/:build_id/changes')
+  @OptionalAuth()
+  @ApiOperation({
+    operationId: 'instances-builds-get-changes',
+    summary: "What changed since the instance's last passing build",
+    description:
+      "Between this build and the instance's latest passed build that started before it: the commits (and the " +
+      "repository's comparison of them), the runner each ran on (GitHub: the image and version its job log's " +
+      '"Runner Image" header names, and the job\'s labels; Travis: the job\'s `os` and `dist`), the durations, and ' +
+      "this build's jobs and steps that did not pass (for a resource with `#job=<glob>`, its selected jobs only). " +
+      'The commits and durations are stored; the rest is asked of the CI service now (GitHub: the jobs and the ' +
+      "head of one job's log per build; Travis: the build and its jobs). What the CI cannot tell (Jenkins, a run " +
+      'it no longer keeps) is null or empty. Readable by whoever may see the build.',
+  })
+  @ApiOkResponse({ type: BuildChangesDto, description: 'What changed' })
+  @ApiResponse({
+    status: 502,
+    type: ProblemDto,
+    description: 'The CI service refused: its status and message',
+    example: problemExample(
+      502,
+      "the github service https://api.github.com did not tell what build '8765_1' ran: 403 Resource not accessible by integration",
+    ),
+  })
+  @ApiServiceUnavailableResponse(RATE_LIMITED)
+  @ApiGatewayTimeoutResponse({
+    type: ProblemDto,
+    description: 'The CI service did not answer in time',
+    example: problemExample(
+      504,
+      'the travis service https://api.travis-ci.com did not answer in time: no answer within 30 s',
+    ),
+  })
+  async changes(
+    @Param() { instance_uuid, build_id }: BuildParams,
+    @CurrentViewer() user: Viewer,
+  ): Promise<BuildChangesDto> {
+    return toBuildChangesResponse(await this.changesOf.changes(instance_uuid, build_id, user));
   }
 
   @Get(':instance_uuid/builds/:build_id/logs')

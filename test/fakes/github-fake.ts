@@ -41,6 +41,9 @@ import { FakeServer, type FakeAnswer, type FakeRequest } from './fake-server.js'
  *   archive host (a signed URL there, as GitHub's blob storage), which serves the zip set by
  *   `setRunLogs`: one `{n}_{job}.txt` per job at the top (the whole job's log) and the job's steps
  *   in a folder of its name, as GitHub packs them; 404 for a run without logs
+ * - jobs: `GET /repos/{o}/{r}/actions/runs/{id}/attempts/{n}/jobs` → `{total_count, jobs}` (the run's
+ *   `jobs`, with their steps, labels and `head_sha`); `GET /repos/{o}/{r}/actions/jobs/{id}/logs` → 302
+ *   to the archive host, which serves the job's `log` as plain text (404 for a job without one)
  * - anything else → 404 `{"message": "Not Found"}`
  */
 
@@ -61,6 +64,31 @@ export interface FakeGithubRun {
   branch?: string;
   /** When it was created (`created_at`); default: its start. */
   createdAt?: string | Date;
+  /** The commit it ran on (`head_sha`); default the fixture's. */
+  headSha?: string;
+  /**
+   * Its jobs (`…/attempts/{n}/jobs`); default one job `build` with the run's status and conclusion.
+   * Job ids are `run id × 100 + position`.
+   */
+  jobs?: FakeGithubJob[];
+}
+
+/** A job of a run attempt, as GitHub's jobs listing shows it. */
+export interface FakeGithubJob {
+  name: string;
+  /** Default `completed`. */
+  status?: string;
+  /** Default `success` for a completed job, `null` otherwise. */
+  conclusion?: string | null;
+  /** Default: the run's start. */
+  startedAt?: string | Date;
+  /** Default: 60 s after the start for a completed job. */
+  completedAt?: string | Date;
+  steps?: { name: string; status?: string; conclusion?: string | null }[];
+  /** Default `['ubuntu-latest']`. */
+  labels?: string[];
+  /** Its log (`…/actions/jobs/{id}/logs`); default none (404). */
+  log?: string;
 }
 
 /** A repository of the fake (`addRepository`). */
@@ -160,6 +188,10 @@ export class GithubFake extends FakeServer {
   private nextRunId = 5_000_000;
   /** `owner/repo/run id/attempt` → the log archive of that attempt. */
   private readonly logArchives = new Map<string, Buffer>();
+  /** Each run attempt's jobs, by its run object. */
+  private readonly jobsOf = new WeakMap<Json, Json[]>();
+  /** job id → its log. */
+  private readonly jobLogs = new Map<number, string>();
   /** Signed archive URLs handed out (GitHub's are short-lived links to its blob storage). */
   private readonly logTokens = new Set<string>();
 
@@ -365,6 +397,26 @@ export class GithubFake extends FakeServer {
         ? { status: 200, body: this.workflowJson(entry) }
         : this.listing(entry, request.query);
     }
+    if (s[4] === 'runs' && s.length === 9 && s[6] === 'attempts' && s[8] === 'jobs') {
+      const attempt = this.runIndex
+        .get(key(owner, repo, s[5]))
+        ?.runs.get(Number(s[5]))
+        ?.get(Number(s[7]));
+      const jobs = attempt ? this.jobsOf.get(attempt) : undefined;
+      return attempt && jobs ? { status: 200, body: { total_count: jobs.length, jobs } } : notFound();
+    }
+    if (s[4] === 'jobs' && s.length === 7 && s[6] === 'logs') {
+      if (!this.jobLogs.has(Number(s[5]))) {
+        return notFound();
+      }
+      const token = randomBytes(12).toString('hex');
+      this.logTokens.add(token);
+      return {
+        status: 302,
+        text: '',
+        headers: { location: `${this.archiveBase}/joblogs/${s[5]}.txt?sig=${token}` },
+      };
+    }
     if (s[4] === 'runs' && (s.length === 6 || (s.length === 8 && s[6] === 'attempts'))) {
       const entry = this.runIndex.get(key(owner, repo, s[5]));
       if (!entry) {
@@ -504,6 +556,18 @@ export class GithubFake extends FakeServer {
   private serveArchive(req: http.IncomingMessage, res: http.ServerResponse): void {
     const url = new URL(req.url ?? '/', this.archiveBase);
     this.archiveRequests.push({ path: url.pathname, authorization: req.headers.authorization });
+    const jobLog = /^\/joblogs\/(\d+)\.txt$/.exec(url.pathname);
+    if (jobLog) {
+      const text = this.jobLogs.get(Number(jobLog[1]));
+      if (text === undefined || !this.logTokens.has(url.searchParams.get('sig') ?? '')) {
+        res
+          .writeHead(403, { 'content-type': 'application/xml' })
+          .end('<Error><Code>AuthenticationFailed</Code></Error>');
+        return;
+      }
+      res.writeHead(200, { 'content-type': 'text/plain; charset=utf-8' }).end(text);
+      return;
+    }
     const log = /^\/logs\/([^/]+)\/([^/]+)\/(\d+)\/(\d+)\.zip$/.exec(url.pathname);
     if (log) {
       const archive = this.logArchives.get(`${log[1]}/${log[2]}/${log[3]}/${log[4]}`);
@@ -685,8 +749,58 @@ export class GithubFake extends FakeServer {
       attempts = new Map();
       entry.runs.set(run.id, attempts);
     }
-    attempts.set(attempt, this.runJson(entry, run, attempt));
+    const json = this.runJson(entry, run, attempt);
+    attempts.set(attempt, json);
+    this.jobsOf.set(json, this.jobsJson(entry, run, json));
     this.runIndex.set(runKey, entry);
+  }
+
+  private jobsJson(entry: WorkflowEntry, run: FakeGithubRun, json: Json): Json[] {
+    const jobs: FakeGithubJob[] = run.jobs ?? [
+      { name: 'build', status: String(json.status), conclusion: json.conclusion as string | null },
+    ];
+    return jobs.map((job, index) => {
+      const id = run.id * 100 + index;
+      if (job.log !== undefined) {
+        this.jobLogs.set(id, job.log);
+      }
+      const status = job.status ?? 'completed';
+      const conclusion =
+        job.conclusion !== undefined ? job.conclusion : status === 'completed' ? 'success' : null;
+      const started = job.startedAt ? new Date(job.startedAt) : new Date(String(json.run_started_at));
+      const completed = job.completedAt
+        ? new Date(job.completedAt)
+        : status === 'completed'
+          ? new Date(started.getTime() + 60_000)
+          : null;
+      return {
+        id,
+        run_id: run.id,
+        run_attempt: json.run_attempt,
+        head_sha: json.head_sha,
+        url: `${this.url}/repos/${entry.owner}/${entry.repo}/actions/jobs/${id}`,
+        html_url: `https://github.com/${entry.owner}/${entry.repo}/actions/runs/${run.id}/job/${id}`,
+        status,
+        conclusion,
+        started_at: iso(started),
+        completed_at: completed ? iso(completed) : null,
+        name: job.name,
+        steps: (job.steps ?? []).map((step, at) => ({
+          name: step.name,
+          status: step.status ?? 'completed',
+          conclusion:
+            step.conclusion !== undefined
+              ? step.conclusion
+              : (step.status ?? 'completed') === 'completed'
+                ? 'success'
+                : null,
+          number: at + 1,
+        })),
+        labels: job.labels ?? ['ubuntu-latest'],
+        runner_name: 'GitHub Actions 2',
+        runner_group_name: 'GitHub Actions',
+      };
+    });
   }
 
   private runJson(entry: WorkflowEntry, run: FakeGithubRun, attempt: number): Json {
@@ -711,6 +825,7 @@ export class GithubFake extends FakeServer {
       workflow_id: entry.id,
       path: entry.path,
       head_branch: run.branch ?? 'main',
+      ...(run.headSha === undefined ? {} : { head_sha: run.headSha }),
       created_at: iso(run.createdAt ? new Date(run.createdAt) : started),
       run_started_at: iso(started),
       updated_at: iso(updated),

@@ -14,8 +14,9 @@ import { FakeServer, type FakeAnswer, type FakeRequest } from './fake-server.js'
  * - `POST /repo/{id or url-encoded slug}/requests {"request": {"branch"}}` (API v3, `Authorization:
  *   token …`, else 403 `login_required`) → 202 `{"@type": "pending", …}` and a new build on that
  *   branch (`triggeredBuild`, default `created`); what each received is in `triggers`
- * - `GET /build/{id}` → the build with its jobs; `GET /job/{id}/log.txt` → the job's log as plain
- *   text (`setJobLog`), 404 when it has none
+ * - `GET /build/{id}` → the build with its jobs; `GET /build/{id}/jobs` → its jobs in the standard
+ *   representation with their config (`name`, `state`, `config.os`, `config.dist`);
+ *   `GET /job/{id}/log.txt` → the job's log as plain text (`setJobLog`), 404 when it has none
  * - anything else → 404 `{"@type": "error", "error_type": "not_found", …}`
  */
 
@@ -31,6 +32,22 @@ export interface FakeTravisBuild {
   branch?: string;
   /** `updated_at`; default the finish, else the start, else a fixed date. */
   updatedAt?: Date;
+  /** The commit's SHA; default the fixture's. */
+  sha?: string;
+  /**
+   * Its jobs (`GET /build/{id}/jobs`), ids `build id + 1 + position`; default one job without a
+   * name in the build's state.
+   */
+  jobs?: FakeTravisJob[];
+}
+
+/** A job of a build: its `name` and state, and its config's `os` and `dist`. */
+export interface FakeTravisJob {
+  name?: string;
+  /** Default: the build's. */
+  state?: string;
+  os?: string;
+  dist?: string;
 }
 
 type Json = Record<string, unknown>;
@@ -61,6 +78,8 @@ export class TravisFake extends FakeServer {
   private readonly jobLogs = new Map<number, string | (() => Readable)>();
 
   private readonly repos = new Map<string, RepoEntry>();
+  /** build id → its jobs, in the standard representation with their config. */
+  private readonly jobsByBuild = new Map<string, Json[]>();
   private nextRepoId = 1000;
 
   constructor() {
@@ -72,6 +91,7 @@ export class TravisFake extends FakeServer {
     const existing = this.repos.get(slug);
     const entry: RepoEntry = existing ?? { id: id ?? this.nextRepoId++, slug, builds: [], pages: new Map() };
     entry.builds = builds.map((build) => buildJson(entry, build)).sort((a, b) => Number(b.id) - Number(a.id));
+    builds.forEach((build) => this.jobsByBuild.set(String(build.id), jobsJson(entry, build)));
     entry.pages.clear();
     this.repos.set(slug, entry);
     this.repos.set(String(entry.id), entry);
@@ -110,6 +130,15 @@ export class TravisFake extends FakeServer {
     const s = request.segments;
     if (request.method === 'POST' && s[0] === 'repo' && s[2] === 'requests' && s.length === 3) {
       return this.requestBuild(request);
+    }
+    if (request.method === 'GET' && s[0] === 'build' && s.length === 3 && s[2] === 'jobs') {
+      const jobs = this.jobsByBuild.get(s[1]);
+      return jobs
+        ? {
+            status: 200,
+            body: { '@type': 'jobs', '@href': `/build/${s[1]}/jobs`, '@representation': 'standard', jobs },
+          }
+        : notFound('build');
     }
     if (request.method === 'GET' && s[0] === 'build' && s.length === 2) {
       const build = [...this.repos.values()]
@@ -340,15 +369,18 @@ function buildJson(entry: RepoEntry, build: FakeTravisBuild): Json {
       '@type': 'commit',
       '@representation': 'minimal',
       id: build.id + 5_000_000,
-      sha: 'acb5820ced9479c074f688cc328bf03f341a511d',
+      sha: build.sha ?? 'acb5820ced9479c074f688cc328bf03f341a511d',
       ref: 'refs/heads/main',
       message: 'Update README.md',
       compare_url: `https://github.com/${entry.slug}/compare/main`,
       committed_at: started ? iso(started) : '2024-01-01T00:00:00Z',
     },
-    jobs: [
-      { '@type': 'job', '@href': `/job/${build.id + 1}`, '@representation': 'minimal', id: build.id + 1 },
-    ],
+    jobs: (build.jobs ?? [{}]).map((_job, at) => ({
+      '@type': 'job',
+      '@href': `/job/${build.id + 1 + at}`,
+      '@representation': 'minimal',
+      id: build.id + 1 + at,
+    })),
     stages: [],
     created_by: {
       '@type': 'user',
@@ -359,6 +391,33 @@ function buildJson(entry: RepoEntry, build: FakeTravisBuild): Json {
     },
     updated_at: iso(build.updatedAt ?? finishedAt ?? started ?? new Date(EPOCH)),
   };
+}
+
+function jobsJson(entry: RepoEntry, build: FakeTravisBuild): Json[] {
+  const state = build.state ?? 'passed';
+  return (build.jobs ?? [{}]).map((job, at) => ({
+    '@type': 'job',
+    '@href': `/job/${build.id + 1 + at}`,
+    '@representation': 'standard',
+    id: build.id + 1 + at,
+    number: `${build.id % 100_000}.${at + 1}`,
+    ...(job.name === undefined ? {} : { name: job.name }),
+    state: job.state ?? state,
+    started_at: UNSTARTED.has(job.state ?? state)
+      ? null
+      : iso(new Date(EPOCH + (build.id % 1_000_000) * 1000)),
+    finished_at: UNFINISHED.has(job.state ?? state)
+      ? null
+      : iso(new Date(EPOCH + (build.id % 1_000_000) * 1000 + 120_000)),
+    allow_failure: false,
+    build: { '@type': 'build', '@href': `/build/${build.id}`, '@representation': 'minimal', id: build.id },
+    repository: repositoryJson(entry, 'minimal'),
+    config: {
+      language: 'python',
+      ...(job.os === undefined ? {} : { os: job.os }),
+      ...(job.dist === undefined ? {} : { dist: job.dist }),
+    },
+  }));
 }
 
 function iso(date: Date): string {

@@ -4,6 +4,7 @@ import { Column, Entity, Index, JoinColumn, ManyToOne, PrimaryGeneratedColumn, U
 @Entity('builds')
 @Unique('UQ_builds_instance_build', ['instanceId', 'buildId'])
 @Index('IDX_builds_instance_started', ['instanceId', 'startedAt'])
+@Index('IDX_builds_instance_status_started', ['instanceId', 'status', 'startedAt'])
 export class BuildEntity {
   @PrimaryGeneratedColumn({ type: 'integer' })
   id!: number;
@@ -31,4 +32,8 @@ export class BuildEntity {
 
   @Column({ type: 'varchar', length: 1024 })
   url!: string;
+
+  /** The commit the build ran on, as the CI's listing names it; null where it names none. */
+  @Column({ name: 'head_sha', type: 'varchar', length: 64, nullable: true })
+  headSha!: string | null;
 }

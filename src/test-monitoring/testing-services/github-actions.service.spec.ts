@@ -91,20 +91,23 @@ describe('GithubActionsService', () => {
         startedAt: new Date('2020-01-22T19:33:08Z'),
         durationSeconds: 0,
         url: 'https://github.com/octo-org/octo-repo/actions/runs/30433642',
+        headSha: 'acb5820ced9479c074f688cc328bf03f341a511d',
       },
     ]);
   });
 
-  it('reports build id, start, duration in whole seconds and the run page', async () => {
+  it('reports build id, start, duration in whole seconds, the run page and its commit', async () => {
     fake.setRuns('octo-org', 'octo-repo', 'ci.yml', [
       {
         id: 8765,
         conclusion: 'failure',
         startedAt: '2024-03-01T10:00:00Z',
         updatedAt: '2024-03-01T10:05:12Z',
+        headSha: 'f00d',
       },
       {
         id: 8766,
+        headSha: 'beef',
         status: 'in_progress',
         startedAt: '2024-03-01T11:00:00Z',
         updatedAt: '2024-03-01T11:03:00Z',
@@ -117,6 +120,7 @@ describe('GithubActionsService', () => {
         startedAt: new Date('2024-03-01T11:00:00Z'),
         durationSeconds: 0,
         url: 'https://github.com/octo-org/octo-repo/actions/runs/8766',
+        headSha: 'beef',
       },
       {
         buildId: '8765_1',
@@ -124,6 +128,7 @@ describe('GithubActionsService', () => {
         startedAt: new Date('2024-03-01T10:00:00Z'),
         durationSeconds: 312,
         url: 'https://github.com/octo-org/octo-repo/actions/runs/8765',
+        headSha: 'f00d',
       },
     ]);
   });

@@ -4,6 +4,8 @@ import { Injectable } from '@nestjs/common';
 import {
   type BuildCheckRequest,
   type BuildCheckResult,
+  type BuildDetailsRequest,
+  type BuildDetailsResult,
   type BuildLogRequest,
   type BuildLogResult,
   type ResourceTarget,
@@ -15,8 +17,11 @@ import {
   RegisterTestingService,
 } from './testing-service.js';
 import type { InstanceTarget } from '../../crates/index.js';
+import { splitJobSelector, withJobSelector } from '../../common/job-selector.js';
 import { inRegistrationWindow, MissingRefs } from '../build-selection.js';
-import { entryChunks, jobLogsInOrder, removeTemporary, saveTemporary, zipEntries } from './log-archive.js';
+import { jobLogs } from './log-archive.js';
+import { withSelectedJobs } from './job-builds.js';
+import { githubBuildDetails, githubJobsOf, type GithubRequestBase } from './github-jobs.js';
 import {
   buildIdOf,
   githubTime,
@@ -32,7 +37,6 @@ import {
   buildLimit,
   isRecord,
   joinUrl,
-  resourceSegments,
   faultOfTrouble,
   HttpTestingService,
   type UpstreamCall,
@@ -77,6 +81,13 @@ export class GithubActionsService extends HttpTestingService {
   }
 
   canonicalTarget(target: InstanceTarget): InstanceTarget {
+    // The job selector (API.md 16) is no part of the URL: a fragment there would be dropped.
+    const { resource: path, glob } = splitJobSelector(target.resource);
+    const canonical = this.canonicalPath({ url: target.url, resource: path });
+    return { url: canonical.url, resource: withJobSelector(canonical.resource, glob) };
+  }
+
+  private canonicalPath(target: InstanceTarget): InstanceTarget {
     const url = isGithubWebSite(target.url) ? PUBLIC_API : target.url;
     const resource = target.resource.trim();
     if (!/^https?:\/\//i.test(resource)) {
@@ -249,8 +260,32 @@ export class GithubActionsService extends HttpTestingService {
     return {
       kind: 'log',
       contentType: 'text/plain; charset=utf-8',
-      chunks: jobLogs(join(this.config.dataDir, 'tmp'), answer.chunks),
+      chunks: jobLogs(
+        join(this.config.dataDir, 'tmp'),
+        answer.chunks,
+        splitJobSelector(request.resource).glob,
+      ),
     };
+  }
+
+  /**
+   * API.md 16: the run attempt's jobs (`GET …/runs/{id}/attempts/{n}/jobs`, the selected ones when
+   * the resource selects jobs), their commit, and the runner of the first of them that ran, as the
+   * head of its log tells it (`GET …/actions/jobs/{id}/logs`, read for LOG_HEAD_BYTES at most) with
+   * the labels of its record. The repository's page is the web site's. `none` for a run GitHub
+   * does not know.
+   */
+  override async buildDetails(request: BuildDetailsRequest): Promise<BuildDetailsResult> {
+    const named = workflowOf(request.resource);
+    if (named === undefined) {
+      return { kind: 'unavailable', reason: notAWorkflow(request.resource) };
+    }
+    return githubBuildDetails(
+      this.http,
+      request,
+      named,
+      this.requestBase(request, request.now ?? new Date()),
+    );
   }
 
   /** The first of the selection's refs that the repository has, else its default branch. */
@@ -258,7 +293,7 @@ export class GithubActionsService extends HttpTestingService {
     request: TriggerRequest,
     owner: string,
     repo: string,
-    base: RequestBase,
+    base: GithubRequestBase,
   ): Promise<string | UpstreamFault> {
     for (const ref of request.selection?.refs ?? []) {
       const exists = await this.refExists(request.serviceUrl, owner, repo, ref, base);
@@ -293,9 +328,21 @@ export class GithubActionsService extends HttpTestingService {
    * found"), a 5xx, a timeout or a refused address; `rate_limited` on 403/429 with an exhausted
    * `x-ratelimit-remaining` (until `x-ratelimit-reset`) or a `Retry-After`.
    * API.md 6.2: with the runs it reads the workflow's `state` (see `disabled`, `stateReadDue`).
+   * API.md 16: a resource that selects jobs (`#job=<glob>`) has each run not stored finished yet
+   * made of its matching jobs (`…/runs/{id}/attempts/{n}/jobs`, one request per run, at most
+   * MAX_JOB_REQUESTS per check); runs without a matching job that ran are no builds of it.
    */
   async latestBuilds(request: BuildCheckRequest): Promise<BuildCheckResult> {
-    const result = await this.runsOf(request);
+    const listed = await this.runsOf(request);
+    const glob = splitJobSelector(request.resource).glob;
+    const [owner, repo] = workflowOf(request.resource) ?? ['', ''];
+    const base = this.requestBase(request, request.now ?? new Date());
+    const result =
+      listed.kind === 'builds' && glob !== undefined
+        ? await withSelectedJobs(listed, request, glob, (buildId) =>
+            githubJobsOf(this.http, request.serviceUrl, owner, repo, buildId, base),
+          )
+        : listed;
     const now = request.now ?? new Date();
     const due =
       result.kind === 'builds' ||
@@ -307,7 +354,7 @@ export class GithubActionsService extends HttpTestingService {
   private requestBase(
     request: Pick<BuildCheckRequest, 'serviceUrl' | 'credentials'>,
     now: Date,
-  ): RequestBase {
+  ): GithubRequestBase {
     const token = this.http.credentials(request)?.token ?? this.environmentToken(request.serviceUrl);
     return {
       headers: { accept: 'application/vnd.github+json', 'x-github-api-version': '2022-11-28' },
@@ -432,7 +479,7 @@ export class GithubActionsService extends HttpTestingService {
     owner: string,
     repo: string,
     ref: string,
-    base: RequestBase,
+    base: GithubRequestBase,
   ): Promise<boolean | UpstreamTrouble> {
     for (const kind of ['heads', 'tags']) {
       const answer = await this.http.getJson({
@@ -458,9 +505,9 @@ export class GithubActionsService extends HttpTestingService {
     listing: Listing,
     etag: string | undefined,
     request: BuildCheckRequest,
-    base: RequestBase,
+    base: GithubRequestBase,
   ): Promise<BuildCheckResult> {
-    const [, owner, repo] = resourceSegments(request.resource) ?? [];
+    const [owner, repo] = workflowOf(request.resource) ?? ['', ''];
     const runs = listing.runs;
     const builds = runs.map(toBuild);
 
@@ -515,18 +562,6 @@ export function stateReadDue(resource: string, now: Date, intervalMs: number): b
   return Math.floor(at / STATE_PERIOD_MS) !== Math.floor((at - intervalMs) / STATE_PERIOD_MS);
 }
 
-/** A run's log archive, saved to a temporary file, read as its job logs in job order; the file is removed after. */
-async function* jobLogs(folder: string, archive: AsyncIterable<Buffer>): AsyncGenerator<Buffer> {
-  const path = await saveTemporary(folder, archive);
-  try {
-    for (const entry of jobLogsInOrder(await zipEntries(path))) {
-      yield* entryChunks(path, entry);
-    }
-  } finally {
-    await removeTemporary(path);
-  }
-}
-
 /** The not-found reason of a ref lookup: a 404 there is an answer (no such ref), not a failure. */
 const NO_SUCH_REF = 'no such ref';
 
@@ -534,12 +569,4 @@ interface Listing {
   kind: 'runs';
   runs: GithubRun[];
   etag?: string;
-}
-
-interface RequestBase {
-  headers: Record<string, string>;
-  authorization?: string;
-  allowPrivate: boolean;
-  timeoutMs: number;
-  now: Date;
 }

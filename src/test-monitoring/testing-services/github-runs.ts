@@ -1,4 +1,13 @@
-import { isFinishedStatus, type Build, type BuildStatus } from './testing-service.js';
+import { splitJobSelector } from '../../common/job-selector.js';
+import {
+  isFinishedStatus,
+  type Build,
+  type BuildJob,
+  type BuildStatus,
+  type BuildStep,
+  type JobStatus,
+  type RunnerInfo,
+} from './testing-service.js';
 import { isRecord, resourceSegments, toDate } from './upstream.js';
 
 /*
@@ -31,6 +40,7 @@ export interface GithubRun {
   startedAt: Date;
   updatedAt: Date;
   htmlUrl: string;
+  headSha?: string;
 }
 
 /** The web site of a GitHub API: github.com for the public API, the Enterprise host without `/api/v3`. */
@@ -84,6 +94,7 @@ export function parseRun(value: unknown): GithubRun | undefined {
     updatedAt: toDate(value.updated_at) ?? startedAt,
     htmlUrl:
       typeof value.html_url === 'string' ? value.html_url : typeof value.url === 'string' ? value.url : '',
+    headSha: typeof value.head_sha === 'string' && value.head_sha !== '' ? value.head_sha : undefined,
   };
 }
 
@@ -96,6 +107,7 @@ export function toBuild(run: GithubRun): Build {
       ? Math.max(0, Math.round((run.updatedAt.getTime() - run.startedAt.getTime()) / 1000))
       : 0,
     url: run.htmlUrl,
+    headSha: run.headSha,
   };
 }
 
@@ -103,9 +115,12 @@ export function buildIdOf(runId: number, attempt: number): string {
   return `${runId}_${attempt}`;
 }
 
-/** `[owner, repo, workflow]` of a `repos/{owner}/{repo}/actions/workflows/{file or id}` resource. */
+/**
+ * `[owner, repo, workflow]` of a `repos/{owner}/{repo}/actions/workflows/{file or id}` resource,
+ * whatever job selector it ends with (API.md 16).
+ */
 export function workflowOf(resource: string): [string, string, string] | undefined {
-  const segments = resourceSegments(resource);
+  const segments = resourceSegments(splitJobSelector(resource).resource);
   if (
     segments?.length !== 6 ||
     segments[0] !== 'repos' ||
@@ -119,4 +134,96 @@ export function workflowOf(resource: string): [string, string, string] | undefin
 
 export function notAWorkflow(resource: string): string {
   return `'${resource}' is not a GitHub workflow (repos/{owner}/{repo}/actions/workflows/{file or id})`;
+}
+
+/** A job's or step's state (GitHub's `status` and `conclusion`) in our words: the run's table, plus `skipped`. */
+function jobStatusOf(status: unknown, conclusion: unknown): JobStatus {
+  return conclusion === 'skipped' ? 'skipped' : buildStatusOf(status, conclusion);
+}
+
+function wordOf(status: unknown, conclusion: unknown): string | null {
+  return typeof conclusion === 'string' ? conclusion : typeof status === 'string' ? status : null;
+}
+
+/** One job of `GET …/runs/{id}/attempts/{n}/jobs`, with its steps and what its record says of the runner. */
+export function parseJob(value: unknown): BuildJob | undefined {
+  if (!isRecord(value) || typeof value.name !== 'string') {
+    return undefined;
+  }
+  const steps: BuildStep[] = (Array.isArray(value.steps) ? value.steps : []).flatMap((step: unknown) =>
+    isRecord(step) && typeof step.name === 'string'
+      ? [
+          {
+            name: step.name,
+            status: jobStatusOf(step.status, step.conclusion),
+            conclusion: wordOf(step.status, step.conclusion),
+          },
+        ]
+      : [],
+  );
+  const labels = Array.isArray(value.labels)
+    ? value.labels.filter((label): label is string => typeof label === 'string')
+    : [];
+  return {
+    id: typeof value.id === 'number' ? value.id : undefined,
+    name: value.name,
+    status: jobStatusOf(value.status, value.conclusion),
+    conclusion: wordOf(value.status, value.conclusion),
+    startedAt: toDate(value.started_at),
+    finishedAt: toDate(value.completed_at),
+    url: typeof value.html_url === 'string' ? value.html_url : undefined,
+    steps,
+    runner: { os: null, image: null, version: null, labels },
+  };
+}
+
+/** Bytes of a job's log read for its header: the "Set up job" group comes first and is short. */
+export const LOG_HEAD_BYTES = 64 * 1024;
+
+/**
+ * The runner as the head of a GitHub job log tells it, in the "Set up job" group:
+ * ```
+ * 2024-01-01T00:00:01.0000000Z ##[group]Operating System
+ * 2024-01-01T00:00:01.0000000Z Ubuntu
+ * 2024-01-01T00:00:01.0000000Z 22.04.3
+ * 2024-01-01T00:00:01.0000000Z LTS
+ * 2024-01-01T00:00:01.0000000Z ##[endgroup]
+ * 2024-01-01T00:00:01.0000000Z ##[group]Runner Image
+ * 2024-01-01T00:00:01.0000000Z Image: ubuntu-22.04
+ * 2024-01-01T00:00:01.0000000Z Version: 20240101.1.0
+ * ```
+ * (older runners name the group "Virtual Environment", with "Environment:" for the image).
+ * Null members for what the head does not hold.
+ */
+export function runnerOfLogHead(text: string): Omit<RunnerInfo, 'labels'> {
+  const lines = text.split(/\r?\n/).map((line) =>
+    line
+      .replace(/^\uFEFF/, '')
+      .replace(/^\d{4}-\d\d-\d\dT[\d:.]+Z /, '')
+      .trim(),
+  );
+  const runner: Omit<RunnerInfo, 'labels'> = { os: null, image: null, version: null };
+  let group: string | undefined;
+  const os: string[] = [];
+  for (const line of lines) {
+    const opened = /^##\[group\](.*)$/.exec(line);
+    if (opened) {
+      group = opened[1].trim();
+      continue;
+    }
+    if (line.startsWith('##[endgroup]')) {
+      group = undefined;
+      continue;
+    }
+    if (group === 'Operating System' && line !== '') {
+      os.push(line);
+    } else if (group === 'Runner Image' || group === 'Virtual Environment') {
+      const image = /^(?:Image|Environment):\s*(.+)$/.exec(line);
+      const version = /^Version:\s*(.+)$/.exec(line);
+      runner.image ??= image?.[1] ?? null;
+      runner.version ??= version?.[1] ?? null;
+    }
+  }
+  runner.os = os.length > 0 ? os.join(' ') : null;
+  return runner;
 }

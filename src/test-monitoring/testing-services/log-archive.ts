@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { finished } from 'node:stream/promises';
 import { isUint32Array } from 'node:util/types';
 import { constants, createInflateRaw, type InflateRaw } from 'node:zlib';
+import { jobMatcher } from '../../common/job-selector.js';
 import { LogStreamError } from './testing-service.js';
 
 /**
@@ -299,6 +300,36 @@ export function jobLogsInOrder(entries: readonly ZipEntry[]): ZipEntry[] {
     const [folderB, numberB, nameB] = key(b);
     return folderA.localeCompare(folderB) || numberA - numberB || nameA.localeCompare(nameB);
   });
+}
+
+/**
+ * The job an entry of a run's log archive belongs to (API.md 16): `{n}_{job}.txt` at the top, or
+ * the folder of a step's `{job}/{n}_{step}.txt`, as GitHub names them after the job.
+ */
+export function jobNameOfEntry(name: string): string {
+  const slash = name.indexOf('/');
+  return slash >= 0 ? name.slice(0, slash) : name.replace(/^\d+_/, '').replace(/\.txt$/, '');
+}
+
+/**
+ * A run's log archive, saved to a temporary file, read as its job logs in job order (those of the
+ * jobs the glob selects, by the names the archive gives them); the file is removed after.
+ */
+export async function* jobLogs(
+  folder: string,
+  archive: AsyncIterable<Buffer>,
+  glob?: string,
+): AsyncGenerator<Buffer> {
+  const path = await saveTemporary(folder, archive);
+  try {
+    const entries = jobLogsInOrder(await zipEntries(path));
+    const matches = glob === undefined ? undefined : jobMatcher(glob);
+    for (const entry of matches ? entries.filter((e) => matches(jobNameOfEntry(e.name))) : entries) {
+      yield* entryChunks(path, entry);
+    }
+  } finally {
+    await removeTemporary(path);
+  }
 }
 
 function damaged(why: string): LogStreamError {

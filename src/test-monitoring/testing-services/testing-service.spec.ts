@@ -6,6 +6,7 @@ import {
   normalizeServiceUrl,
   TestingServiceRegistry,
   type BuildCheckResult,
+  type BuildDetailsResult,
   type BuildLogResult,
   type ResourceTarget,
   type TestingService,
@@ -34,6 +35,10 @@ class StubService implements TestingService {
   }
 
   buildLog(): Promise<BuildLogResult> {
+    return Promise.resolve({ kind: 'unavailable', reason: 'a stub' });
+  }
+
+  buildDetails(): Promise<BuildDetailsResult> {
     return Promise.resolve({ kind: 'unavailable', reason: 'a stub' });
   }
 }

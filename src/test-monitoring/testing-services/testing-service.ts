@@ -33,6 +33,54 @@ export interface Build {
   durationSeconds: number;
   /** The build's page on the CI service (`links.origin`). */
   url: string;
+  /** The commit it ran on (GitHub's `head_sha`, Travis's `commit.sha`), when the listing says. */
+  headSha?: string;
+  /**
+   * When the instance selects jobs (API.md 16): the matching jobs its status and duration come
+   * from, as the CI reported them, for whoever classifies its failure.
+   */
+  jobs?: BuildJob[];
+}
+
+/** A step of a job (GitHub's steps; Travis has none), as the CI reports it. */
+export interface BuildStep {
+  name: string;
+  /** In the build statuses' words; `skipped` for a step that did not run. */
+  status: JobStatus;
+  /** The CI's own word: GitHub's conclusion (its status while unfinished). */
+  conclusion: string | null;
+}
+
+/** A job's state in the build statuses' words; `skipped` for one that did not run. */
+export type JobStatus = BuildStatus | 'skipped';
+
+/** One job of a build, as the CI reports it (API.md 16). */
+export interface BuildJob {
+  name: string;
+  status: JobStatus;
+  /** The CI's own word: GitHub's conclusion (its status while unfinished), Travis's state. */
+  conclusion: string | null;
+  startedAt?: Date;
+  finishedAt?: Date;
+  /** Its web page, when the CI gives one. */
+  url?: string;
+  steps: BuildStep[];
+  /** What ran it, as far as the job's record tells (GitHub: labels and runner name; Travis: os, dist). */
+  runner?: RunnerInfo;
+  /** The CI's id of the job, for reading more of it (GitHub's job log). */
+  id?: number;
+}
+
+/** The machine a build ran on, as the CI reports it (API.md 16); null where it does not say. */
+export interface RunnerInfo {
+  /** The operating system (GitHub's log header "Operating System", Travis's `os`). */
+  os: string | null;
+  /** The image (GitHub's "Runner Image" → "Image:", Travis's `dist`). */
+  image: string | null;
+  /** The image's version (GitHub's "Runner Image" → "Version:"). */
+  version: string | null;
+  /** GitHub's `runs-on` labels of the job; empty elsewhere. */
+  labels: string[];
 }
 
 /** Builds asked for when the caller does not say. */
@@ -60,6 +108,12 @@ export interface BuildCheckRequest {
    * only once: finished attempts never change, so one listing request per check is the steady state.
    */
   knownBuildIds?: ReadonlySet<string>;
+  /**
+   * Of those, the ones stored finished; given for instances that select jobs (API.md 16): a client
+   * reads a build's jobs until it is stored finished (finished jobs never change), and leaves such
+   * builds out of its result, so that the stored job-made status stays.
+   */
+  finishedBuildIds?: ReadonlySet<string>;
   /** The time of the check, for relative `Retry-After` values. Default: now. */
   now?: Date;
   /**
@@ -160,6 +214,30 @@ export type BuildLogResult =
   | Unavailable
   | UpstreamFault;
 
+/** A read of what one build ran (API.md 16), on demand: a user asked what changed. */
+export interface BuildDetailsRequest extends ResourceTarget {
+  credentials?: TestingServiceCredentials;
+  /** The build, as `Build.buildId` reported it. */
+  buildId: string;
+  now?: Date;
+}
+
+/** What one build ran: its commit, the repository's web page, the machine and the jobs (selected ones only). */
+export interface BuildDetails {
+  headSha?: string;
+  /** The repository's web page (`https://github.com/o/r`), where commits are compared. */
+  repositoryPage?: string;
+  runner?: RunnerInfo;
+  jobs: BuildJob[];
+}
+
+export type BuildDetailsResult =
+  | { kind: 'details'; details: BuildDetails }
+  /** The service keeps no record of this build. */
+  | { kind: 'none'; reason: string }
+  | Unavailable
+  | UpstreamFault;
+
 /** A log stream that broke off: the service went silent (`timeout`), failed, or nobody waits (`aborted`). */
 export class LogStreamError extends Error {
   constructor(
@@ -209,6 +287,13 @@ export interface TestingService extends CrateServiceType {
    * every pause in the log's bytes is bounded by it too.
    */
   buildLog(request: BuildLogRequest): Promise<BuildLogResult>;
+
+  /**
+   * What one build ran (API.md 16): its commit, runner and jobs, the instance's job selection
+   * applied. A few upstream requests, made only when a user asks; `unavailable` when the service
+   * tells none of it. Never rejects for upstream problems; the same timeout and address guard.
+   */
+  buildDetails(request: BuildDetailsRequest): Promise<BuildDetailsResult>;
 }
 
 /** Registers a TestingService class: with this decorator and listed in any module's providers. */

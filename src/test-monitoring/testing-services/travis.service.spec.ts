@@ -49,10 +49,10 @@ describe('TravisService', () => {
     });
   });
 
-  it('reports build id, start, duration and the web page of the build', async () => {
+  it('reports build id, start, duration, the web page of the build and its commit', async () => {
     fake.setRepo(SLUG, [
-      { id: 8765, state: 'passed', startedAt: '2024-03-01T10:00:00Z', duration: 312 },
-      { id: 8766, state: 'started', startedAt: '2024-03-01T11:00:00Z' },
+      { id: 8765, state: 'passed', startedAt: '2024-03-01T10:00:00Z', duration: 312, sha: 'f00d' },
+      { id: 8766, state: 'started', startedAt: '2024-03-01T11:00:00Z', sha: 'beef' },
     ]);
     await expect(builds()).resolves.toEqual([
       {
@@ -61,6 +61,7 @@ describe('TravisService', () => {
         startedAt: new Date('2024-03-01T11:00:00Z'),
         durationSeconds: 0,
         url: `${fake.url}/${SLUG}/builds/8766`,
+        headSha: 'beef',
       },
       {
         buildId: '8765',
@@ -68,6 +69,7 @@ describe('TravisService', () => {
         startedAt: new Date('2024-03-01T10:00:00Z'),
         durationSeconds: 312,
         url: `${fake.url}/${SLUG}/builds/8765`,
+        headSha: 'f00d',
       },
     ]);
   });

@@ -4,7 +4,8 @@ import {
   type Build,
   type BuildCheckRequest,
   type BuildCheckResult,
-  type BuildStatus,
+  type BuildDetailsRequest,
+  type BuildDetailsResult,
   type BuildLogRequest,
   type BuildLogResult,
   LogStreamError,
@@ -16,6 +17,9 @@ import {
   RegisterTestingService,
 } from './testing-service.js';
 import type { InstanceTarget } from '../../crates/index.js';
+import { splitJobSelector, withJobSelector } from '../../common/job-selector.js';
+import { selectJobs, withSelectedJobs } from './job-builds.js';
+import { commitShaOf, githubPageOf, NO_SUCH_BUILD, TRAVIS_STATES, travisJobsOf } from './travis-jobs.js';
 import { inRegistrationWindow, MissingRefs } from '../build-selection.js';
 import {
   buildLimit,
@@ -30,16 +34,6 @@ import {
   type UpstreamGet,
   type UpstreamTrouble,
 } from './upstream.js';
-
-const STATES: Readonly<Record<string, BuildStatus>> = {
-  created: 'waiting',
-  received: 'waiting',
-  started: 'running',
-  passed: 'passed',
-  failed: 'failed',
-  canceled: 'aborted',
-  errored: 'error',
-};
 
 /** API hosts whose web pages live on another host; any other API's pages share its origin. */
 const WEB_HOSTS: Readonly<Record<string, string>> = {
@@ -98,9 +92,10 @@ export class TravisService extends HttpTestingService {
     } catch {
       // Not a URL: the parser refuses it before this is asked.
     }
-    const web = /^\/*github\/([^/]+)\/([^/]+?)\/*$/.exec(target.resource.trim());
-    const resource = web ? `repo/${encodeURIComponent(`${web[1]}/${web[2]}`)}` : target.resource;
-    return { url, resource };
+    const { resource: path, glob } = splitJobSelector(target.resource);
+    const web = /^\/*github\/([^/]+)\/([^/]+?)\/*$/.exec(path.trim());
+    const resource = web ? `repo/${encodeURIComponent(`${web[1]}/${web[2]}`)}` : path;
+    return { url, resource: withJobSelector(resource, glob) };
   }
 
   /**
@@ -187,7 +182,16 @@ export class TravisService extends HttpTestingService {
       return faultOfTrouble(build);
     }
     const jobs = isRecord(build.body) && Array.isArray(build.body.jobs) ? build.body.jobs : [];
-    const jobIds = jobs.flatMap((job) => (isRecord(job) && typeof job.id === 'number' ? [job.id] : []));
+    let jobIds = jobs.flatMap((job) => (isRecord(job) && typeof job.id === 'number' ? [job.id] : []));
+    const glob = splitJobSelector(request.resource).glob;
+    if (glob !== undefined) {
+      // API.md 16: the selected jobs' logs only; their names are in the jobs listing.
+      const listed = await travisJobsOf(this.http, request.serviceUrl, request.buildId, base);
+      if (listed.kind !== 'jobs') {
+        return faultOfTrouble(listed);
+      }
+      jobIds = selectJobs(listed.jobs, glob).flatMap((job) => (job.id === undefined ? [] : [job.id]));
+    }
     const open = async (jobId: number) => {
       const call: UpstreamCall = {
         ...base,
@@ -279,6 +283,80 @@ export class TravisService extends HttpTestingService {
    * `rate_limited` on a 429 or an exhausted rate-limit header.
    */
   async latestBuilds(request: BuildCheckRequest): Promise<BuildCheckResult> {
+    const listed = await this.listedBuilds(request);
+    const glob = splitJobSelector(request.resource).glob;
+    return listed.kind === 'builds' && glob !== undefined
+      ? withSelectedJobs(listed, request, glob, (buildId) =>
+          travisJobsOf(
+            this.http,
+            request.serviceUrl,
+            buildId,
+            this.requestBase(request, request.now ?? new Date()),
+          ),
+        )
+      : listed;
+  }
+
+  /**
+   * API.md 16: what a build ran: its commit (`GET /build/{id}`; the repository's page is its
+   * GitHub page when the commit's `compare_url` is on github.com) and its jobs
+   * (`GET /build/{id}/jobs?include=job.config`, the selected ones when the resource selects jobs),
+   * with the `os` and `dist` of the first that ran as the runner. `none` for a build Travis does
+   * not know.
+   */
+  override async buildDetails(request: BuildDetailsRequest): Promise<BuildDetailsResult> {
+    if (repositoryOf(request.resource) === undefined) {
+      return { kind: 'unavailable', reason: notARepository(request.resource) };
+    }
+    if (!/^\d+$/.test(request.buildId)) {
+      return { kind: 'none', reason: `'${request.buildId}' is not a Travis build id` };
+    }
+    const base = this.requestBase(request, request.now ?? new Date());
+    const build = await this.http.getJson({
+      ...base,
+      url: joinUrl(request.serviceUrl, ['build', request.buildId]),
+      notFound: NO_SUCH_BUILD,
+    });
+    if (build.kind === 'failed' && build.reason === `${NO_SUCH_BUILD} (404)`) {
+      return { kind: 'none', reason: `Travis has no build ${request.buildId}` };
+    }
+    if (build.kind !== 'json' || !isRecord(build.body)) {
+      return build.kind === 'json'
+        ? { kind: 'refused', reason: 'the Travis answer is not a build' }
+        : faultOfTrouble(build);
+    }
+    const listed = await travisJobsOf(this.http, request.serviceUrl, request.buildId, base);
+    if (listed.kind !== 'jobs') {
+      return faultOfTrouble(listed);
+    }
+    const glob = splitJobSelector(request.resource).glob;
+    const jobs = glob === undefined ? listed.jobs : selectJobs(listed.jobs, glob);
+    return {
+      kind: 'details',
+      details: {
+        headSha: commitShaOf(build.body),
+        repositoryPage: githubPageOf(build.body),
+        runner: jobs.find((job) => job.status !== 'skipped')?.runner,
+        jobs,
+      },
+    };
+  }
+
+  private requestBase(
+    request: { serviceUrl: string; credentials?: BuildCheckRequest['credentials'] },
+    now: Date,
+  ): Omit<UpstreamGet, 'url' | 'notFound'> {
+    const token = this.http.credentials(request)?.token;
+    return {
+      headers: { accept: 'application/json', 'travis-api-version': '3' },
+      authorization: token ? `token ${token}` : undefined,
+      allowPrivate: this.http.allowPrivate(request.serviceUrl),
+      timeoutMs: this.http.timeoutMs,
+      now,
+    };
+  }
+
+  private async listedBuilds(request: BuildCheckRequest): Promise<BuildCheckResult> {
     const repository = repositoryOf(request.resource);
     if (repository === undefined) {
       return { kind: 'failed', reason: notARepository(request.resource) };
@@ -386,9 +464,6 @@ export class TravisService extends HttpTestingService {
   }
 }
 
-/** The not-found reason of a build read for its jobs. */
-const NO_SUCH_BUILD = 'no such build';
-
 /** The not-found reason of a branch lookup: a 404 there is an answer (no such branch), not a failure. */
 const NO_SUCH_BRANCH = 'no such branch';
 
@@ -417,7 +492,7 @@ function toBuild(
   }
   const state = typeof raw.state === 'string' ? raw.state : '';
   // A state Travis adds later is final once the build has a finish time, pending before.
-  const status = STATES[state] ?? (toDate(raw.finished_at) ? 'error' : 'waiting');
+  const status = TRAVIS_STATES[state] ?? (toDate(raw.finished_at) ? 'error' : 'waiting');
   const slug =
     isRecord(raw.repository) && typeof raw.repository.slug === 'string' ? raw.repository.slug : fallbackSlug;
   return {
@@ -430,12 +505,13 @@ function toBuild(
         : 0,
     // Without a slug (a numeric resource and a minimal answer) the repository page is unknown.
     url: slug === undefined ? `${webBase}/builds/${raw.id}` : `${webBase}/${slug}/builds/${raw.id}`,
+    headSha: commitShaOf(raw),
   };
 }
 
-/** The id or slug of a `repo/{id or slug}` resource. */
+/** The id or slug of a `repo/{id or slug}` resource, whatever job selector it ends with (API.md 16). */
 function repositoryOf(resource: string): string | undefined {
-  const segments = resourceSegments(resource);
+  const segments = resourceSegments(splitJobSelector(resource).resource);
   if (segments === undefined || segments[0] !== 'repo' || segments.length < 2 || segments.length > 3) {
     return undefined;
   }

@@ -14,6 +14,8 @@ import {
   type BuildCheckResult,
   type BuildLogRequest,
   type BuildLogResult,
+  type BuildDetailsRequest,
+  type BuildDetailsResult,
   type ResourceTarget,
   type TestingService,
   type TriggerHow,
@@ -556,6 +558,11 @@ export abstract class HttpTestingService implements TestingService {
   /** Without an override the service serves no logs (a 409 for the caller). */
   buildLog(_request: BuildLogRequest): Promise<BuildLogResult> {
     return Promise.resolve(this.unavailable('serve build logs'));
+  }
+
+  /** Without an override the service tells nothing of what a build ran (the changes reply has nulls). */
+  buildDetails(_request: BuildDetailsRequest): Promise<BuildDetailsResult> {
+    return Promise.resolve(this.unavailable('tell what a build ran'));
   }
 
   protected unavailable(what: string): Unavailable {
