@@ -99,6 +99,18 @@ export const HOT_READS: HotRead[] = [
   { name: 'instance', path: (i) => `/instances/${seededUuid('instance', i)}` },
   { name: 'instance builds', path: (i) => `/instances/${seededUuid('instance', i)}/latest-builds` },
   { name: 'instance build', path: (i) => `/instances/${seededUuid('instance', i)}/builds/${i}1` },
+  {
+    // API.md 16: the changes route's read; the rest of that route asks the CI service.
+    name: "an instance's last passing build before one of its builds",
+    run: async (t) => {
+      const [row] = await t.app
+        .get(DataSource)
+        .query<{ id: number | string }[]>('SELECT id FROM test_instances WHERE uuid = ?', [
+          seededUuid('instance', 7),
+        ]);
+      await t.app.get(BuildsRepository, { strict: false }).lastPassingBefore(Number(row.id), new Date());
+    },
+  },
   { name: 'download', path: (i) => `/workflows/${workflow(i)}/rocrate/${SEEDED_VERSION}/download` },
   { name: 'crate metadata', path: (i) => `/workflows/${workflow(i)}/rocrate/${SEEDED_VERSION}/metadata` },
   { name: 'TRS tools page', path: () => '/ga4gh/trs/v2/tools?limit=20' },
