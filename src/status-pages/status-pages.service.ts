@@ -6,6 +6,7 @@ import { Clock } from '../common/clock.js';
 import { DomainError } from '../common/errors/domain-error.js';
 import { plainName } from '../common/bidi.js';
 import {
+  isFailingStatus,
   statusMessage,
   TestingServiceRegistry,
   TestStatusService,
@@ -371,6 +372,10 @@ export class StatusPagesService {
                   duration: duration(view.build.durationSeconds),
                   url: safeHref(view.build.url),
                   log: `/instances/${instance.uuid}/builds/${encodeURIComponent(view.build.buildId)}/logs`,
+                  // API.md 16: beside a failed build, what changed since the last passing one.
+                  changes: isFailingStatus(view.build.status)
+                    ? `/instances/${instance.uuid}/builds/${encodeURIComponent(view.build.buildId)}/changes`
+                    : undefined,
                 }
               : undefined,
           };

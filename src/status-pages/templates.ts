@@ -179,7 +179,7 @@ const WORKFLOW = `<% layout('@layout', { title: it.title, viewer: it.viewer, her
 <td data-label="Started"><time datetime="<%= instance.build.started.iso %>"><%= instance.build.started.text %></time></td>
 <td data-label="Duration"><%= instance.build.duration %></td>
 <td data-label="CI run"><% if (instance.build.url) { %><a href="<%= instance.build.url %>">Build <%= instance.build.id %></a><% } else { %>Build <%= instance.build.id %><% } %></td>
-<td data-label="Log"><a href="<%= instance.build.log %>">Log<span class="visually-hidden"> of build <%= instance.build.id %></span></a></td>
+<td data-label="Log"><a href="<%= instance.build.log %>">Log<span class="visually-hidden"> of build <%= instance.build.id %></span></a><% if (instance.build.changes) { %><br><a href="<%= instance.build.changes %>">What changed<span class="visually-hidden"> since the last passing build before build <%= instance.build.id %></span></a><% } %></td>
 <% } else { %>
 <td colspan="5" class="muted">No builds yet</td>
 <% } %>

@@ -24,4 +24,4 @@ export {
 export { badgeOf, renderBadgeSvg, statusMessage } from './badge.js';
 export type { DayCount } from './history.js';
 export type { StoredBuild } from './builds.repository.js';
-export { TestingServiceRegistry } from './testing-services/testing-service.js';
+export { isFailingStatus, TestingServiceRegistry } from './testing-services/testing-service.js';

@@ -157,6 +157,15 @@ describe(`what changed since the last passing build, and job selection (${testDa
     expect(missing.headers['content-type']).toMatch(/^application\/problem\+json/);
   });
 
+  it('links what changed beside a failed build on the status page', async () => {
+    const page = await get(`/status/${seeded.workflowUuid}`).expect(200);
+    const link = `href="/instances/${seeded.instances[0].uuid}/builds/2_1/changes"`;
+    expect(page.text.split(link)).toHaveLength(2);
+    expect(page.text).toContain(
+      'What changed<span class="visually-hidden"> since the last passing build before build 2_1</span>',
+    );
+  });
+
   it('refuses an empty or unclosed #job= glob with a 400 in the problem shape', async () => {
     for (const glob of ['', 'test [ab']) {
       const reply = await t.http

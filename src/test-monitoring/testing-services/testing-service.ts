@@ -22,6 +22,11 @@ export function isFinishedStatus(status: BuildStatus): boolean {
   return status !== 'running' && status !== 'waiting';
 }
 
+/** Failing builds: finished without passing (`failed`, `error`, `aborted`). */
+export function isFailingStatus(status: BuildStatus): boolean {
+  return isFinishedStatus(status) && status !== 'passed';
+}
+
 /** One build (or one attempt of a re-run build, where the service keeps attempts), as every client reports it. */
 export interface Build {
   /** The build's id as its client derives it from the service's answer (see each client). */
