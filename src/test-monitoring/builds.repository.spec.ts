@@ -88,8 +88,8 @@ describe('BuildsRepository reads', () => {
       { buildId: '5_1', status: 'passed', startedAt: T0 },
     ]);
     const known = await repo.buildIdsOf(seeded.instances.map((i) => i.id));
-    expect(known.get(seeded.instances[0].id)).toEqual(new Set(['5_1']));
-    expect(known.get(seeded.instances[1].id)).toEqual(new Set());
+    expect(known.get(seeded.instances[0].id)).toEqual({ ids: new Set(['5_1']), classified: new Set() });
+    expect(known.get(seeded.instances[1].id)).toEqual({ ids: new Set(), classified: new Set() });
   });
 });
 

@@ -4,9 +4,13 @@ import { inList } from '../database/plain-entities.js';
 import { InjectRepository } from '@nestjs/typeorm';
 import { In, Repository, type EntityManager } from 'typeorm';
 import type { RecordedBuild } from './check-results.js';
-import { BuildEntity } from './entities/build.entity.js';
+import { BuildEntity, FAILURE_REASON_LENGTH } from './entities/build.entity.js';
+import type { BuildFailure } from './failures/failure-classifier.js';
+import { FAILURE_CLASSES, type FailureClass } from './failures/failure-patterns.js';
+import type { KnownBuilds } from './instance-checker.js';
 import {
   BUILD_STATUSES,
+  isFailingStatus,
   isFinishedStatus,
   MAX_BUILD_LIMIT,
   type Build,
@@ -31,6 +35,8 @@ export interface StoredBuild {
   startedAt: Date;
   durationSeconds: number;
   url: string;
+  /** Why it failed (API.md 16); absent on builds that did not fail. */
+  failure?: BuildFailure;
 }
 
 /** API.md 5.3: an instance's finished builds in a window. */
@@ -67,9 +73,14 @@ export interface RecordedBuildPair {
 export class BuildsRepository {
   constructor(@InjectRepository(BuildEntity) private readonly builds: Repository<BuildEntity>) {}
 
-  /** The build ids stored for each instance (a client fetches earlier re-run attempts only once). */
-  async buildIdsOf(instanceIds: readonly number[]): Promise<Map<number, Set<string>>> {
-    const known = new Map<number, Set<string>>(instanceIds.map((id) => [id, new Set<string>()]));
+  /**
+   * The build ids stored for each instance (a client fetches earlier re-run attempts only once),
+   * and those with a failure class (their log is never read again).
+   */
+  async buildIdsOf(instanceIds: readonly number[]): Promise<Map<number, KnownBuilds>> {
+    const known = new Map(
+      instanceIds.map((id) => [id, { ids: new Set<string>(), classified: new Set<string>() }]),
+    );
     if (instanceIds.length === 0) {
       return known;
     }
@@ -77,10 +88,15 @@ export class BuildsRepository {
       .createQueryBuilder('b')
       .select('b.instanceId', 'instance_id')
       .addSelect('b.buildId', 'build_id')
+      .addSelect('b.failureClass', 'failure_class')
       .where('b.instanceId IN (:...ids)', { ids: [...instanceIds] })
-      .getRawMany<{ instance_id: number | string; build_id: string }>();
+      .getRawMany<{ instance_id: number | string; build_id: string; failure_class: string | null }>();
     for (const row of rows) {
-      known.get(Number(row.instance_id))?.add(row.build_id);
+      const entry = known.get(Number(row.instance_id));
+      entry?.ids.add(row.build_id);
+      if (row.failure_class !== null) {
+        entry?.classified.add(row.build_id);
+      }
     }
     return known;
   }
@@ -118,7 +134,8 @@ export class BuildsRepository {
       const chunk = unique.slice(at, at + VERSIONS_PER_READ);
       const rows = await tx.query<RawFinishedOfVersionRow[]>(
         `SELECT t.version_id AS version_id, t.instance_id AS instance_id, b.id AS id, b.build_id AS build_id,
-                b.status AS status, b.started_at AS started_at, b.duration_seconds AS duration_seconds, b.url AS url
+                b.status AS status, b.started_at AS started_at, b.duration_seconds AS duration_seconds, b.url AS url,
+                ${FAILURE_COLUMNS('b')}
          FROM (
            SELECT c.version_id AS version_id, c.instance_id AS instance_id,
              (SELECT y.id FROM builds y WHERE y.instance_id = c.instance_id AND y.status IN (${finished})
@@ -187,10 +204,12 @@ export class BuildsRepository {
     const finished = FINISHED_STATUSES.map(() => '?').join(', ');
     const rows = await tx.query<RawFinishedRow[]>(
       `SELECT r.instance_id AS instance_id, r.build_id AS build_id, r.status AS status,
-              r.started_at AS started_at, r.duration_seconds AS duration_seconds, r.url AS url, r.n AS n
+              r.started_at AS started_at, r.duration_seconds AS duration_seconds, r.url AS url, r.n AS n,
+              ${FAILURE_COLUMNS('r')}
        FROM (
          SELECT b.instance_id AS instance_id, b.build_id AS build_id, b.status AS status,
            b.started_at AS started_at, b.duration_seconds AS duration_seconds, b.url AS url,
+           ${FAILURE_COLUMNS('b')},
            ROW_NUMBER() OVER (PARTITION BY b.instance_id ORDER BY b.started_at DESC, b.id DESC) AS n
          FROM builds b
          WHERE b.instance_id IN (${inList(instanceIds.length)}) AND b.status IN (${finished})
@@ -205,6 +224,7 @@ export class BuildsRepository {
         startedAt: rawDate(row.started_at),
         durationSeconds: Number(row.duration_seconds),
         url: String(row.url),
+        ...failureOfRow(row),
       };
       const pair = pairs.get(instanceId);
       if (pair) {
@@ -371,6 +391,7 @@ export class BuildsRepository {
           startedAt: build.startedAt,
           durationSeconds: build.durationSeconds,
           url: build.url.slice(0, 1024),
+          ...failureColumns(build),
         };
         const row = existing.get(`${instanceId} ${build.buildId}`);
         if (!row) {
@@ -414,7 +435,7 @@ export class BuildsRepository {
     const sql = `
       SELECT t.version_id AS version_id, t.instance_id AS instance_id, t.latest_id AS latest_id, t.finished_id AS finished_id,
              b.id AS id, b.build_id AS build_id, b.status AS status, b.started_at AS started_at,
-             b.duration_seconds AS duration_seconds, b.url AS url
+             b.duration_seconds AS duration_seconds, b.url AS url, ${FAILURE_COLUMNS('b')}
       FROM (
         SELECT c.version_id AS version_id, c.instance_id AS instance_id,
           (SELECT x.id FROM builds x WHERE x.instance_id = c.instance_id
@@ -451,6 +472,9 @@ interface RawFinishedRow {
   duration_seconds: number | string;
   url: string;
   n: number | string;
+  failure_class: string | null;
+  failure_reason: string | null;
+  failure_evidence: string | null;
 }
 
 interface RawFinishedOfVersionRow {
@@ -462,6 +486,9 @@ interface RawFinishedOfVersionRow {
   started_at: Date | string | null;
   duration_seconds: number | string | null;
   url: string | null;
+  failure_class: string | null;
+  failure_reason: string | null;
+  failure_evidence: string | null;
 }
 
 interface RawLatestRow {
@@ -475,6 +502,9 @@ interface RawLatestRow {
   started_at: Date | string;
   duration_seconds: number | string;
   url: string;
+  failure_class: string | null;
+  failure_reason: string | null;
+  failure_evidence: string | null;
 }
 
 /** The build of a raw row that joined one (the columns of `builds` under their own names). */
@@ -486,6 +516,9 @@ function buildOfRow(
     started_at: Date | string;
     duration_seconds: number | string | null;
     url: string | null;
+    failure_class?: string | null;
+    failure_reason?: string | null;
+    failure_evidence?: string | null;
   },
   instanceId: number,
 ): StoredBuild {
@@ -497,6 +530,7 @@ function buildOfRow(
     startedAt: rawDate(row.started_at),
     durationSeconds: Number(row.duration_seconds),
     url: String(row.url),
+    ...failureOfRow(row),
   };
 }
 
@@ -514,7 +548,73 @@ function toStoredBuild(row: BuildEntity): StoredBuild {
     startedAt: row.startedAt,
     durationSeconds: row.durationSeconds,
     url: row.url,
+    ...failureOfRow({
+      failure_class: row.failureClass,
+      failure_reason: row.failureReason,
+      failure_evidence: row.failureEvidence,
+    }),
   };
+}
+
+interface FailureRow {
+  failureClass: string | null;
+  failureReason: string | null;
+  failureEvidence: string | null;
+}
+
+/** The failure columns of a raw read, under the names failureOfRow reads. */
+function FAILURE_COLUMNS(alias: string): string {
+  return `${alias}.failure_class AS failure_class, ${alias}.failure_reason AS failure_reason, ${alias}.failure_evidence AS failure_evidence`;
+}
+
+/**
+ * What an upsert writes of a build's failure: its classification when the check made one, none
+ * for a build that is not failing (a restarted Travis or Jenkins build keeps its id), and nothing
+ * (the stored one stays) for a failing build the check did not classify again.
+ */
+function failureColumns(build: Build): Partial<FailureRow> {
+  if (!isFailingStatus(build.status)) {
+    return { failureClass: null, failureReason: null, failureEvidence: null };
+  }
+  if (build.failure === undefined) {
+    return {};
+  }
+  return {
+    failureClass: build.failure.class,
+    failureReason: build.failure.reason.slice(0, FAILURE_REASON_LENGTH),
+    failureEvidence: JSON.stringify(build.failure.evidence),
+  };
+}
+
+/** A stored failure, when the row has one. */
+function failureOfRow(row: {
+  failure_class?: string | null;
+  failure_reason?: string | null;
+  failure_evidence?: string | null;
+}): { failure?: BuildFailure } {
+  if (row.failure_class === null || row.failure_class === undefined) {
+    return {};
+  }
+  const known = (FAILURE_CLASSES as readonly string[]).includes(row.failure_class);
+  return {
+    failure: {
+      class: known ? (row.failure_class as FailureClass) : 'unknown',
+      reason: row.failure_reason ?? '',
+      evidence: evidenceOf(row.failure_evidence ?? null),
+    },
+  };
+}
+
+function evidenceOf(stored: string | null): string[] {
+  if (stored === null) {
+    return [];
+  }
+  try {
+    const parsed: unknown = JSON.parse(stored);
+    return Array.isArray(parsed) ? parsed.filter((line): line is string => typeof line === 'string') : [];
+  } catch {
+    return [];
+  }
 }
 
 function toStatus(value: string): BuildStatus {
@@ -524,10 +624,14 @@ function toStatus(value: string): BuildStatus {
 /** Whole seconds: MariaDB keeps DATETIME to the second, so milliseconds must not count as a change. */
 function sameBuild(
   row: BuildEntity,
-  values: { status: string; startedAt: Date; durationSeconds: number; url: string },
+  values: { status: string; startedAt: Date; durationSeconds: number; url: string } & Partial<FailureRow>,
 ): boolean {
   return (
     row.status === values.status &&
+    (values.failureClass === undefined ||
+      (row.failureClass === values.failureClass &&
+        row.failureReason === values.failureReason &&
+        row.failureEvidence === values.failureEvidence)) &&
     Math.floor(row.startedAt.getTime() / 1000) === Math.floor(values.startedAt.getTime() / 1000) &&
     row.durationSeconds === values.durationSeconds &&
     row.url === values.url

@@ -118,15 +118,20 @@ export class FailureClassifier {
     this.any = RE2JS.compile(this.patterns.map(({ row }) => `(?:${row.pattern})`).join('|'));
   }
 
+  /** The failure when the CI's fields decide it (the log need not be read), else undefined. */
+  decidedByFields(fields: readonly string[]): BuildFailure | undefined {
+    const decisive = this.fieldMatches(fields).find(({ rule }) => rule.decisive);
+    return (
+      decisive && { class: decisive.rule.class, reason: decisive.rule.reason, evidence: [decisive.field] }
+    );
+  }
+
   classify(facts: FailureFacts): BuildFailure {
-    const fieldMatches = facts.fields.flatMap((field) => {
-      const rule = this.fields.find(({ re }) => re.test(field));
-      return rule ? [{ rule: rule.row, field }] : [];
-    });
-    const decisive = fieldMatches.find(({ rule }) => rule.decisive);
-    if (decisive) {
-      return { class: decisive.rule.class, reason: decisive.rule.reason, evidence: [decisive.field] };
+    const decided = this.decidedByFields(facts.fields);
+    if (decided) {
+      return decided;
     }
+    const fieldMatches = this.fieldMatches(facts.fields);
     const fromLog = facts.log === undefined ? undefined : this.fromLog(facts.log);
     if (fromLog) {
       return fromLog;
@@ -143,6 +148,13 @@ export class FailureClassifier {
           : 'no known pattern in the CI fields or the log',
       evidence: [...facts.fields],
     };
+  }
+
+  private fieldMatches(fields: readonly string[]): { rule: FieldRule; field: string }[] {
+    return fields.flatMap((field) => {
+      const rule = this.fields.find(({ re }) => re.test(field));
+      return rule ? [{ rule: rule.row, field }] : [];
+    });
   }
 
   /** The first pattern (in table order) that matches a line; its last matching lines are the evidence. */

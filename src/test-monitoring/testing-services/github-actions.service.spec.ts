@@ -124,6 +124,8 @@ describe('GithubActionsService', () => {
         startedAt: new Date('2024-03-01T10:00:00Z'),
         durationSeconds: 312,
         url: 'https://github.com/octo-org/octo-repo/actions/runs/8765',
+        // What the failure classifier reads first (API.md 16).
+        ciFields: ['conclusion: failure'],
       },
     ]);
   });

@@ -1,4 +1,4 @@
-import { isFinishedStatus, type Build, type BuildStatus } from './testing-service.js';
+import { isFailingStatus, isFinishedStatus, type Build, type BuildStatus } from './testing-service.js';
 import { isRecord, resourceSegments, toDate } from './upstream.js';
 
 /*
@@ -31,6 +31,8 @@ export interface GithubRun {
   startedAt: Date;
   updatedAt: Date;
   htmlUrl: string;
+  /** GitHub's `conclusion`, when the run has one. */
+  conclusion?: string;
 }
 
 /** The web site of a GitHub API: github.com for the public API, the Enterprise host without `/api/v3`. */
@@ -84,6 +86,8 @@ export function parseRun(value: unknown): GithubRun | undefined {
     updatedAt: toDate(value.updated_at) ?? startedAt,
     htmlUrl:
       typeof value.html_url === 'string' ? value.html_url : typeof value.url === 'string' ? value.url : '',
+    conclusion:
+      typeof value.conclusion === 'string' && value.conclusion !== '' ? value.conclusion : undefined,
   };
 }
 
@@ -96,6 +100,9 @@ export function toBuild(run: GithubRun): Build {
       ? Math.max(0, Math.round((run.updatedAt.getTime() - run.startedAt.getTime()) / 1000))
       : 0,
     url: run.htmlUrl,
+    ...(isFailingStatus(run.status) && run.conclusion !== undefined
+      ? { ciFields: [`conclusion: ${run.conclusion}`] }
+      : {}),
   };
 }
 

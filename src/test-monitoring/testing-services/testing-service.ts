@@ -12,6 +12,7 @@ import {
   type TestingServiceCredentials,
 } from '../../config/testing-services-file.js';
 import { BUILD_STATUSES, type BuildStatus } from '../../workflows/index.js';
+import type { BuildFailure } from '../failures/failure-classifier.js';
 import { type CrateServiceType, type TestingServiceCatalog } from '../../crates/index.js';
 
 // The registry's vocabulary, re-exported for the clients.
@@ -33,6 +34,18 @@ export interface Build {
   durationSeconds: number;
   /** The build's page on the CI service (`links.origin`). */
   url: string;
+  /**
+   * A failing build's own fields as the service reports them, `name: value` (`conclusion:
+   * cancelled`, `state: errored`, `result: ABORTED`): what the failure classifier reads first.
+   */
+  ciFields?: readonly string[];
+  /** Why a failing build failed (API.md 16), once the check classified it. */
+  failure?: BuildFailure;
+}
+
+/** Failing builds: finished, not passed. They carry a `failure` (API.md 16). */
+export function isFailingStatus(status: BuildStatus): boolean {
+  return isFinishedStatus(status) && status !== 'passed';
 }
 
 /** Builds asked for when the caller does not say. */
