@@ -6,8 +6,10 @@
  * that matches a line of the log decides; put the specific before the general.
  */
 
-export const FAILURE_CLASSES = ['infrastructure', 'test', 'unknown'] as const;
-export type FailureClass = (typeof FAILURE_CLASSES)[number];
+import { FAILURE_CLASSES, type FailureClass } from '../../workflows/index.js';
+
+// The registry's vocabulary (its replies show it), re-exported for the classifier.
+export { FAILURE_CLASSES, type FailureClass };
 
 /** A row of the table: what a match means, and the RE2 pattern. */
 export interface FailurePattern {
