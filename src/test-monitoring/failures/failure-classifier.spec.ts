@@ -150,7 +150,7 @@ describe('FailureClassifier', () => {
     it('says unknown, naming the fields, when neither fields nor log tell', () => {
       expect(classifier.classify({ fields: ['conclusion: failure'] })).toEqual({
         class: 'unknown',
-        reason: 'the CI fields do not tell, and the log was not read',
+        reason: 'the CI fields do not tell, and no log was read',
         evidence: ['conclusion: failure'],
       });
     });

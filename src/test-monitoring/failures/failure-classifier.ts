@@ -144,7 +144,7 @@ export class FailureClassifier {
       class: 'unknown',
       reason:
         facts.log === undefined
-          ? 'the CI fields do not tell, and the log was not read'
+          ? 'the CI fields do not tell, and no log was read'
           : 'no known pattern in the CI fields or the log',
       evidence: [...facts.fields],
     };
