@@ -10,6 +10,7 @@ import { ConfigError } from './config-error.js';
 import { EnvSchema } from './env.schema.js';
 import { refusePlaceholderSecrets } from './placeholder-secrets.js';
 import { loadTestingServices, type TestingServiceCredentials } from './testing-services-file.js';
+import { loadFailurePatterns, type FailurePatternSetting } from './failure-patterns-file.js';
 
 export type DatabaseSettings =
   { readonly type: 'sqlite'; readonly path: string } | { readonly type: 'mariadb'; readonly url: string };
@@ -66,6 +67,8 @@ export class AppConfig {
     readonly rerunIntervalDays?: number;
     /** MAX_LOG_BYTES: the tail of a build log served. */
     readonly maxLogBytes: number;
+    /** FAILURE_PATTERNS_FILE's rows, in its order (the failure classifier compiles and checks them). */
+    readonly failurePatterns: readonly FailurePatternSetting[];
   };
   readonly notifications!: {
     readonly maxBuildAgeDays: number;
@@ -170,6 +173,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
       serviceTokens: schema.GITHUB_TOKEN ? { GITHUB_TOKEN: schema.GITHUB_TOKEN } : {},
       rerunIntervalDays: schema.RERUN_INTERVAL_DAYS,
       maxLogBytes: schema.MAX_LOG_BYTES,
+      failurePatterns: loadFailurePatterns(schema.FAILURE_PATTERNS_FILE, env),
     },
     notifications: {
       maxBuildAgeDays: schema.MAX_BUILD_AGE_DAYS,

@@ -106,6 +106,11 @@ export class EnvSchema {
   @IsString()
   TESTING_SERVICES_FILE?: string;
 
+  /** Extra failure patterns (API.md 16), tried before the built-in table. */
+  @IsOptional()
+  @IsString()
+  FAILURE_PATTERNS_FILE?: string;
+
   @IsOptional()
   @IsString()
   GITHUB_TOKEN?: string;

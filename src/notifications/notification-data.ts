@@ -17,6 +17,8 @@ export interface NotificationData {
     status: string;
     timestamp: string;
     links: { origin: string };
+    /** Why it failed (API.md 16), on a failing build: BUILD_FAILED carries the class. */
+    failure?: { class: string; reason: string; evidence: string[] };
   } | null;
   repository?: { full_name: string; url: string };
   ref?: { type: 'tag' | 'branch'; name: string; commit: string | null } | null;
@@ -43,6 +45,13 @@ export function notificationData(facts: InstanceFacts, build: RecordedBuild | un
           status: build.status,
           timestamp: epochSeconds(build.startedAt),
           links: { origin: build.url },
+          ...(build.failure && {
+            failure: {
+              class: build.failure.class,
+              reason: build.failure.reason,
+              evidence: [...build.failure.evidence],
+            },
+          }),
         }
       : null,
   };

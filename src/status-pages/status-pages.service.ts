@@ -318,13 +318,18 @@ export class StatusPagesService {
       version: status.version.version,
       isLatest: latestVersionOf(status.workflow).id === status.version.id,
       aggregate,
-      message: statusMessage(aggregate, unbuilt ? status.version.version : undefined),
+      message: statusMessage(
+        aggregate,
+        unbuilt ? status.version.version : undefined,
+        status.infrastructureOnly,
+      ),
       previous: previous && {
         version: previous.version.version,
         aggregate: previous.aggregate,
         message: statusMessage(
           previous.aggregate,
           previous.latestBuilds.length === 0 ? previous.version.version : undefined,
+          previous.infrastructureOnly,
         ),
         stale: previous.stale,
       },
@@ -368,6 +373,11 @@ export class StatusPagesService {
               ? {
                   id: view.build.buildId,
                   status: view.build.status,
+                  failure: view.build.failure && {
+                    class: view.build.failure.class,
+                    reason: view.build.failure.reason,
+                    evidence: view.build.failure.evidence.join('\n'),
+                  },
                   started: shown(view.build.startedAt),
                   duration: duration(view.build.durationSeconds),
                   url: safeHref(view.build.url),

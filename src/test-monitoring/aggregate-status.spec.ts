@@ -1,4 +1,10 @@
-import { AGGREGATE_TEST_STATUSES, aggregateStatus, type AggregateTestStatus } from './aggregate-status.js';
+import { badgeOf, statusMessage } from './badge.js';
+import {
+  AGGREGATE_TEST_STATUSES,
+  aggregateStatus,
+  failingForInfrastructure,
+  type AggregateTestStatus,
+} from './aggregate-status.js';
 import { BUILD_STATUSES, isFinishedStatus, type BuildStatus } from './testing-services/testing-service.js';
 
 type Latest = BuildStatus | undefined;
@@ -70,5 +76,41 @@ describe('aggregateStatus', () => {
   it('is some_passing with passing and failing instances', () => {
     expect(aggregateStatus(['passed', 'failed'])).toBe('some_passing');
     expect(aggregateStatus(['error', 'waiting', 'passed'])).toBe('some_passing');
+  });
+});
+
+describe('failingForInfrastructure (API.md 16)', () => {
+  const infra = { status: 'failed' as const, failure: { class: 'infrastructure' as const } };
+  const test = { status: 'error' as const, failure: { class: 'test' as const } };
+
+  it('holds when every failing latest build failed for infrastructure', () => {
+    expect(
+      failingForInfrastructure([infra, { status: 'aborted', failure: { class: 'infrastructure' } }]),
+    ).toBe(true);
+    expect(failingForInfrastructure([infra, { status: 'passed' }, undefined])).toBe(true);
+  });
+
+  it('does not hold with a test or unknown failure among them, or with no failure at all', () => {
+    expect(failingForInfrastructure([infra, test])).toBe(false);
+    expect(failingForInfrastructure([infra, { status: 'failed', failure: { class: 'unknown' } }])).toBe(
+      false,
+    );
+    expect(failingForInfrastructure([infra, { status: 'failed' }])).toBe(false);
+    expect(failingForInfrastructure([{ status: 'passed' }, undefined])).toBe(false);
+  });
+});
+
+describe('statusMessage and badgeOf', () => {
+  it('say failing (infrastructure) for all_failing when the CI failed, and keep the colour', () => {
+    expect(statusMessage('all_failing', undefined, true)).toBe('failing (infrastructure)');
+    expect(statusMessage('all_failing', undefined, false)).toBe('failing');
+    expect(badgeOf('all_failing', true, 'tests', undefined, true)).toMatchObject({
+      message: 'failing (infrastructure) (stale)',
+      shieldsColor: 'red',
+    });
+  });
+
+  it('leave the other verdicts as they are', () => {
+    expect(statusMessage('some_passing', undefined, true)).toBe('some passing');
   });
 });

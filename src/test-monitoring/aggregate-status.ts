@@ -1,4 +1,5 @@
-import { isFinishedStatus, type BuildStatus } from './testing-services/testing-service.js';
+import type { FailureClass } from './failures/failure-patterns.js';
+import { isFailingStatus, isFinishedStatus, type BuildStatus } from './testing-services/testing-service.js';
 
 export type AggregateTestStatus = 'all_passing' | 'some_passing' | 'all_failing' | 'not_available';
 
@@ -39,4 +40,21 @@ export function aggregateStatus(
     return 'all_passing';
   }
   return passing === 0 ? 'all_failing' : 'some_passing';
+}
+
+/**
+ * API.md 16: whether every failing one of the instances' latest finished builds failed for
+ * infrastructure (and one does), so that badge and page say `failing (infrastructure)`; the
+ * aggregate itself keeps LifeMonitor's values.
+ */
+export function failingForInfrastructure(
+  latestFinishedPerInstance: readonly (
+    { status: BuildStatus; failure?: { class: FailureClass } } | undefined
+  )[],
+): boolean {
+  const failing = latestFinishedPerInstance.filter(
+    (build): build is { status: BuildStatus; failure?: { class: FailureClass } } =>
+      build !== undefined && isFailingStatus(build.status),
+  );
+  return failing.length > 0 && failing.every((build) => build.failure?.class === 'infrastructure');
 }

@@ -28,9 +28,17 @@ const LABEL_COLOR = '#555';
  * yet (API.md 7.2: a new version's window starts at its registration) says so, naming itself,
  * rather than a bare "no builds" that reads as broken CI.
  */
-export function statusMessage(aggregate: AggregateTestStatus, unbuiltVersion?: string): string {
-  return aggregate === 'not_available' && unbuiltVersion !== undefined
-    ? `no builds yet for ${plainName(unbuiltVersion)}`
+export function statusMessage(
+  aggregate: AggregateTestStatus,
+  unbuiltVersion?: string,
+  infrastructureOnly = false,
+): string {
+  if (aggregate === 'not_available' && unbuiltVersion !== undefined) {
+    return `no builds yet for ${plainName(unbuiltVersion)}`;
+  }
+  // API.md 16: the CI failed, not the tests; LifeMonitor's aggregate stays all_failing.
+  return aggregate === 'all_failing' && infrastructureOnly
+    ? 'failing (infrastructure)'
     : LOOKS[aggregate].message;
 }
 
@@ -40,9 +48,10 @@ export function badgeOf(
   stale: boolean,
   label: string,
   unbuiltVersion?: string,
+  infrastructureOnly = false,
 ): Badge {
   const look = LOOKS[aggregate];
-  const message = statusMessage(aggregate, unbuiltVersion);
+  const message = statusMessage(aggregate, unbuiltVersion, infrastructureOnly);
   return {
     label,
     message: stale ? `${message} (stale)` : message,

@@ -54,7 +54,13 @@ export class BadgesController {
   ): Promise<void> {
     const status = await this.status.currentBadge(wf_uuid, query.version, viewer, query.token);
     const body = renderBadgeSvg(
-      badgeOf(status.aggregate, status.stale, query.label ?? DEFAULT_BADGE_LABEL, status.unbuilt),
+      badgeOf(
+        status.aggregate,
+        status.stale,
+        query.label ?? DEFAULT_BADGE_LABEL,
+        status.unbuilt,
+        status.infrastructureOnly,
+      ),
     );
     send(request, response, status, 'image/svg+xml; charset=utf-8', body);
   }
@@ -78,7 +84,15 @@ export class BadgesController {
   ): Promise<void> {
     const status = await this.status.currentBadge(wf_uuid, query.version, viewer, query.token);
     const body = JSON.stringify(
-      badgeJson(badgeOf(status.aggregate, status.stale, query.label ?? DEFAULT_BADGE_LABEL, status.unbuilt)),
+      badgeJson(
+        badgeOf(
+          status.aggregate,
+          status.stale,
+          query.label ?? DEFAULT_BADGE_LABEL,
+          status.unbuilt,
+          status.infrastructureOnly,
+        ),
+      ),
     );
     send(request, response, status, 'application/json; charset=utf-8', body);
   }

@@ -88,8 +88,8 @@ describe('BuildsRepository reads', () => {
       { buildId: '5_1', status: 'passed', startedAt: T0 },
     ]);
     const known = await repo.buildIdsOf(seeded.instances.map((i) => i.id));
-    expect(known.get(seeded.instances[0].id)).toEqual(new Set(['5_1']));
-    expect(known.get(seeded.instances[1].id)).toEqual(new Set());
+    expect(known.get(seeded.instances[0].id)).toEqual({ ids: new Set(['5_1']), classified: new Set() });
+    expect(known.get(seeded.instances[1].id)).toEqual({ ids: new Set(), classified: new Set() });
   });
 });
 
@@ -98,5 +98,49 @@ describe('rawDate', () => {
     expect(rawDate('2024-05-01 12:00:00.250')).toEqual(new Date('2024-05-01T12:00:00.250Z'));
     expect(rawDate('2024-05-01 12:00:00')).toEqual(new Date('2024-05-01T12:00:00Z'));
     expect(rawDate(T0)).toBe(T0);
+  });
+});
+
+describe('BuildsRepository failures (API.md 16)', () => {
+  const failure = {
+    class: 'test' as const,
+    reason: 'failing tests reported',
+    evidence: ['--- FAIL: TestMain'],
+  };
+
+  it('stores a classified failure, reads it back everywhere, and clears it when a restarted build passes', async () => {
+    const [instance] = (await seed(1)).instances;
+    const failed = {
+      buildId: '7',
+      status: 'failed' as const,
+      startedAt: at(-60),
+      durationSeconds: 30,
+      url: 'u',
+    };
+    await dataSource.transaction((tx) =>
+      repo.upsertBuilds(tx, [{ instanceId: instance.id, builds: [{ ...failed, failure }] }]),
+    );
+    await expect(repo.findBuild(instance.id, '7')).resolves.toMatchObject({ failure });
+    await expect(repo.latestOfInstances([instance.id])).resolves.toEqual(
+      new Map([
+        [instance.id, expect.objectContaining({ latestFinished: expect.objectContaining({ failure }) })],
+      ]),
+    );
+    const pairs = await dataSource.transaction((tx) => repo.latestFinished(tx, [instance.id]));
+    expect(pairs.get(instance.id)?.latest.failure).toEqual(failure);
+    expect((await repo.buildIdsOf([instance.id])).get(instance.id)?.classified).toEqual(new Set(['7']));
+
+    // A check that does not classify it again keeps the stored failure.
+    await dataSource.transaction((tx) =>
+      repo.upsertBuilds(tx, [{ instanceId: instance.id, builds: [{ ...failed, durationSeconds: 31 }] }]),
+    );
+    await expect(repo.findBuild(instance.id, '7')).resolves.toMatchObject({ failure, durationSeconds: 31 });
+
+    await dataSource.transaction((tx) =>
+      repo.upsertBuilds(tx, [{ instanceId: instance.id, builds: [{ ...failed, status: 'passed' }] }]),
+    );
+    const passed = await repo.findBuild(instance.id, '7');
+    expect(passed?.failure).toBeUndefined();
+    expect((await repo.buildIdsOf([instance.id])).get(instance.id)?.classified).toEqual(new Set());
   });
 });

@@ -5,12 +5,14 @@ import { InjectRepository } from '@nestjs/typeorm';
 import { In, Repository, type EntityManager } from 'typeorm';
 import type { RecordedBuild } from './check-results.js';
 import { BuildEntity } from './entities/build.entity.js';
+import { FAILURE_COLUMNS, failureColumns, failureOfRow } from './failures/stored-failure.js';
+import { buildOfRow, dayOf, sameBuild, toStatus, toStoredBuild, type StoredBuild } from './build-rows.js';
+import type { KnownBuilds } from './instance-checker.js';
 import {
   BUILD_STATUSES,
   isFinishedStatus,
   MAX_BUILD_LIMIT,
   type Build,
-  type BuildStatus,
 } from './testing-services/testing-service.js';
 
 /** Builds kept per instance; older ones are dropped when new ones arrive (the API shows at most 100). */
@@ -22,18 +24,7 @@ const VERSIONS_PER_READ = 1000;
 /** Builds per INSERT (8 values each). */
 const ROWS_PER_INSERT = 200;
 
-/** A build of a status read, with the instance it belongs to. */
-export interface StoredBuild {
-  id: number;
-  instanceId: number;
-  buildId: string;
-  status: BuildStatus;
-  startedAt: Date;
-  durationSeconds: number;
-  url: string;
-  /** The commit it ran on, where the CI's listing named one (read by the entity reads only). */
-  headSha?: string | null;
-}
+export type { StoredBuild } from './build-rows.js';
 
 /** API.md 5.3: an instance's finished builds in a window. */
 export interface BuildStats {
@@ -69,9 +60,14 @@ export interface RecordedBuildPair {
 export class BuildsRepository {
   constructor(@InjectRepository(BuildEntity) private readonly builds: Repository<BuildEntity>) {}
 
-  /** The build ids stored for each instance (a client fetches earlier re-run attempts only once). */
-  async buildIdsOf(instanceIds: readonly number[]): Promise<Map<number, Set<string>>> {
-    const known = new Map<number, Set<string>>(instanceIds.map((id) => [id, new Set<string>()]));
+  /**
+   * The build ids stored for each instance (a client fetches earlier re-run attempts only once),
+   * and those with a failure class (their log is never read again).
+   */
+  async buildIdsOf(instanceIds: readonly number[]): Promise<Map<number, KnownBuilds>> {
+    const known = new Map(
+      instanceIds.map((id) => [id, { ids: new Set<string>(), classified: new Set<string>() }]),
+    );
     if (instanceIds.length === 0) {
       return known;
     }
@@ -79,10 +75,15 @@ export class BuildsRepository {
       .createQueryBuilder('b')
       .select('b.instanceId', 'instance_id')
       .addSelect('b.buildId', 'build_id')
+      .addSelect('b.failureClass', 'failure_class')
       .where('b.instanceId IN (:...ids)', { ids: [...instanceIds] })
-      .getRawMany<{ instance_id: number | string; build_id: string }>();
+      .getRawMany<{ instance_id: number | string; build_id: string; failure_class: string | null }>();
     for (const row of rows) {
-      known.get(Number(row.instance_id))?.add(row.build_id);
+      const entry = known.get(Number(row.instance_id));
+      entry?.ids.add(row.build_id);
+      if (row.failure_class !== null) {
+        entry?.classified.add(row.build_id);
+      }
     }
     return known;
   }
@@ -142,7 +143,8 @@ export class BuildsRepository {
       const chunk = unique.slice(at, at + VERSIONS_PER_READ);
       const rows = await tx.query<RawFinishedOfVersionRow[]>(
         `SELECT t.version_id AS version_id, t.instance_id AS instance_id, b.id AS id, b.build_id AS build_id,
-                b.status AS status, b.started_at AS started_at, b.duration_seconds AS duration_seconds, b.url AS url
+                b.status AS status, b.started_at AS started_at, b.duration_seconds AS duration_seconds, b.url AS url,
+                ${FAILURE_COLUMNS('b')}
          FROM (
            SELECT c.version_id AS version_id, c.instance_id AS instance_id,
              (SELECT y.id FROM builds y WHERE y.instance_id = c.instance_id AND y.status IN (${finished})
@@ -228,10 +230,12 @@ export class BuildsRepository {
     const finished = FINISHED_STATUSES.map(() => '?').join(', ');
     const rows = await tx.query<RawFinishedRow[]>(
       `SELECT r.instance_id AS instance_id, r.build_id AS build_id, r.status AS status,
-              r.started_at AS started_at, r.duration_seconds AS duration_seconds, r.url AS url, r.n AS n
+              r.started_at AS started_at, r.duration_seconds AS duration_seconds, r.url AS url, r.n AS n,
+              ${FAILURE_COLUMNS('r')}
        FROM (
          SELECT b.instance_id AS instance_id, b.build_id AS build_id, b.status AS status,
            b.started_at AS started_at, b.duration_seconds AS duration_seconds, b.url AS url,
+           ${FAILURE_COLUMNS('b')},
            ROW_NUMBER() OVER (PARTITION BY b.instance_id ORDER BY b.started_at DESC, b.id DESC) AS n
          FROM builds b
          WHERE b.instance_id IN (${inList(instanceIds.length)}) AND b.status IN (${finished})
@@ -246,6 +250,7 @@ export class BuildsRepository {
         startedAt: rawDate(row.started_at),
         durationSeconds: Number(row.duration_seconds),
         url: String(row.url),
+        ...failureOfRow(row),
       };
       const pair = pairs.get(instanceId);
       if (pair) {
@@ -413,6 +418,7 @@ export class BuildsRepository {
           durationSeconds: build.durationSeconds,
           url: build.url.slice(0, 1024),
           headSha: build.headSha?.slice(0, 64) ?? null,
+          ...failureColumns(build),
         };
         const row = existing.get(`${instanceId} ${build.buildId}`);
         if (!row) {
@@ -456,7 +462,7 @@ export class BuildsRepository {
     const sql = `
       SELECT t.version_id AS version_id, t.instance_id AS instance_id, t.latest_id AS latest_id, t.finished_id AS finished_id,
              b.id AS id, b.build_id AS build_id, b.status AS status, b.started_at AS started_at,
-             b.duration_seconds AS duration_seconds, b.url AS url
+             b.duration_seconds AS duration_seconds, b.url AS url, ${FAILURE_COLUMNS('b')}
       FROM (
         SELECT c.version_id AS version_id, c.instance_id AS instance_id,
           (SELECT x.id FROM builds x WHERE x.instance_id = c.instance_id
@@ -493,6 +499,9 @@ interface RawFinishedRow {
   duration_seconds: number | string;
   url: string;
   n: number | string;
+  failure_class: string | null;
+  failure_reason: string | null;
+  failure_evidence: string | null;
 }
 
 interface RawFinishedOfVersionRow {
@@ -504,6 +513,9 @@ interface RawFinishedOfVersionRow {
   started_at: Date | string | null;
   duration_seconds: number | string | null;
   url: string | null;
+  failure_class: string | null;
+  failure_reason: string | null;
+  failure_evidence: string | null;
 }
 
 interface RawLatestRow {
@@ -517,63 +529,7 @@ interface RawLatestRow {
   started_at: Date | string;
   duration_seconds: number | string;
   url: string;
-}
-
-/** The build of a raw row that joined one (the columns of `builds` under their own names). */
-function buildOfRow(
-  row: {
-    id: number | string;
-    build_id: string | null;
-    status: string | null;
-    started_at: Date | string;
-    duration_seconds: number | string | null;
-    url: string | null;
-  },
-  instanceId: number,
-): StoredBuild {
-  return {
-    id: Number(row.id),
-    instanceId,
-    buildId: String(row.build_id),
-    status: toStatus(String(row.status)),
-    startedAt: rawDate(row.started_at),
-    durationSeconds: Number(row.duration_seconds),
-    url: String(row.url),
-  };
-}
-
-/** A DATE of a raw row: mysql2 gives a Date at midnight UTC (the connection's timezone is Z), SQLite a string. */
-function dayOf(value: Date | string): string {
-  return value instanceof Date ? value.toISOString().slice(0, 10) : String(value);
-}
-
-function toStoredBuild(row: BuildEntity): StoredBuild {
-  return {
-    id: row.id,
-    instanceId: row.instanceId,
-    buildId: row.buildId,
-    status: toStatus(row.status),
-    startedAt: row.startedAt,
-    durationSeconds: row.durationSeconds,
-    url: row.url,
-    headSha: row.headSha,
-  };
-}
-
-function toStatus(value: string): BuildStatus {
-  return (BUILD_STATUSES as readonly string[]).includes(value) ? (value as BuildStatus) : 'error';
-}
-
-/** Whole seconds: MariaDB keeps DATETIME to the second, so milliseconds must not count as a change. */
-function sameBuild(
-  row: BuildEntity,
-  values: { status: string; startedAt: Date; durationSeconds: number; url: string; headSha: string | null },
-): boolean {
-  return (
-    row.status === values.status &&
-    row.headSha === values.headSha &&
-    Math.floor(row.startedAt.getTime() / 1000) === Math.floor(values.startedAt.getTime() / 1000) &&
-    row.durationSeconds === values.durationSeconds &&
-    row.url === values.url
-  );
+  failure_class: string | null;
+  failure_reason: string | null;
+  failure_evidence: string | null;
 }

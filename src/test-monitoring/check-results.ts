@@ -1,5 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import type { EntityManager } from 'typeorm';
+import type { BuildFailure } from './failures/failure-classifier.js';
 import type { BuildStatus } from './testing-services/testing-service.js';
 
 /** A finished build as a recorded check left it. */
@@ -9,6 +10,8 @@ export interface RecordedBuild {
   startedAt: Date;
   durationSeconds: number;
   url: string;
+  /** Why it failed (API.md 16); absent on passed builds. */
+  failure?: BuildFailure;
 }
 
 /** What one successful check of an instance recorded, as seen inside the recording's transaction. */

@@ -2,7 +2,7 @@ import type { Logger } from '@nestjs/common';
 import type { BuildsRepository } from './builds.repository.js';
 import type { CheckRecord, ClaimedInstance } from './check-records.js';
 import type { CheckStateRepository } from './check-state.repository.js';
-import type { InstanceChecker } from './instance-checker.js';
+import type { InstanceChecker, KnownBuilds } from './instance-checker.js';
 import { hostKey, KeyedPool } from './per-key-pool.js';
 import { recordOf, skipReason } from './refresh-decisions.js';
 import type { RefreshMetrics } from './refresh-metrics.js';
@@ -107,7 +107,7 @@ export class RefreshRun {
 
   private async checkOne(
     instance: ClaimedInstance,
-    known: ReadonlySet<string> | undefined,
+    known: KnownBuilds | undefined,
     finished: ReadonlySet<string> | undefined,
     batch: ClaimedBatch,
   ): Promise<void> {

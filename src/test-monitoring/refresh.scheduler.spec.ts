@@ -19,6 +19,7 @@ import { TestServiceEntity } from '../workflows/entities/test-service.entity.js'
 import { BuildEntity } from './entities/build.entity.js';
 import { CheckStateEntity } from './entities/check-state.entity.js';
 import { InstanceChecker } from './instance-checker.js';
+import { FailureClassifier } from './failures/failure-classifier.js';
 import { RefreshMetrics } from './refresh-metrics.js';
 import { DEFAULT_REFRESH_INTERVAL_MS, nextRegularCheck } from './refresh-schedule.js';
 import { RefreshScheduler } from './refresh.scheduler.js';
@@ -50,7 +51,13 @@ function subjects(config: AppConfig): void {
   ];
   const clients = new TestingServiceRegistry(() => services, config);
   clients.onModuleInit();
-  refresher = new RefreshService(builds, checkStates, new InstanceChecker(clients, config), metrics, config);
+  refresher = new RefreshService(
+    builds,
+    checkStates,
+    new InstanceChecker(clients, config, new FailureClassifier()),
+    metrics,
+    config,
+  );
   scheduler = new RefreshScheduler(new SchedulerRegistry(), checkStates, refresher, metrics, config);
 }
 

@@ -16,6 +16,7 @@ import { loadConfig, type AppConfig } from '../config/app-config.js';
 import { TestServiceEntity } from '../workflows/entities/test-service.entity.js';
 import { BuildEntity } from './entities/build.entity.js';
 import { InstanceChecker } from './instance-checker.js';
+import { FailureClassifier } from './failures/failure-classifier.js';
 import { RefreshMetrics } from './refresh-metrics.js';
 import { DEFAULT_REFRESH_INTERVAL_MS, nextRegularCheck } from './refresh-schedule.js';
 import { RefreshService } from './refresh.service.js';
@@ -49,7 +50,7 @@ function serviceFor(config: AppConfig): RefreshService {
   return new RefreshService(
     repositories.builds,
     repositories.checkStates,
-    new InstanceChecker(clients, config),
+    new InstanceChecker(clients, config, new FailureClassifier()),
     metrics,
     config,
   );
@@ -121,6 +122,64 @@ describe('RefreshService', () => {
     }
     await expect(dataSource.getRepository(BuildEntity).count()).resolves.toBe(2);
     expect(metrics.snapshot()).toMatchObject({ instancesChecked: 2, failures: 0 });
+  });
+
+  it('classifies new failing builds once: the CI field first, else the tail of the log read once', async () => {
+    const service = serviceFor(configWith());
+    await seedGithub(1);
+    github.setRuns('o', 'r0', 'ci.yml', [
+      { id: 200, conclusion: 'failure' },
+      { id: 201, conclusion: 'cancelled' },
+      { id: 202, conclusion: 'success' },
+    ]);
+    github.setRunLogs('o', 'r0', 200, [
+      { name: 'build', text: '2024-05-01T11:00:00.0000000Z ##[error]No space left on device : /tmp\n' },
+    ]);
+    const logReads = () => github.requests.filter((request) => request.path.endsWith('/logs')).length;
+    const claimed = await repositories.checkStates.claimDue(T0, 'copy-a', 10, 60_000);
+    await service.refresh({ instances: claimed, now: T0, leaseDeadline: FAR }, RUNNING);
+    const stored = async () =>
+      (await repositories.builds.latestBuilds(claimed[0].id, 10)).map((build) => [
+        build.buildId,
+        build.failure,
+      ]);
+    await expect(stored()).resolves.toEqual(
+      expect.arrayContaining([
+        [
+          '200_1',
+          {
+            class: 'infrastructure',
+            reason: 'no space left on the runner',
+            evidence: ['##[error]No space left on device : /tmp'],
+          },
+        ],
+        [
+          '201_1',
+          { class: 'infrastructure', reason: 'cancelled on the CI', evidence: ['conclusion: cancelled'] },
+        ],
+        ['202_1', undefined],
+      ]),
+    );
+    expect(logReads()).toBe(1);
+
+    // A new run changes the listing: the failures stored are not classified, nor their logs read, again.
+    github.addRun('o', 'r0', 'ci.yml', { id: 203, conclusion: 'success' });
+    const again = await repositories.checkStates.claimDue(
+      new Date(T0.getTime() + 3_600_000),
+      'copy-a',
+      10,
+      60_000,
+    );
+    await service.refresh(
+      { instances: again, now: new Date(T0.getTime() + 3_600_000), leaseDeadline: FAR },
+      RUNNING,
+    );
+    expect(logReads()).toBe(1);
+    await expect(stored()).resolves.toContainEqual(['203_1', undefined]);
+    await expect(stored()).resolves.toContainEqual([
+      '200_1',
+      expect.objectContaining({ class: 'infrastructure', reason: 'no space left on the runner' }),
+    ]);
   });
 
   it('records a check of a service type without a client as a failure, backed off', async () => {

@@ -11,7 +11,9 @@ import { CheckStateRepository } from './check-state.repository.js';
 import { BuildEntity } from './entities/build.entity.js';
 import { CheckStateEntity } from './entities/check-state.entity.js';
 import { ServicePauseEntity } from './entities/service-pause.entity.js';
+import { AppConfig } from '../config/app-config.js';
 import { InstanceChecker } from './instance-checker.js';
+import { FailureClassifier } from './failures/failure-classifier.js';
 import { RefreshMetrics } from './refresh-metrics.js';
 import { RefreshScheduler } from './refresh.scheduler.js';
 import { RefreshService } from './refresh.service.js';
@@ -56,6 +58,11 @@ import { Clock } from '../common/clock.js';
     BuildsRepository,
     VersionStatuses,
     CheckStateRepository,
+    {
+      provide: FailureClassifier,
+      useFactory: (config: AppConfig) => new FailureClassifier(config.monitoring.failurePatterns),
+      inject: [AppConfig],
+    },
     InstanceChecker,
     RefreshService,
     RefreshScheduler,

@@ -16,7 +16,7 @@ import {
   type WorkflowStatusSource,
   type WorkflowVersionEntity,
 } from '../workflows/index.js';
-import { aggregateStatus, type AggregateTestStatus } from './aggregate-status.js';
+import { aggregateStatus, failingForInfrastructure, type AggregateTestStatus } from './aggregate-status.js';
 import {
   BuildsRepository,
   type BuildStats,
@@ -57,6 +57,8 @@ export interface InstancesStatus {
   failedChecks: FailedCheck[];
   /** Some instance's last check failed, or its service is paused by a rate limit. */
   stale: boolean;
+  /** Every failing latest finished build failed for infrastructure (API.md 16), and one does. */
+  infrastructureOnly: boolean;
 }
 
 export interface VersionStatus extends InstancesStatus {
@@ -90,6 +92,8 @@ export interface BadgeStatus {
   stale: boolean;
   /** The version's name when it has no build at all yet (API.md 7.2), so that the badge says so. */
   unbuilt?: string;
+  /** Its failing builds all failed for infrastructure (API.md 16). */
+  infrastructureOnly: boolean;
   audience: BadgeVersion['audience'];
 }
 
@@ -201,6 +205,7 @@ export class TestStatusService implements WorkflowStatusSource {
       aggregate: status.aggregate,
       stale: status.stale,
       unbuilt: status.latestBuilds.length === 0 ? visible.version.version : undefined,
+      infrastructureOnly: status.infrastructureOnly,
       audience: visible.audience,
     };
   }
@@ -341,6 +346,7 @@ export class TestStatusService implements WorkflowStatusSource {
               startedAt: latest.startedAt,
               durationSeconds: latest.durationSeconds,
               url: latest.url,
+              failure: latest.failure,
             }
           : null,
       });
@@ -387,6 +393,9 @@ export class TestStatusService implements WorkflowStatusSource {
       // A failed last check, or a service paused by a rate limit: the builds may be out of date.
       stale: instances.some(
         (instance) => states.get(instance.id)?.lastCheckFailed === true || paused.has(instance.serviceId),
+      ),
+      infrastructureOnly: failingForInfrastructure(
+        instances.map((instance) => latest.get(instance.id)?.latestFinished),
       ),
     };
   }

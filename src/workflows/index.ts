@@ -40,7 +40,7 @@ export {
   type VersionStatusSummary,
   type WorkflowStatusSource,
 } from './workflow-status-source.js';
-export { BUILD_STATUSES, type BuildStatus } from './build-status.js';
+export { BUILD_STATUSES, FAILURE_CLASSES, type BuildStatus, type FailureClass } from './build-status.js';
 export { latestVersionOf, versionsOf } from './workflow-versions.js';
 export { RegistryReads } from './registry-reads.decorator.js';
 export { StoredTestStatuses } from './stored-test-statuses.js';

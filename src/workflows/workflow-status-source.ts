@@ -1,4 +1,4 @@
-import type { BuildStatus } from './build-status.js';
+import type { BuildStatus, FailureClass } from './build-status.js';
 
 /**
  * How the registry learns the test status of versions without depending on test
@@ -17,6 +17,8 @@ export interface LatestBuildSummary {
   startedAt: Date;
   durationSeconds: number;
   url: string;
+  /** On a failing build (API.md 16). */
+  failure?: { class: FailureClass; reason: string; evidence: readonly string[] };
 }
 
 export interface VersionStatusSummary {

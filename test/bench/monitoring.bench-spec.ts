@@ -1,4 +1,7 @@
+import { readFileSync } from 'node:fs';
 import { DataSource } from 'typeorm';
+import { FailureClassifier } from '../../src/test-monitoring/failures/failure-classifier.js';
+import { CLASSIFIED_TAIL_BYTES } from '../../src/test-monitoring/instance-checker.js';
 import { CheckStateRepository } from '../../src/test-monitoring/check-state.repository.js';
 import { RefreshMetrics } from '../../src/test-monitoring/refresh-metrics.js';
 import { DEFAULT_REFRESH_INTERVAL_MS } from '../../src/test-monitoring/refresh-schedule.js';
@@ -12,6 +15,9 @@ import { seedVersion } from '../support/monitoring-seed.js';
  * answers after 20 ms. Prints the time of a cycle, the upstream requests per instance and the
  * share answered 304 in the second cycle. Goals: ≤ 10 s per cycle, 1.0 request per instance,
  * ≥ 90 % 304. It asserts only that the work was done, never how fast (machines differ).
+ * One run in ten failed: the first cycle reads each failed run's log once to classify it (API.md
+ * 16), counted apart from the checks' requests, and the patterns' cost per failed build is
+ * printed, measured on a real Travis log cut to the tail a check reads.
  *
  * Run: node --experimental-vm-modules node_modules/jest/bin/jest.js --selectProjects bench test/bench/monitoring
  * (SQLite by default; TEST_DATABASE=mariadb with TEST_MARIADB_URL set runs it on MariaDB).
@@ -70,7 +76,14 @@ describe(`refresh benchmark (${testDatabase()})`, () => {
 
     const cycle = async (
       now: Date,
-    ): Promise<{ ms: number; cpuMs: number; writeMs: number; requests: number; notModified: number }> => {
+    ): Promise<{
+      ms: number;
+      cpuMs: number;
+      writeMs: number;
+      requests: number;
+      logReads: number;
+      notModified: number;
+    }> => {
       github.resetLog();
       writeMs = 0;
       const started = performance.now();
@@ -81,13 +94,37 @@ describe(`refresh benchmark (${testDatabase()})`, () => {
       const cpuMs = (used.user + used.system) / 1000;
       expect(report).toMatchObject({ instancesChecked: INSTANCES, failures: 0 });
       expect(report?.upstreamRequests).toBe(github.totalRequests);
-      return { ms, cpuMs, writeMs, requests: github.totalRequests, notModified: github.notModifiedCount };
+      const logReads = github.countMatching(/\/logs$/);
+      return {
+        ms,
+        cpuMs,
+        writeMs,
+        requests: github.totalRequests - logReads,
+        logReads,
+        notModified: github.notModifiedCount,
+      };
     };
 
     const first = new Date();
     const one = await cycle(first);
     // Two intervals later every instance is due again (each at its slot of the next window).
     const two = await cycle(new Date(first.getTime() + 2 * I));
+
+    const failedRuns = Math.ceil(INSTANCES / 10);
+    // The patterns over a check's tail of a real log, per failed build (CPU, one classifier).
+    const classifier = new FailureClassifier();
+    const tail = readFileSync(
+      new URL('../fixtures/ci-logs/travis-kevinburke-failure.txt', import.meta.url),
+      'utf8',
+    )
+      .repeat(2)
+      .slice(-CLASSIFIED_TAIL_BYTES);
+    const rounds = 20;
+    const classifyStarted = performance.now();
+    for (let round = 0; round < rounds; round++) {
+      classifier.classify({ fields: ['conclusion: failure'], log: tail });
+    }
+    const classifyMs = (performance.now() - classifyStarted) / rounds;
 
     const lines = [
       `monitoring benchmark: ${INSTANCES} instances, fake GitHub answering after ${LATENCY_MS} ms, ${testDatabase()}`,
@@ -100,6 +137,9 @@ describe(`refresh benchmark (${testDatabase()})`, () => {
         `database writes ${(two.writeMs / 1000).toFixed(2)} s), ` +
         `${(two.requests / INSTANCES).toFixed(2)} requests/instance, ` +
         `${((100 * two.notModified) / two.requests).toFixed(1)} % answered 304`,
+      `  classification (API.md 16): ${failedRuns} failed runs, ${one.logReads} log reads in cycle 1 ` +
+        `(${(one.logReads / failedRuns).toFixed(2)} per failed build), ${two.logReads} in cycle 2; ` +
+        `patterns over a ${Math.round(tail.length / 1024)} KiB tail: ${classifyMs.toFixed(1)} ms per failed build`,
       `  goals: <= 10 s per cycle, 1.0 request per instance, >= 90 % 304`,
       `  totals: ${JSON.stringify(metrics.snapshot())}`,
     ];
@@ -107,6 +147,8 @@ describe(`refresh benchmark (${testDatabase()})`, () => {
 
     expect(one.requests).toBe(INSTANCES);
     expect(two.requests).toBe(INSTANCES);
+    expect(one.logReads).toBe(failedRuns);
+    expect(two.logReads).toBe(0);
     expect(two.notModified).toBe(INSTANCES);
   }, 300_000);
 });

@@ -214,6 +214,12 @@ describe(`subscriptions and notifications (${testDatabase()})`, () => {
             status: 'failed',
             timestamp: expect.stringMatching(/^\d+$/),
             links: { origin: expect.stringContaining('102') },
+            // API.md 16: the fake keeps no log of the run, and `failure` alone does not tell.
+            failure: {
+              class: 'unknown',
+              reason: 'the CI fields do not tell, and no log was read',
+              evidence: ['conclusion: failure'],
+            },
           },
         },
       });

@@ -51,7 +51,9 @@ export function summaryOf(payload: DeliveryPayload): string {
   }
   const instance = plainName(data.instance.name ?? data.instance.uuid);
   const build = data.build
-    ? `build ${data.build.build_id} ${data.build.status}${data.build.links.origin ? ` (${data.build.links.origin})` : ''}`
+    ? `build ${data.build.build_id} ${data.build.status}` +
+      (data.build.failure ? ` [${data.build.failure.class}: ${plainName(data.build.failure.reason)}]` : '') +
+      (data.build.links.origin ? ` (${data.build.links.origin})` : '')
     : 'no finished build';
   return (
     `${payload.event}: workflow "${plainName(data.workflow.name)}" version ${plainName(data.workflow.version)}, ` +
@@ -96,6 +98,9 @@ export function mailTextOf(payload: DeliveryPayload, channelId: number, unsubscr
     ['Version', plainName(data.workflow.version)],
     ['Instance', plainName(data.instance.name ?? data.instance.uuid)],
     ['Status', build ? `${build.status} (build ${build.build_id})` : 'no finished build'],
+    ...(build?.failure
+      ? [['Failure', `${build.failure.class}: ${plainName(build.failure.reason)}`] as [string, string]]
+      : []),
     ['When', build ? utc(build.timestamp) : utc(payload.notification.created)],
     ['CI run', build?.links.origin || '(none)'],
     ['Status page', payload.statusUrl],

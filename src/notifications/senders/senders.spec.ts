@@ -141,4 +141,29 @@ describe('channel senders: what Slack and e-mail show of hostile names, and how 
     expect(lines[lines.findIndex((line) => line.endsWith('unsubscribe here:')) + 1]).toBe(`  ${link}`);
     expect(body).not.toMatch(/[\u202A-\u202E\u2066-\u2069]/);
   });
+
+  it('names the failure class and reason of a BUILD_FAILED in Slack and in the mail (API.md 16)', async () => {
+    const classified = payload('RNA-seq');
+    const build = classified.notification.data.build;
+    if (build) {
+      build.failure = { class: 'infrastructure', reason: 'no space left on the runner', evidence: [] };
+    }
+    const before = slack.requests.length;
+    await new SlackSender(config).send(
+      channel({ type: 'slack', target: `${slack.url}/services/T0/B0/x` }),
+      classified,
+    );
+    const { text } = JSON.parse(slack.requests[before].body) as { text: string };
+    expect(text).toContain('build 9876543210_1 failed [infrastructure: no space left on the runner]');
+    const mails = smtp.mails.length;
+    await new EmailSender(config, new UnsubscribeLinks(config), new Clock()).send(
+      channel({ type: 'email', target: 'alice@example.org' }),
+      classified,
+    );
+    const [head, ...rest] = smtp.mails[mails].raw.split(/\r?\n\r?\n/);
+    const body = /^Content-Transfer-Encoding: quoted-printable$/m.test(head)
+      ? unquote(rest.join('\n\n'))
+      : rest.join('\n\n');
+    expect(body).toMatch(/^Failure: +infrastructure: no space left on the runner\r?$/m);
+  });
 });

@@ -129,6 +129,8 @@ describe('GithubActionsService', () => {
         durationSeconds: 312,
         url: 'https://github.com/octo-org/octo-repo/actions/runs/8765',
         headSha: 'f00d',
+        // What the failure classifier reads first (API.md 16).
+        ciFields: ['conclusion: failure'],
       },
     ]);
   });

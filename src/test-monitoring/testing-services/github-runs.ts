@@ -1,5 +1,6 @@
 import { splitJobSelector } from '../../common/job-selector.js';
 import {
+  isFailingStatus,
   isFinishedStatus,
   type Build,
   type BuildJob,
@@ -41,6 +42,8 @@ export interface GithubRun {
   updatedAt: Date;
   htmlUrl: string;
   headSha?: string;
+  /** GitHub's `conclusion`, when the run has one. */
+  conclusion?: string;
 }
 
 /** The web site of a GitHub API: github.com for the public API, the Enterprise host without `/api/v3`. */
@@ -95,6 +98,8 @@ export function parseRun(value: unknown): GithubRun | undefined {
     htmlUrl:
       typeof value.html_url === 'string' ? value.html_url : typeof value.url === 'string' ? value.url : '',
     headSha: typeof value.head_sha === 'string' && value.head_sha !== '' ? value.head_sha : undefined,
+    conclusion:
+      typeof value.conclusion === 'string' && value.conclusion !== '' ? value.conclusion : undefined,
   };
 }
 
@@ -108,6 +113,9 @@ export function toBuild(run: GithubRun): Build {
       : 0,
     url: run.htmlUrl,
     headSha: run.headSha,
+    ...(isFailingStatus(run.status) && run.conclusion !== undefined
+      ? { ciFields: [`conclusion: ${run.conclusion}`] }
+      : {}),
   };
 }
 

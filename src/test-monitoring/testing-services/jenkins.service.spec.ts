@@ -38,6 +38,16 @@ describe('JenkinsService', () => {
       expect(build.status).toBe(expected);
     });
 
+    it('hands its result to the failure classifier on failing builds only (API.md 16)', async () => {
+      fake.setJob('wf-tests', [
+        { number: 2, result: 'ABORTED' },
+        { number: 1, result: 'SUCCESS' },
+      ]);
+      const [aborted, passed] = await builds();
+      expect(aborted.ciFields).toEqual(['result: ABORTED']);
+      expect(passed.ciFields).toBeUndefined();
+    });
+
     it('maps every state in one listing, newest build first', async () => {
       fake.setJob(
         'wf-tests',

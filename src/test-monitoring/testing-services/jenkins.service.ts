@@ -1,5 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import {
+  isFailingStatus,
   RegisterTestingService,
   type Build,
   type BuildCheckRequest,
@@ -247,6 +248,9 @@ function toBuild(raw: unknown, serviceUrl: string, jobSegments: readonly string[
       !running && typeof raw.duration === 'number' ? Math.max(0, Math.round(raw.duration / 1000)) : 0,
     url:
       typeof raw.url === 'string' ? raw.url : `${joinUrl(serviceUrl, [...jobSegments, String(raw.number)])}/`,
+    ...(isFailingStatus(status) && typeof raw.result === 'string'
+      ? { ciFields: [`result: ${raw.result}`] }
+      : {}),
   };
 }
 

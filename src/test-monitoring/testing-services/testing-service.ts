@@ -12,6 +12,7 @@ import {
   type TestingServiceCredentials,
 } from '../../config/testing-services-file.js';
 import { BUILD_STATUSES, type BuildStatus } from '../../workflows/index.js';
+import type { BuildFailure } from '../failures/failure-classifier.js';
 import { type CrateServiceType, type TestingServiceCatalog } from '../../crates/index.js';
 
 // The registry's vocabulary, re-exported for the clients.
@@ -45,6 +46,13 @@ export interface Build {
    * from, as the CI reported them, for whoever classifies its failure.
    */
   jobs?: BuildJob[];
+  /**
+   * A failing build's own fields as the service reports them, `name: value` (`conclusion:
+   * cancelled`, `state: errored`, `result: ABORTED`): what the failure classifier reads first.
+   */
+  ciFields?: readonly string[];
+  /** Why a failing build failed (API.md 16), once the check classified it. */
+  failure?: BuildFailure;
 }
 
 /** A step of a job (GitHub's steps; Travis has none), as the CI reports it. */

@@ -39,6 +39,16 @@ describe('TravisService', () => {
       expect(build.status).toBe(expected);
     });
 
+    it('hands its state to the failure classifier on failing builds only (API.md 16)', async () => {
+      fake.setRepo(SLUG, [
+        { id: 2, state: 'errored' },
+        { id: 1, state: 'passed' },
+      ]);
+      const [errored, passed] = await builds();
+      expect(errored.ciFields).toEqual(['state: errored']);
+      expect(passed.ciFields).toBeUndefined();
+    });
+
     it('maps every state in one listing, newest build first', async () => {
       fake.setRepo(
         SLUG,

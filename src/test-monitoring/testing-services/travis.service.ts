@@ -1,5 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import {
+  isFailingStatus,
   isFinishedStatus,
   type Build,
   type BuildCheckRequest,
@@ -506,6 +507,7 @@ function toBuild(
     // Without a slug (a numeric resource and a minimal answer) the repository page is unknown.
     url: slug === undefined ? `${webBase}/builds/${raw.id}` : `${webBase}/${slug}/builds/${raw.id}`,
     headSha: commitShaOf(raw),
+    ...(isFailingStatus(status) && state !== '' ? { ciFields: [`state: ${state}`] } : {}),
   };
 }
 

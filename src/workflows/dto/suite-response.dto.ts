@@ -2,7 +2,7 @@ import { ApiProperty } from '@nestjs/swagger';
 import type { TestInstanceEntity, TestSuiteEntity } from '../entities/registry.entities.js';
 import type { TestServiceEntity } from '../entities/test-service.entity.js';
 import { loaded } from './loaded.js';
-import { BUILD_STATUSES } from '../build-status.js';
+import { BUILD_STATUSES, FAILURE_CLASSES, type FailureClass } from '../build-status.js';
 import type { LastChecks } from '../workflow-status-source.js';
 
 export class TestServiceDto {
@@ -138,6 +138,29 @@ export class BuildLinksDto {
   origin!: string;
 }
 
+export class BuildFailureDto {
+  @ApiProperty({
+    enum: FAILURE_CLASSES,
+    example: 'infrastructure',
+    description:
+      '`infrastructure`: the runner or CI service failed (cancelled, lost, timed out, no space, a download failed); ' +
+      '`test`: a test step failed; `unknown`: neither the CI fields nor the log tell',
+  })
+  class!: FailureClass;
+
+  @ApiProperty({ example: 'no space left on the runner', description: 'One line' })
+  reason!: string;
+
+  @ApiProperty({
+    type: String,
+    isArray: true,
+    example: ['##[error]No space left on device : /home/runner/work/_temp'],
+    description:
+      'The log lines (colours and timestamps dropped) or the CI field (`conclusion: cancelled`) that decided',
+  })
+  evidence!: string[];
+}
+
 export class BuildDto {
   @ApiProperty({ example: '8765' })
   build_id!: string;
@@ -159,6 +182,13 @@ export class BuildDto {
 
   @ApiProperty({ type: BuildLinksDto })
   links!: BuildLinksDto;
+
+  @ApiProperty({
+    type: BuildFailureDto,
+    required: false,
+    description: 'On failing builds (`failed`, `error`, `aborted`) only: why it failed (API.md 16)',
+  })
+  failure?: BuildFailureDto;
 }
 
 /** A test instance as a reply shows it: with its last check (API.md 11). */
@@ -189,6 +219,8 @@ export interface BuildFields {
   startedAt: Date;
   durationSeconds: number;
   url: string;
+  /** On failing builds (API.md 16). */
+  failure?: { class: FailureClass; reason: string; evidence: readonly string[] };
 }
 
 export function toServiceResponse(service: TestServiceEntity): TestServiceDto {
@@ -240,5 +272,12 @@ export function toBuildResponse(
     timestamp: String(Math.floor(build.startedAt.getTime() / 1000)),
     duration: build.durationSeconds,
     links: { origin: build.url },
+    ...(build.failure && {
+      failure: {
+        class: build.failure.class,
+        reason: build.failure.reason,
+        evidence: [...build.failure.evidence],
+      },
+    }),
   };
 }
