@@ -24,7 +24,18 @@ export async function heapSnapshot(service, dir, top = 12) {
   if (!file) {
     throw new Error('the service wrote no heap snapshot');
   }
-  await fetch(`${service.url}/health/live`);
+  // The service answers again once the snapshot is written. A kept-alive socket may have been
+  // closed meanwhile (the write outlasts the server's keep-alive), so a reset is asked again.
+  for (let attempt = 0; ; attempt++) {
+    try {
+      await (await fetch(`${service.url}/health/live`)).arrayBuffer();
+      break;
+    } catch (error) {
+      if (attempt >= 3) {
+        throw error;
+      }
+    }
+  }
   // A last look that the file stopped growing, in case the answer raced the write's end.
   let size = -1;
   while (statSync(join(dir, file)).size !== size) {
