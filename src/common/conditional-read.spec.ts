@@ -1,4 +1,4 @@
-import { entityTagOf, matchesIfNoneMatch } from './conditional-read.js';
+import { entityTagOf, matchesIfNoneMatch, sharedConditional } from './conditional-read.js';
 
 describe('matchesIfNoneMatch', () => {
   const etag = '"abc123"';
@@ -28,5 +28,30 @@ describe('entityTagOf', () => {
     expect(tag).toMatch(/^"[\w-]{27}"$/);
     expect(entityTagOf(Buffer.from('{"items":[]}'))).toBe(tag);
     expect(entityTagOf('{"items":[1]}')).not.toBe(tag);
+  });
+});
+
+describe('sharedConditional', () => {
+  it('answers every request from one source with one reply, its body built and serialised once', () => {
+    const views = [{ uuid: 'a' }, { uuid: 'b' }];
+    let built = 0;
+    const bodyOf = (source: typeof views) => {
+      built += 1;
+      return { items: source.map((view) => view.uuid) };
+    };
+    const first = sharedConditional(views, bodyOf);
+    const second = sharedConditional(views, bodyOf);
+    expect(second).toBe(first);
+    expect(built).toBe(1);
+    expect(first.representation()).toBe(second.representation());
+    expect(first.representation()).toEqual({
+      json: '{"items":["a","b"]}',
+      etag: entityTagOf('{"items":["a","b"]}'),
+    });
+  });
+
+  it('builds another reply for another source, even one equal to the first', () => {
+    const bodyOf = (source: string[]) => ({ items: source });
+    expect(sharedConditional(['a'], bodyOf)).not.toBe(sharedConditional(['a'], bodyOf));
   });
 });

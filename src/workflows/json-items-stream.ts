@@ -22,10 +22,8 @@ export function jsonItemsStream<T>(
     let first = true;
     for await (const batch of batches) {
       for (let at = 0; at < batch.length; at += ITEMS_PER_CHUNK) {
-        const items = batch
-          .slice(at, at + ITEMS_PER_CHUNK)
-          .map((value) => JSON.stringify(toItem(value)))
-          .join(',');
+        // The chunk's items as one array's JSON without its brackets: one stringify per chunk.
+        const items = JSON.stringify(batch.slice(at, at + ITEMS_PER_CHUNK).map(toItem)).slice(1, -1);
         yield Buffer.from(`${first ? '{"items":[' : ','}${items}`);
         first = false;
       }

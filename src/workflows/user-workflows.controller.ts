@@ -16,7 +16,7 @@ import { ProblemDetailsFilter } from '../common/filters/problem-details.filter.j
 import { RegisteredWorkflowDto, RegisterWorkflowDto } from './dto/register-workflow.dto.js';
 import { ListWorkflowsQuery } from './dto/workflow-requests.dto.js';
 import { toWorkflowSummaryResponse, WorkflowListDto } from './dto/workflow-response.dto.js';
-import { conditional, ConditionalRead, type ConditionalReply } from '../common/conditional-read.js';
+import { ConditionalRead, sharedConditional, type ConditionalReply } from '../common/conditional-read.js';
 import { itemsReply } from './json-items-stream.js';
 import { WorkflowsService } from './workflows.service.js';
 import { TAGS } from '../common/api-tags.js';
@@ -108,7 +108,7 @@ export class UserWorkflowsController {
     const withStatus = query.status ?? true;
     if (query.limit !== undefined) {
       const views = await this.workflows.list(user, { limit: query.limit, offset: query.offset }, withStatus);
-      return conditional({ items: views.map(toWorkflowSummaryResponse) });
+      return sharedConditional(views, (shared) => ({ items: shared.map(toWorkflowSummaryResponse) }));
     }
     // The whole list: answered at once when it fits in one batch, else streamed batch by batch.
     return itemsReply(this.workflows.listBatches(user, query.offset, withStatus), toWorkflowSummaryResponse);

@@ -182,15 +182,33 @@ export class WorkflowListsService {
     // Its ids alone tell whether it fits in one reply; its rows are then read once, in one batch or in many.
     const short = (await this.repo.windowLength(filter, { limit: LIST_BATCH + 1, offset })) <= LIST_BATCH;
     let window: ListWindow = { limit: short ? LIST_BATCH : STREAM_BATCH, offset };
+    let next = this.batch(filter, window, withStatus);
     for (;;) {
-      const workflows = await this.repo.listWorkflows(filter, window);
-      yield await this.summarize(workflows, withStatus);
+      const { workflows, views } = await next;
       const last = workflows.at(-1);
-      if (short || workflows.length < window.limit || !last?.latestVersionId) {
+      const more = !short && workflows.length === window.limit && last?.latestVersionId;
+      if (more) {
+        // The next batch is read while this one is written: on MariaDB its round trips overlap
+        // the serialising and sending. At most one batch ahead, so memory stays two batches'.
+        window = { limit: STREAM_BATCH, before: more };
+        next = this.batch(filter, window, withStatus);
+        // Read ahead for a reply the client may leave: its failure is nobody's then.
+        next.catch(() => undefined);
+      }
+      yield views;
+      if (!more) {
         return;
       }
-      window = { limit: STREAM_BATCH, before: last.latestVersionId };
     }
+  }
+
+  private async batch(
+    filter: WorkflowFilter,
+    window: ListWindow,
+    withStatus: boolean,
+  ): Promise<{ workflows: WorkflowEntity[]; views: WorkflowSummaryView[] }> {
+    const workflows = await this.repo.listWorkflows(filter, window);
+    return { workflows, views: await this.summarize(workflows, withStatus) };
   }
 
   private async summarize(workflows: WorkflowEntity[], withStatus: boolean): Promise<WorkflowSummaryView[]> {

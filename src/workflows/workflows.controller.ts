@@ -54,6 +54,7 @@ import {
   ConditionalRead,
   matchesIfNoneMatch,
   REVALIDATE,
+  sharedConditional,
   type ConditionalReply,
 } from '../common/conditional-read.js';
 import { RegistryReads } from './registry-reads.decorator.js';
@@ -126,9 +127,9 @@ export class WorkflowsController {
     const withStatus = query.status ?? true;
     if (query.limit !== undefined) {
       const page = { limit: query.limit, offset: query.offset };
-      return conditional({
-        items: (await this.workflows.listVisible(viewer, page, withStatus)).map(toWorkflowSummaryResponse),
-      });
+      return sharedConditional(await this.workflows.listVisible(viewer, page, withStatus), (views) => ({
+        items: views.map(toWorkflowSummaryResponse),
+      }));
     }
     return itemsReply(
       this.workflows.visibleBatches(viewer, query.offset, withStatus),
