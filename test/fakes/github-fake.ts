@@ -190,6 +190,8 @@ export class GithubFake extends FakeServer {
   private readonly logArchives = new Map<string, Buffer>();
   /** Each run attempt's jobs, by its run object. */
   private readonly jobsOf = new WeakMap<Json, Json[]>();
+  /** Pages of jobs listings answered, for tests that count them. */
+  jobPagesRead = 0;
   /** job id → its log. */
   private readonly jobLogs = new Map<number, string>();
   /** Signed archive URLs handed out (GitHub's are short-lived links to its blob storage). */
@@ -403,7 +405,17 @@ export class GithubFake extends FakeServer {
         ?.runs.get(Number(s[5]))
         ?.get(Number(s[7]));
       const jobs = attempt ? this.jobsOf.get(attempt) : undefined;
-      return attempt && jobs ? { status: 200, body: { total_count: jobs.length, jobs } } : notFound();
+      if (!attempt || !jobs) {
+        return notFound();
+      }
+      // Pages as GitHub's: per_page 30 by default, at most 100.
+      const perPage = Math.min(100, Math.max(1, Number(request.query.get('per_page') ?? 30) || 30));
+      const page = Math.max(1, Number(request.query.get('page') ?? 1) || 1);
+      this.jobPagesRead += 1;
+      return {
+        status: 200,
+        body: { total_count: jobs.length, jobs: jobs.slice((page - 1) * perPage, page * perPage) },
+      };
     }
     if (s[4] === 'jobs' && s.length === 7 && s[6] === 'logs') {
       if (!this.jobLogs.has(Number(s[5]))) {

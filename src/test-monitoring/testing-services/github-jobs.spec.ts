@@ -94,6 +94,21 @@ describe('GithubActionsService job selection (API.md 16)', () => {
     ]);
   });
 
+  it("reads a large matrix's jobs page after page, as GitHub pages them (at most 100 a page)", async () => {
+    // 256 is GitHub's most jobs a matrix makes: three pages, the last one short.
+    const matrix: FakeGithubJob[] = Array.from({ length: 256 }, (_, index) => ({
+      name: `test (node-${index})`,
+      conclusion: index === 255 ? 'failure' : 'success',
+    }));
+    fake.setRuns('octo-org', 'octo-repo', 'ci.yml', [{ id: 1, conclusion: 'failure', jobs: matrix }]);
+    const before = fake.jobPagesRead;
+    const [build] = buildsOf(await check());
+    expect(fake.jobPagesRead - before).toBe(3);
+    expect(build.jobs).toHaveLength(256);
+    expect(build.status).toBe('failed');
+    expect(build.jobs?.at(-1)?.name).toBe('test (node-255)');
+  });
+
   it('reads the jobs of runs until they are stored finished, and no more after', async () => {
     fake.setRuns('octo-org', 'octo-repo', 'ci.yml', [
       { id: 1, conclusion: 'failure', jobs: MATRIX },

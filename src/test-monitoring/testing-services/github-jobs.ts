@@ -22,7 +22,13 @@ export type GithubRequestBase = Omit<UpstreamGet, 'url' | 'notFound' | 'etag'>;
 /** The not-found reason of a jobs listing: the run (or attempt) is not GitHub's. */
 const NO_SUCH_RUN = 'run not found';
 
-/** The jobs of a run attempt and their commit; the first page of 100 (a larger matrix is cut there). */
+/**
+ * Pages of a jobs listing read at most: GitHub runs at most 256 jobs of a matrix, so three pages of
+ * 100 hold every job of a run attempt (a listing that claims more is cut there).
+ */
+const MAX_JOB_PAGES = 3;
+
+/** The jobs of a run attempt and their commit, page after page (one request for up to 100 jobs). */
 export async function githubJobsOf(
   http: UpstreamHttp,
   serviceUrl: string,
@@ -32,21 +38,29 @@ export async function githubJobsOf(
   base: GithubRequestBase,
 ): Promise<{ kind: 'jobs'; jobs: BuildJob[]; headSha?: string } | UpstreamTrouble> {
   const [runId, attempt] = buildId.split('_');
-  const answer = await http.getJson({
-    ...base,
-    url: joinUrl(
-      serviceUrl,
-      ['repos', owner, repo, 'actions', 'runs', runId, 'attempts', attempt ?? '1', 'jobs'],
-      'per_page=100',
-    ),
-    notFound: NO_SUCH_RUN,
-  });
-  if (answer.kind !== 'json') {
-    return answer;
-  }
-  const raw = isRecord(answer.body) ? answer.body.jobs : undefined;
-  if (!Array.isArray(raw)) {
-    return { kind: 'failed', reason: 'the GitHub answer has no jobs list' };
+  const raw: unknown[] = [];
+  for (let page = 1; page <= MAX_JOB_PAGES; page += 1) {
+    const answer = await http.getJson({
+      ...base,
+      url: joinUrl(
+        serviceUrl,
+        ['repos', owner, repo, 'actions', 'runs', runId, 'attempts', attempt ?? '1', 'jobs'],
+        `per_page=100&page=${page}`,
+      ),
+      notFound: NO_SUCH_RUN,
+    });
+    if (answer.kind !== 'json') {
+      return answer;
+    }
+    const listed = isRecord(answer.body) ? answer.body.jobs : undefined;
+    if (!Array.isArray(listed)) {
+      return { kind: 'failed', reason: 'the GitHub answer has no jobs list' };
+    }
+    raw.push(...(listed as unknown[]));
+    const total = isRecord(answer.body) ? answer.body.total_count : undefined;
+    if (listed.length < 100 || typeof total !== 'number' || raw.length >= total) {
+      break;
+    }
   }
   const sha = raw.map((job) => (isRecord(job) ? job.head_sha : undefined)).find((v) => typeof v === 'string');
   return {
