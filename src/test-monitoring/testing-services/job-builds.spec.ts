@@ -58,6 +58,19 @@ describe('builds made of their selected jobs (API.md 16)', () => {
     expect(buildOfJobs(RUN, [job('a', 'waiting')])?.status).toBe('waiting');
   });
 
+  it("hands the classifier the failing selected jobs' own words, not the whole run's", () => {
+    const run: Build = { ...RUN, ciFields: ['conclusion: failure'] };
+    const cancelled: BuildJob = { ...job('test (macos-latest, 3.11)', 'aborted'), conclusion: 'cancelled' };
+    const selected = [job('test (ubuntu-latest, 3.11)', 'passed'), cancelled];
+    expect(buildOfJobs(run, selected)?.ciFields).toEqual(['conclusion: cancelled']);
+    // Travis names its field `state`: the jobs' words go under it.
+    const travis: Build = { ...RUN, ciFields: ['state: failed'] };
+    const errored: BuildJob = { ...job('b', 'error'), conclusion: 'errored' };
+    expect(buildOfJobs(travis, [errored])?.ciFields).toEqual(['state: errored']);
+    // A build its selected jobs make pass carries none, whatever the run said.
+    expect(buildOfJobs(run, [job('a', 'passed')])?.ciFields).toBeUndefined();
+  });
+
   it('is no build of the instance when no matching job ran in a finished run; an unfinished one keeps its status', () => {
     expect(buildOfJobs(RUN, selectJobs(jobs, 'deploy'))).toBeUndefined();
     expect(buildOfJobs(RUN, selectJobs(jobs, 'nothing*'))).toBeUndefined();

@@ -1,5 +1,6 @@
 import { jobMatcher } from '../../common/job-selector.js';
 import {
+  isFailingStatus,
   isFinishedStatus,
   type Build,
   type BuildCheckRequest,
@@ -51,7 +52,28 @@ export function buildOfJobs(build: Build, selected: readonly BuildJob[]): Build 
     status,
     durationSeconds: isFinishedStatus(status) ? (spanSeconds(ran) ?? build.durationSeconds) : 0,
     jobs: [...selected],
+    ...ciFieldsOfJobs(build, ran, status),
   };
+}
+
+/**
+ * What the classifier reads first for a build made of jobs: the failing selected jobs' own words
+ * under the field name the client gives the whole build (`conclusion` on GitHub, `state` on
+ * Travis), not the whole run's, which other jobs may have decided.
+ */
+function ciFieldsOfJobs(
+  build: Build,
+  ran: readonly BuildJob[],
+  status: BuildStatus,
+): Pick<Build, 'ciFields'> {
+  if (!isFailingStatus(status)) {
+    return { ciFields: undefined };
+  }
+  const field = build.ciFields?.[0]?.split(':')[0] ?? 'conclusion';
+  const words = ran
+    .filter((job) => isFailingStatus(job.status as BuildStatus) && job.conclusion !== null)
+    .map((job) => `${field}: ${job.conclusion}`);
+  return { ciFields: words.length > 0 ? [...new Set(words)] : build.ciFields };
 }
 
 /** Whole seconds from the first start to the last finish of the jobs; undefined when one lacks either. */
