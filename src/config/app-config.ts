@@ -66,6 +66,8 @@ export class AppConfig {
     readonly rerunIntervalDays?: number;
     /** MAX_LOG_BYTES: the tail of a build log served. */
     readonly maxLogBytes: number;
+    /** STALE_AFTER_DAYS: a newest build older than this makes a status stale (API.md 16). */
+    readonly staleAfterDays: number;
   };
   readonly notifications!: {
     readonly maxBuildAgeDays: number;
@@ -170,6 +172,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
       serviceTokens: schema.GITHUB_TOKEN ? { GITHUB_TOKEN: schema.GITHUB_TOKEN } : {},
       rerunIntervalDays: schema.RERUN_INTERVAL_DAYS,
       maxLogBytes: schema.MAX_LOG_BYTES,
+      staleAfterDays: schema.STALE_AFTER_DAYS,
     },
     notifications: {
       maxBuildAgeDays: schema.MAX_BUILD_AGE_DAYS,
