@@ -38,6 +38,11 @@ function rerunFromSql(trigger: string): string {
   return `CASE WHEN ${trigger} IS NOT NULL AND ${trigger} > (${LATEST_START}) THEN ${trigger} ELSE (${LATEST_START}) END`;
 }
 
+/** The workflow's state as the check read it (true: disabled); undefined when it did not read it. */
+function workflowStateOf(record: CheckRecord): boolean | undefined {
+  return record.kind === 'builds' || record.kind === 'not_modified' ? record.workflowDisabled : undefined;
+}
+
 /** A row of viewsOf as the driver returns it (SQLite: 0/1 and text dates; MariaDB: numbers and Dates). */
 interface RawCheckStateView {
   instance_id: number | string;
@@ -116,6 +121,7 @@ export class CheckStateRepository implements OnModuleInit {
         lastError: null,
         lastCheckAt: null,
         rerunFrom: null,
+        workflowDisabled: false,
       },
     );
   }
@@ -587,6 +593,11 @@ export class CheckStateRepository implements OnModuleInit {
         lastCheckFailed: cases.of('last_check_failed', decided, (r) => r.kind === 'failed'),
         lastError: cases.of('last_error', decided, (r) =>
           r.kind === 'failed' ? r.reason.slice(0, MAX_ERROR_LENGTH) : null,
+        ),
+        workflowDisabled: cases.of(
+          'workflow_disabled',
+          checked.filter((record) => workflowStateOf(record) !== undefined),
+          (r) => workflowStateOf(r) === true,
         ),
       })
       .where('instance_id IN (:...ids)', { ids: mine.map((record) => record.instanceId) })

@@ -140,7 +140,12 @@ describe('GithubActionsService', () => {
   });
 
   it('answers an empty history as a successful check with no builds', async () => {
-    await expect(check()).resolves.toEqual({ kind: 'builds', builds: [], etag: expect.any(String) });
+    await expect(check()).resolves.toEqual({
+      kind: 'builds',
+      builds: [],
+      etag: expect.any(String),
+      workflowDisabled: false,
+    });
   });
 
   it('sends the configured token as a Bearer token', async () => {
@@ -249,12 +254,13 @@ describe('GithubActionsService', () => {
         kind: 'builds',
         builds: [expect.objectContaining({ buildId: '7_3' })],
         etag: undefined,
+        workflowDisabled: false,
       });
       expect(fake.totalRequests).toBe(3);
     });
   });
 
-  describe('workflow state (API.md 6.2 TESTS_STOPPED)', () => {
+  describe('workflow state (API.md 6.2 TESTS_STOPPED, 16 stale)', () => {
     it.each(['disabled_manually', 'disabled_inactivity', 'disabled_fork'])(
       'reports a workflow in state %s as disabled with its builds',
       async (state) => {
@@ -268,9 +274,9 @@ describe('GithubActionsService', () => {
       },
     );
 
-    it('reports an active workflow, or one whose state cannot be read, as not disabled', async () => {
+    it('reports an active workflow as not disabled, and nothing of one whose state cannot be read', async () => {
       fake.setRuns('octo-org', 'octo-repo', 'ci.yml', [{ id: 1 }]);
-      expect(await check()).not.toHaveProperty('workflowDisabled');
+      await expect(check()).resolves.toMatchObject({ kind: 'builds', workflowDisabled: false });
       fake.setWorkflowState('octo-org', 'octo-repo', 'ci.yml', 'disabled_manually');
       fake.fail({ kind: 'status', status: 502 }, /ci\.yml$/);
       const unreadable = await check();
@@ -483,7 +489,7 @@ describe('GithubActionsService builds per version (API.md 7.2)', () => {
 
   it('answers no builds for an existing ref without runs, not the window', async () => {
     const result = await check({ selection: { refs: ['release/3'], from: JAN(1) } });
-    expect(result).toEqual({ kind: 'builds', builds: [], etag: expect.any(String) });
+    expect(result).toEqual({ kind: 'builds', builds: [], etag: expect.any(String), workflowDisabled: false });
   });
 
   it('remembers a missing ref for an hour: the next check is one request, its window', async () => {

@@ -320,10 +320,11 @@ export class GithubActionsService extends HttpTestingService {
 
   /**
    * `GET …/actions/workflows/{id}` after the runs were read (a valid resource): `workflowDisabled`
-   * when its `state` is `disabled_*` (`disabled_manually`, `disabled_inactivity`, `disabled_fork`).
-   * An unreadable state changes nothing: the runs already answered, and a later read tries again.
+   * true when its `state` is `disabled_*` (`disabled_manually`, `disabled_inactivity`,
+   * `disabled_fork`), false for any other state. An unreadable state changes nothing (no member):
+   * the runs already answered, and a later read tries again.
    */
-  private async disabled(request: BuildCheckRequest, now: Date): Promise<{ workflowDisabled?: true }> {
+  private async disabled(request: BuildCheckRequest, now: Date): Promise<{ workflowDisabled?: boolean }> {
     const [owner, repo, workflow] = workflowOf(request.resource) ?? [];
     const answer = await this.http.getJson({
       ...this.requestBase(request, now),
@@ -338,7 +339,7 @@ export class GithubActionsService extends HttpTestingService {
       notFound: 'workflow not found',
     });
     const state = answer.kind === 'json' && isRecord(answer.body) ? answer.body.state : undefined;
-    return typeof state === 'string' && state.startsWith('disabled') ? { workflowDisabled: true } : {};
+    return typeof state === 'string' ? { workflowDisabled: state.startsWith('disabled') } : {};
   }
 
   private async runsOf(request: BuildCheckRequest): Promise<BuildCheckResult> {

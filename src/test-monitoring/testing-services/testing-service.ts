@@ -76,8 +76,9 @@ export interface BuildCheckRequest {
  */
 export type BuildCheckResult =
   /**
-   * Builds newest first; `etag` goes into the next request when present. `workflowDisabled`: the
-   * service says the workflow no longer runs (a GitHub workflow's `disabled_*` state), when it read that.
+   * Builds newest first; `etag` goes into the next request when present. `workflowDisabled`, when
+   * this check read the workflow's state: true when the service no longer runs the workflow (a
+   * GitHub workflow's `disabled_*` state), false when it does; absent when the state was not read.
    */
   | { kind: 'builds'; builds: Build[]; etag?: string; workflowDisabled?: boolean }
   /** The answer is the same as the one behind the request's `etag`. */
