@@ -50,6 +50,7 @@ interface RawCheckStateView {
   last_check_failed: number | string | boolean;
   last_check_at: Date | string | null;
   last_error: string | null;
+  workflow_disabled: number | string | boolean;
 }
 
 /** An instance's check state as status reads show it. */
@@ -59,6 +60,29 @@ export interface CheckStateView {
   lastCheckFailed: boolean;
   /** The last check, `ok` or not, and what went wrong (API.md 11); null before the first check. */
   lastCheck: LastCheck | null;
+  /** The CI no longer runs the instance's workflow, as last read (API.md 16). */
+  workflowDisabled: boolean;
+}
+
+/** An instance's check state as a status page's rows read it, with its newest build's start. */
+export interface VersionCheckState {
+  versionId: number;
+  serviceId: number;
+  lastCheckedAt: Date | null;
+  lastCheckFailed: boolean;
+  workflowDisabled: boolean;
+  /** Undefined without builds. */
+  newestBuildAt?: Date;
+}
+
+/** A row of statesOfVersions as the driver returns it. */
+interface RawVersionCheckState {
+  version_id: number | string;
+  service_id: number | string;
+  last_checked_at: Date | string | null;
+  last_check_failed: number | string | boolean;
+  workflow_disabled: number | string | boolean;
+  newest_build_at: Date | string | null;
 }
 
 /**
@@ -491,24 +515,27 @@ export class CheckStateRepository implements OnModuleInit {
     );
   }
 
-  /** The check states of the instances of many versions, in one query (the version index). */
-  async statesOfVersions(
-    versionIds: readonly number[],
-  ): Promise<
-    { versionId: number; serviceId: number; lastCheckedAt: Date | null; lastCheckFailed: boolean }[]
-  > {
+  /**
+   * The check states of the instances of many versions, with each one's newest build start, in
+   * one query (the version index, and the builds' (instance, start) index read backwards).
+   */
+  async statesOfVersions(versionIds: readonly number[]): Promise<VersionCheckState[]> {
     if (versionIds.length === 0) {
       return [];
     }
-    const rows = await this.states
-      .createQueryBuilder('c')
-      .where('c.versionId IN (:...ids)', { ids: [...versionIds] })
-      .getMany();
+    const rows = await this.states.query<RawVersionCheckState[]>(
+      `SELECT c.version_id, c.service_id, c.last_checked_at, c.last_check_failed, c.workflow_disabled,
+         (SELECT MAX(b.started_at) FROM builds b WHERE b.instance_id = c.instance_id) AS newest_build_at
+       FROM test_check_states c WHERE c.version_id IN (${inList(versionIds.length)})`,
+      [...versionIds],
+    );
     return rows.map((row) => ({
-      versionId: row.versionId,
-      serviceId: row.serviceId,
-      lastCheckedAt: row.lastCheckedAt,
-      lastCheckFailed: row.lastCheckFailed,
+      versionId: Number(row.version_id),
+      serviceId: Number(row.service_id),
+      lastCheckedAt: row.last_checked_at === null ? null : rawDate(row.last_checked_at),
+      lastCheckFailed: Number(row.last_check_failed) === 1,
+      workflowDisabled: Number(row.workflow_disabled) === 1,
+      newestBuildAt: row.newest_build_at === null ? undefined : rawDate(row.newest_build_at),
     }));
   }
 
@@ -519,7 +546,8 @@ export class CheckStateRepository implements OnModuleInit {
     }
     // Fixed SQL, not a query builder hydrating whole entities: this is on every status read.
     const rows = await this.states.query<RawCheckStateView[]>(
-      `SELECT instance_id, last_checked_at, last_check_failed, last_check_at, last_error FROM test_check_states
+      `SELECT instance_id, last_checked_at, last_check_failed, last_check_at, last_error, workflow_disabled
+       FROM test_check_states
        WHERE instance_id IN (${inList(instanceIds.length)})`,
       [...instanceIds],
     );
@@ -531,6 +559,7 @@ export class CheckStateRepository implements OnModuleInit {
           {
             lastCheckedAt: row.last_checked_at === null ? null : rawDate(row.last_checked_at),
             lastCheckFailed: failed,
+            workflowDisabled: Number(row.workflow_disabled) === 1,
             lastCheck:
               row.last_check_at === null
                 ? null
