@@ -133,8 +133,10 @@ export class GithubActionsService extends HttpTestingService {
    * selection's refs that is a branch or tag of the repository, else its default branch):
    * `POST …/actions/workflows/{id}/dispatches {"ref"}` → 204. A workflow without that trigger
    * (GitHub's 422 says so) gets a re-run of `latestBuildId`'s run instead:
-   * `POST …/actions/runs/{run id}/rerun` → 201. Needs a token: GITHUB_TOKEN for GITHUB_API_URL, or
-   * the service's entry in TESTING_SERVICES_FILE.
+   * `POST …/actions/runs/{run id}/rerun` → 201. A periodic re-run (`rerun`, API.md 16) re-runs
+   * that run first, and dispatches only when GitHub refuses the re-run (403 for a run created over
+   * a month ago; any other 4xx but a 401 or a rate limit: a disabled workflow, a run gone). Needs a
+   * token: GITHUB_TOKEN for GITHUB_API_URL, or the service's entry in TESTING_SERVICES_FILE.
    */
   override async triggerBuild(request: TriggerRequest): Promise<TriggerResult> {
     const named = workflowOf(request.resource);
@@ -153,6 +155,20 @@ export class GithubActionsService extends HttpTestingService {
       );
     }
     const [owner, repo, workflow] = named;
+    const runId = /^(\d+)_\d+$/.exec(request.latestBuildId ?? '')?.[1];
+    const rerun = (id: string): UpstreamCall => ({
+      ...base,
+      method: 'POST',
+      url: joinUrl(request.serviceUrl, ['repos', owner, repo, 'actions', 'runs', id, 'rerun']),
+    });
+    let refusedRerun: string | undefined;
+    if (request.rerun && runId !== undefined) {
+      const rerunResult = await this.http.start(rerun(runId), 'rerun');
+      if (!refusesRerun(rerunResult)) {
+        return rerunResult;
+      }
+      refusedRerun = rerunResult.reason;
+    }
     const ref = await this.dispatchRef(request, owner, repo, base);
     if (typeof ref !== 'string') {
       return ref;
@@ -180,19 +196,24 @@ export class GithubActionsService extends HttpTestingService {
       return { kind: 'triggered', how: 'dispatch' };
     }
     const fault = await this.http.fault(answer, dispatch);
-    if (answer.status !== 422 || !/workflow_dispatch/i.test(fault.reason)) {
+    if (refusedRerun !== undefined) {
+      // The re-run was tried first: nothing is left to try.
+      return fault.kind === 'refused'
+        ? {
+            ...fault,
+            reason: `the re-run was refused (${refusedRerun}), and so was a fresh run: ${fault.reason}`,
+          }
+        : fault;
+    }
+    // Only a workflow without the trigger: a disabled one says "Cannot trigger a 'workflow_dispatch'
+    // on a disabled workflow", and a re-run of it would be refused too.
+    if (answer.status !== 422 || !/does not have 'workflow_dispatch'/i.test(fault.reason)) {
       return fault;
     }
-    const runId = /^(\d+)_\d+$/.exec(request.latestBuildId ?? '')?.[1];
     if (runId === undefined) {
       return { kind: 'refused', status: 422, reason: `${fault.reason}; and it has no run to re-run` };
     }
-    const rerun: UpstreamCall = {
-      ...base,
-      method: 'POST',
-      url: joinUrl(request.serviceUrl, ['repos', owner, repo, 'actions', 'runs', runId, 'rerun']),
-    };
-    return this.http.start(rerun, 'rerun');
+    return this.http.start(rerun(runId), 'rerun');
   }
 
   /**
@@ -501,6 +522,21 @@ export class GithubActionsService extends HttpTestingService {
     );
     return { kind: 'builds', builds, etag: complete ? etag : undefined };
   }
+}
+
+/**
+ * Whether GitHub refused a re-run as such (API.md 16): a 4xx that is not about our credentials
+ * (401) or a rate limit, such as its 403 "Unable to re-run this workflow run because it was
+ * created over a month ago". A fresh run may still start then.
+ */
+function refusesRerun(result: TriggerResult): result is { kind: 'refused'; status: number; reason: string } {
+  return (
+    result.kind === 'refused' &&
+    result.status !== undefined &&
+    result.status >= 400 &&
+    result.status < 500 &&
+    result.status !== 401
+  );
 }
 
 /**

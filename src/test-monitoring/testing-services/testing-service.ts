@@ -111,6 +111,13 @@ export interface TriggerRequest extends ResourceTarget {
   selection?: BuildSelection;
   /** The instance's latest stored build, newest first by start: what a re-run would run again. */
   latestBuildId?: string;
+  /**
+   * A periodic re-run (API.md 11, 16): a service that re-runs builds runs `latestBuildId` again
+   * (the same commit, to see whether what it depends on has changed), and when it refuses to (GitHub:
+   * a run created over a month ago, a disabled workflow) starts a fresh build on the version's ref
+   * instead. Services without re-runs start a fresh build either way.
+   */
+  rerun?: boolean;
   /** The time of the trigger, for relative `Retry-After` values. Default: now. */
   now?: Date;
 }
