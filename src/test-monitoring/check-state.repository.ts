@@ -3,12 +3,7 @@ import { InjectRepository } from '@nestjs/typeorm';
 import { Repository, type EntityManager } from 'typeorm';
 import { insertMissing, lockRows } from '../database/dialect.js';
 import { retryOnDeadlock } from '../database/retry-on-deadlock.js';
-import {
-  RegisteredInstances,
-  RegistryEvents,
-  type AddedInstance,
-  type LastCheck,
-} from '../workflows/index.js';
+import { RegisteredInstances, RegistryEvents, type AddedInstance } from '../workflows/index.js';
 import { buildSelectionOf } from './build-selection.js';
 import { CaseBuilder, type CheckRecord, type ClaimedInstance } from './check-records.js';
 import { inList } from '../database/plain-entities.js';
@@ -19,6 +14,16 @@ import { CheckStateEntity } from './entities/check-state.entity.js';
 import { ServicePauseEntity } from './entities/service-pause.entity.js';
 import type { RecordedBuildPair } from './builds.repository.js';
 import { VersionStatuses } from './version-statuses.js';
+import {
+  toCheckStateView,
+  toVersionCheckState,
+  type CheckStateView,
+  type RawCheckStateView,
+  type RawVersionCheckState,
+  type VersionCheckState,
+} from './check-state-views.js';
+
+export type { CheckStateView, VersionCheckState } from './check-state-views.js';
 
 /** `last_error` column width. */
 const MAX_ERROR_LENGTH = 512;
@@ -41,48 +46,6 @@ function rerunFromSql(trigger: string): string {
 /** The workflow's state as the check read it (true: disabled); undefined when it did not read it. */
 function workflowStateOf(record: CheckRecord): boolean | undefined {
   return record.kind === 'builds' || record.kind === 'not_modified' ? record.workflowDisabled : undefined;
-}
-
-/** A row of viewsOf as the driver returns it (SQLite: 0/1 and text dates; MariaDB: numbers and Dates). */
-interface RawCheckStateView {
-  instance_id: number | string;
-  last_checked_at: Date | string | null;
-  last_check_failed: number | string | boolean;
-  last_check_at: Date | string | null;
-  last_error: string | null;
-  workflow_disabled: number | string | boolean;
-}
-
-/** An instance's check state as status reads show it. */
-export interface CheckStateView {
-  /** The last successful check. */
-  lastCheckedAt: Date | null;
-  lastCheckFailed: boolean;
-  /** The last check, `ok` or not, and what went wrong (API.md 11); null before the first check. */
-  lastCheck: LastCheck | null;
-  /** The CI no longer runs the instance's workflow, as last read (API.md 16). */
-  workflowDisabled: boolean;
-}
-
-/** An instance's check state as a status page's rows read it, with its newest build's start. */
-export interface VersionCheckState {
-  versionId: number;
-  serviceId: number;
-  lastCheckedAt: Date | null;
-  lastCheckFailed: boolean;
-  workflowDisabled: boolean;
-  /** Undefined without builds. */
-  newestBuildAt?: Date;
-}
-
-/** A row of statesOfVersions as the driver returns it. */
-interface RawVersionCheckState {
-  version_id: number | string;
-  service_id: number | string;
-  last_checked_at: Date | string | null;
-  last_check_failed: number | string | boolean;
-  workflow_disabled: number | string | boolean;
-  newest_build_at: Date | string | null;
 }
 
 /**
@@ -529,14 +492,7 @@ export class CheckStateRepository implements OnModuleInit {
        FROM test_check_states c WHERE c.version_id IN (${inList(versionIds.length)})`,
       [...versionIds],
     );
-    return rows.map((row) => ({
-      versionId: Number(row.version_id),
-      serviceId: Number(row.service_id),
-      lastCheckedAt: row.last_checked_at === null ? null : rawDate(row.last_checked_at),
-      lastCheckFailed: Number(row.last_check_failed) === 1,
-      workflowDisabled: Number(row.workflow_disabled) === 1,
-      newestBuildAt: row.newest_build_at === null ? undefined : rawDate(row.newest_build_at),
-    }));
+    return rows.map(toVersionCheckState);
   }
 
   /** The check state of each instance that has one. */
@@ -551,27 +507,7 @@ export class CheckStateRepository implements OnModuleInit {
        WHERE instance_id IN (${inList(instanceIds.length)})`,
       [...instanceIds],
     );
-    return new Map(
-      rows.map((row) => {
-        const failed = Number(row.last_check_failed) === 1;
-        return [
-          Number(row.instance_id),
-          {
-            lastCheckedAt: row.last_checked_at === null ? null : rawDate(row.last_checked_at),
-            lastCheckFailed: failed,
-            workflowDisabled: Number(row.workflow_disabled) === 1,
-            lastCheck:
-              row.last_check_at === null
-                ? null
-                : {
-                    at: rawDate(row.last_check_at),
-                    ok: !failed,
-                    error: failed ? (row.last_error ?? 'the check failed') : null,
-                  },
-          },
-        ];
-      }),
-    );
+    return new Map(rows.map((row) => [Number(row.instance_id), toCheckStateView(row)]));
   }
 
   /**
