@@ -69,6 +69,8 @@ export class AppConfig {
     readonly maxLogBytes: number;
     /** FAILURE_PATTERNS_FILE's rows, in its order (the failure classifier compiles and checks them). */
     readonly failurePatterns: readonly FailurePatternSetting[];
+    /** STALE_AFTER_DAYS: a newest build older than this makes a status stale (API.md 16). */
+    readonly staleAfterDays: number;
   };
   readonly notifications!: {
     readonly maxBuildAgeDays: number;
@@ -174,6 +176,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
       rerunIntervalDays: schema.RERUN_INTERVAL_DAYS,
       maxLogBytes: schema.MAX_LOG_BYTES,
       failurePatterns: loadFailurePatterns(schema.FAILURE_PATTERNS_FILE, env),
+      staleAfterDays: schema.STALE_AFTER_DAYS,
     },
     notifications: {
       maxBuildAgeDays: schema.MAX_BUILD_AGE_DAYS,

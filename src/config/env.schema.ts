@@ -198,6 +198,10 @@ export class EnvSchema {
   @IntegerSetting(1, 3650, 'days')
   MAX_BUILD_AGE_DAYS: number = 30;
 
+  /** A status whose newest build is older than this is stale; TRS `verified` looks no further back (API.md 16). */
+  @IntegerSetting(1, 3650, 'days')
+  STALE_AFTER_DAYS: number = 30;
+
   /** Notifications are kept this long (API.md 6.3). */
   @IntegerSetting(1, 3650, 'days')
   NOTIFICATION_RETENTION_DAYS: number = 90;

@@ -92,10 +92,28 @@ describe('dueEvents', () => {
     expect(dueEvents(check({ latestFinished: recent, latestFinishedBefore: recent }), 30 * DAY)).toEqual([]);
   });
 
-  it('raises TESTS_STOPPED for a disabled workflow, with an empty build key when it never finished one', () => {
+  it('raises TESTS_STOPPED and SCHEDULE_DISABLED for a disabled workflow, with an empty build key when it never finished one', () => {
     expect(dueEvents(check({ workflowDisabled: true }), 30 * DAY).map((e) => [e.event, e.buildId])).toEqual([
       ['TESTS_STOPPED', ''],
+      ['SCHEDULE_DISABLED', ''],
     ]);
+  });
+
+  it('keys SCHEDULE_DISABLED on the latest finished build, so that it is raised once until the workflow runs again', () => {
+    const recent = build('12', 'passed', 2);
+    expect(
+      dueEvents(
+        check({ workflowDisabled: true, latestFinished: recent, latestFinishedBefore: recent }),
+        30 * DAY,
+      )
+        .filter((event) => event.event === 'SCHEDULE_DISABLED')
+        .map((event) => [event.buildId, event.build?.buildId]),
+    ).toEqual([['12', '12']]);
+    expect(
+      dueEvents(check({ latestFinished: recent, latestFinishedBefore: recent }), 30 * DAY).map(
+        (e) => e.event,
+      ),
+    ).toEqual([]);
   });
 });
 

@@ -5,14 +5,16 @@
 import type { RecordedCheck, RecordedBuild } from '../test-monitoring/index.js';
 
 /**
- * The events of API.md 6.2, and FOLLOW_FAILED (API.md 12): a version of a followed repository
- * could not be registered, or the repository is gone; told to the workflow's owner only.
+ * The events of API.md 6.2, SCHEDULE_DISABLED (API.md 16: the CI switched an instance's workflow
+ * off), and FOLLOW_FAILED (API.md 12): a version of a followed repository could not be
+ * registered, or the repository is gone; told to the workflow's owner only.
  */
 export const EVENT_NAMES = [
   'ALL',
   'BUILD_FAILED',
   'BUILD_RECOVERED',
   'TESTS_STOPPED',
+  'SCHEDULE_DISABLED',
   'FOLLOW_FAILED',
 ] as const;
 export type EventName = (typeof EVENT_NAMES)[number];
@@ -61,6 +63,8 @@ const FAILING = new Set(['failed', 'error', 'aborted']);
  * passed, BUILD_RECOVERED the reverse. TESTS_STOPPED when the latest finished build ended more
  * than `maxBuildAgeMs` before the check, or the CI says the workflow is disabled; it is keyed on
  * the latest finished build, so the unique key lets it be raised once until a new one arrives.
+ * SCHEDULE_DISABLED (API.md 16) when the check read the workflow's state as disabled, keyed the
+ * same way: once, until a new finished build shows the workflow ran again.
  */
 export function dueEvents(check: RecordedCheck, maxBuildAgeMs: number): DueEvent[] {
   const due: DueEvent[] = [];
@@ -88,6 +92,14 @@ export function dueEvents(check: RecordedCheck, maxBuildAgeMs: number): DueEvent
     due.push({
       instanceId: check.instanceId,
       event: 'TESTS_STOPPED',
+      buildId: latest?.buildId ?? '',
+      build: latest,
+    });
+  }
+  if (check.workflowDisabled) {
+    due.push({
+      instanceId: check.instanceId,
+      event: 'SCHEDULE_DISABLED',
       buildId: latest?.buildId ?? '',
       build: latest,
     });

@@ -36,7 +36,8 @@ export class NotificationsController {
     operationId: 'user-notifications-get',
     summary: "The caller's notifications, newest first",
     description:
-      'One per event of a subscribed workflow (`BUILD_FAILED`, `BUILD_RECOVERED`, `TESTS_STOPPED`), kept for ' +
+      'One per event of a subscribed workflow (`BUILD_FAILED`, `BUILD_RECOVERED`, `TESTS_STOPPED`, ' +
+      '`SCHEDULE_DISABLED`), kept for ' +
       '`NOTIFICATION_RETENTION_DAYS`. Needs a token.',
   })
   @ApiOkResponse({ type: NotificationListDto, description: "The caller's notifications, newest first" })

@@ -51,7 +51,8 @@ export class SubscriptionsController {
     operationId: 'user-workflow-subscribe-events',
     summary: 'Set the events the caller is subscribed to for a workflow',
     description:
-      'The body is a JSON array of event names: `ALL`, `BUILD_FAILED`, `BUILD_RECOVERED`, `TESTS_STOPPED`. ' +
+      'The body is a JSON array of event names: `ALL`, `BUILD_FAILED`, `BUILD_RECOVERED`, `TESTS_STOPPED`, ' +
+      '`SCHEDULE_DISABLED`. ' +
       '201 with the subscription when it is new, 204 when an existing one was updated. Needs a token.',
   })
   @ApiBody({ schema: SUBSCRIBE_EVENTS_BODY })

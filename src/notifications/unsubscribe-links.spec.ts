@@ -83,6 +83,7 @@ describe('eventsWithout', () => {
       'BUILD_FAILED',
       'BUILD_RECOVERED',
       'TESTS_STOPPED',
+      'SCHEDULE_DISABLED',
     ]);
     expect(eventsWithout(['BUILD_FAILED', 'FOLLOW_FAILED'], 'FOLLOW_FAILED')).toEqual(['BUILD_FAILED']);
     expect(eventsWithout(['FOLLOW_FAILED'], 'FOLLOW_FAILED')).toEqual([]);

@@ -7,6 +7,7 @@ import { DomainError } from '../common/errors/domain-error.js';
 import { plainName } from '../common/bidi.js';
 import {
   isFailingStatus,
+  staleSentence,
   statusMessage,
   TestingServiceRegistry,
   TestStatusService,
@@ -29,6 +30,7 @@ import { safeHref } from '../common/safe-href.js';
 import { renderPage } from './templates.js';
 import { selectWall } from './wall.js';
 import { utcMinute } from '../common/utc-minute.js';
+import { AppConfig } from '../config/app-config.js';
 
 /** Workflows per page of /status. */
 export const STATUS_PAGE_SIZE = 50;
@@ -135,6 +137,7 @@ export class StatusPagesService {
     private readonly auth: AuthService,
     private readonly services: TestingServiceRegistry,
     private readonly stored: StoredTestStatuses,
+    private readonly config: AppConfig,
   ) {}
 
   /** The sign-in form; after signing in the browser goes to `next` (a status page, else /status). */
@@ -334,6 +337,16 @@ export class StatusPagesService {
         stale: previous.stale,
       },
       stale: status.stale,
+      // API.md 16: why the status may no longer hold, naming the instances.
+      staleWhy: status.staleness.map((finding) =>
+        staleSentence(
+          finding.reason,
+          finding.instances.map(
+            (instance) => `‘${plainName(instance.name ?? instance.rocInstance ?? instance.uuid)}’`,
+          ),
+          this.config.monitoring.staleAfterDays,
+        ),
+      ),
       // Without a finished build, the first line says why when checks failed (not "no builds yet").
       failedChecks:
         aggregate === 'not_available'

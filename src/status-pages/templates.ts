@@ -137,7 +137,7 @@ const WORKFLOW = `<% layout('@layout', { title: it.title, viewer: it.viewer, her
 <p><a href="/status">← All workflows</a></p>
 <h1><bdi><%= it.name %></bdi> <span class="tag"><%= it.public ? 'public' : 'private' %></span></h1>
 <% if (it.failedChecks.length > 0) { %><p class="summary check-failed"><% it.failedChecks.forEach(function (failed, index) { %><%= index === 0 ? 'The' : '; the' %> last check of <bdi><%= failed.name %></bdi> failed: <%= failed.error %><% }) %></p><% } else { %>
-<p class="summary"><span class="state <%= it.aggregate %>"><%= it.message %></span><% if (it.stale) { %> <span class="stale">— stale: the last check of some instance failed, the builds shown may be out of date</span><% } %></p><% } %>
+<p class="summary"><span class="state <%= it.aggregate %>"><%= it.message %></span><% if (it.stale) { %> <span class="stale">— stale: <%= it.staleWhy.join('; ') %></span><% } %></p><% } %>
 <% if (it.previous) { %><p class="previous">Until it has builds, the version before it: <a href="/status/<%= it.uuid %>?version=<%= encodeURIComponent(it.previous.version) %>"><bdi><%= it.previous.version %></bdi></a> <span class="state <%= it.previous.aggregate %>"><%= it.previous.message %></span><% if (it.previous.stale) { %> <span class="stale">(stale)</span><% } %></p><% } %>
 <ul class="facts">
 <li>Version <strong><bdi><%= it.version %></bdi></strong><%= it.isLatest ? ' (latest)' : '' %></li>

@@ -28,7 +28,9 @@ export class BadgesController {
     description:
       'Flat, two parts: the label, and `passing` (green #4c1), `some passing` (yellow #dfb317), `failing` ' +
       '(red #e05d44) or `no builds` (grey #9f9f9f; `no builds yet for <version>` while the version has no ' +
-      'build of its own at all), with ` (stale)` when the last check failed. A private ' +
+      'build of its own at all), with ` (stale)` when the status is stale (`stale_reasons` of the ' +
+      'status: a failed check, a paused service, a newest build older than STALE_AFTER_DAYS, a workflow the ' +
+      'CI switched off). A private ' +
       "workflow's badge needs a token of someone who may see it, or the workflow's badge token in `token`. " +
       '`ETag` with `If-None-Match` → 304; `Cache-Control: public, max-age=60` (`private` when it took the ' +
       "caller's own token). Never shows the workflow's name.",

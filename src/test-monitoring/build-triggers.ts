@@ -41,7 +41,8 @@ export class BuildTriggers {
    * (then `rate_limited`, with the seconds until the spacing allows another). Resolves how it was
    * started; throws DomainError otherwise, and then nothing counts as triggered, except for a
    * periodic re-run (`periodic`) the service refused: that one waits for its next due time rather
-   * than asking again at every cycle (a rate limit pauses the service instead).
+   * than asking again at every cycle (a rate limit pauses the service instead). A periodic re-run
+   * asks the service to re-run the latest build, else to start a fresh one (API.md 16).
    */
   async start(target: CheckTarget, now: Date, notBefore: Date, periodic = false): Promise<TriggerHow> {
     let client: TestingService;
@@ -77,6 +78,7 @@ export class BuildTriggers {
         credentials: findConfiguredService(this.config.monitoring.services, client.type, target.service.url),
         selection: buildSelectionOf(target.version),
         latestBuildId: latest?.buildId,
+        rerun: periodic,
         now,
       });
     } catch (error) {

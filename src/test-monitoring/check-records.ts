@@ -30,7 +30,10 @@ export type CheckRecord =
       nextCheckAt: Date;
       etag: string | null;
       builds: readonly Build[];
-      /** The CI reported the workflow as disabled (a GitHub workflow's `disabled_*` state). */
+      /**
+       * The workflow's state, when the check read it: true when the CI no longer runs it (a GitHub
+       * workflow's `disabled_*` state). Absent: the stored state stays.
+       */
       workflowDisabled?: boolean;
     }
   /** 304: nothing but the check bookkeeping changes. */

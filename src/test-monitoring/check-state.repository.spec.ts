@@ -204,6 +204,38 @@ describe('CheckStateRepository.recordChecks', () => {
     });
   });
 
+  it("keeps the workflow's state as a check read it, until a check reads it again", async () => {
+    await seed(1);
+    const record = async (
+      kind: 'builds' | 'not_modified' | 'failed',
+      checkedAt: Date,
+      workflowDisabled?: boolean,
+    ): Promise<void> => {
+      const [claim] = await checkStates.claimDue(checkedAt, 'copy-a', 10, LEASE);
+      const base = { instanceId: claim.id, leaseToken: claim.leaseToken, checkedAt, nextCheckAt: checkedAt };
+      await checkStates.recordChecks([
+        kind === 'failed'
+          ? { ...base, kind, failureCount: 1, reason: 'HTTP 502' }
+          : kind === 'builds'
+            ? { ...base, kind, etag: null, builds: [build('1', 'passed', at(-100))], workflowDisabled }
+            : { ...base, kind, workflowDisabled },
+      ]);
+    };
+    const disabled = async (): Promise<boolean> => (await instanceRow((await seedIds())[0])).workflowDisabled;
+    const seedIds = async (): Promise<number[]> =>
+      (await dataSource.getRepository(CheckStateEntity).find()).map((row) => row.instanceId);
+
+    expect(await disabled()).toBe(false);
+    await record('builds', T0, true);
+    expect(await disabled()).toBe(true);
+    // Checks that did not read the state (a 304 outside its period, a failure) leave it as read.
+    await record('not_modified', at(300));
+    await record('failed', at(600));
+    expect(await disabled()).toBe(true);
+    await record('not_modified', at(900), false);
+    expect(await disabled()).toBe(false);
+  });
+
   it('keeps builds and ETag on a failure and stores the back-off and the reason', async () => {
     await seed(1);
     let [claim] = await checkStates.claimDue(T0, 'copy-a', 10, LEASE);

@@ -3,12 +3,7 @@ import { InjectRepository } from '@nestjs/typeorm';
 import { Repository, type EntityManager } from 'typeorm';
 import { insertMissing, lockRows } from '../database/dialect.js';
 import { retryOnDeadlock } from '../database/retry-on-deadlock.js';
-import {
-  RegisteredInstances,
-  RegistryEvents,
-  type AddedInstance,
-  type LastCheck,
-} from '../workflows/index.js';
+import { RegisteredInstances, RegistryEvents, type AddedInstance } from '../workflows/index.js';
 import { buildSelectionOf } from './build-selection.js';
 import { CaseBuilder, type CheckRecord, type ClaimedInstance } from './check-records.js';
 import { inList } from '../database/plain-entities.js';
@@ -19,6 +14,16 @@ import { CheckStateEntity } from './entities/check-state.entity.js';
 import { ServicePauseEntity } from './entities/service-pause.entity.js';
 import type { RecordedBuildPair } from './builds.repository.js';
 import { VersionStatuses } from './version-statuses.js';
+import {
+  toCheckStateView,
+  toVersionCheckState,
+  type CheckStateView,
+  type RawCheckStateView,
+  type RawVersionCheckState,
+  type VersionCheckState,
+} from './check-state-views.js';
+
+export type { CheckStateView, VersionCheckState } from './check-state-views.js';
 
 /** `last_error` column width. */
 const MAX_ERROR_LENGTH = 512;
@@ -38,22 +43,9 @@ function rerunFromSql(trigger: string): string {
   return `CASE WHEN ${trigger} IS NOT NULL AND ${trigger} > (${LATEST_START}) THEN ${trigger} ELSE (${LATEST_START}) END`;
 }
 
-/** A row of viewsOf as the driver returns it (SQLite: 0/1 and text dates; MariaDB: numbers and Dates). */
-interface RawCheckStateView {
-  instance_id: number | string;
-  last_checked_at: Date | string | null;
-  last_check_failed: number | string | boolean;
-  last_check_at: Date | string | null;
-  last_error: string | null;
-}
-
-/** An instance's check state as status reads show it. */
-export interface CheckStateView {
-  /** The last successful check. */
-  lastCheckedAt: Date | null;
-  lastCheckFailed: boolean;
-  /** The last check, `ok` or not, and what went wrong (API.md 11); null before the first check. */
-  lastCheck: LastCheck | null;
+/** The workflow's state as the check read it (true: disabled); undefined when it did not read it. */
+function workflowStateOf(record: CheckRecord): boolean | undefined {
+  return record.kind === 'builds' || record.kind === 'not_modified' ? record.workflowDisabled : undefined;
 }
 
 /**
@@ -116,6 +108,7 @@ export class CheckStateRepository implements OnModuleInit {
         lastError: null,
         lastCheckAt: null,
         rerunFrom: null,
+        workflowDisabled: false,
       },
     );
   }
@@ -485,25 +478,21 @@ export class CheckStateRepository implements OnModuleInit {
     );
   }
 
-  /** The check states of the instances of many versions, in one query (the version index). */
-  async statesOfVersions(
-    versionIds: readonly number[],
-  ): Promise<
-    { versionId: number; serviceId: number; lastCheckedAt: Date | null; lastCheckFailed: boolean }[]
-  > {
+  /**
+   * The check states of the instances of many versions, with each one's newest build start, in
+   * one query (the version index, and the builds' (instance, start) index read backwards).
+   */
+  async statesOfVersions(versionIds: readonly number[]): Promise<VersionCheckState[]> {
     if (versionIds.length === 0) {
       return [];
     }
-    const rows = await this.states
-      .createQueryBuilder('c')
-      .where('c.versionId IN (:...ids)', { ids: [...versionIds] })
-      .getMany();
-    return rows.map((row) => ({
-      versionId: row.versionId,
-      serviceId: row.serviceId,
-      lastCheckedAt: row.lastCheckedAt,
-      lastCheckFailed: row.lastCheckFailed,
-    }));
+    const rows = await this.states.query<RawVersionCheckState[]>(
+      `SELECT c.version_id, c.service_id, c.last_checked_at, c.last_check_failed, c.workflow_disabled,
+         (SELECT MAX(b.started_at) FROM builds b WHERE b.instance_id = c.instance_id) AS newest_build_at
+       FROM test_check_states c WHERE c.version_id IN (${inList(versionIds.length)})`,
+      [...versionIds],
+    );
+    return rows.map(toVersionCheckState);
   }
 
   /** The check state of each instance that has one. */
@@ -513,30 +502,12 @@ export class CheckStateRepository implements OnModuleInit {
     }
     // Fixed SQL, not a query builder hydrating whole entities: this is on every status read.
     const rows = await this.states.query<RawCheckStateView[]>(
-      `SELECT instance_id, last_checked_at, last_check_failed, last_check_at, last_error FROM test_check_states
+      `SELECT instance_id, last_checked_at, last_check_failed, last_check_at, last_error, workflow_disabled
+       FROM test_check_states
        WHERE instance_id IN (${inList(instanceIds.length)})`,
       [...instanceIds],
     );
-    return new Map(
-      rows.map((row) => {
-        const failed = Number(row.last_check_failed) === 1;
-        return [
-          Number(row.instance_id),
-          {
-            lastCheckedAt: row.last_checked_at === null ? null : rawDate(row.last_checked_at),
-            lastCheckFailed: failed,
-            lastCheck:
-              row.last_check_at === null
-                ? null
-                : {
-                    at: rawDate(row.last_check_at),
-                    ok: !failed,
-                    error: failed ? (row.last_error ?? 'the check failed') : null,
-                  },
-          },
-        ];
-      }),
-    );
+    return new Map(rows.map((row) => [Number(row.instance_id), toCheckStateView(row)]));
   }
 
   /**
@@ -587,6 +558,11 @@ export class CheckStateRepository implements OnModuleInit {
         lastCheckFailed: cases.of('last_check_failed', decided, (r) => r.kind === 'failed'),
         lastError: cases.of('last_error', decided, (r) =>
           r.kind === 'failed' ? r.reason.slice(0, MAX_ERROR_LENGTH) : null,
+        ),
+        workflowDisabled: cases.of(
+          'workflow_disabled',
+          checked.filter((record) => workflowStateOf(record) !== undefined),
+          (r) => workflowStateOf(r) === true,
         ),
       })
       .where('instance_id IN (:...ids)', { ids: mine.map((record) => record.instanceId) })

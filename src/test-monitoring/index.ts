@@ -22,6 +22,7 @@ export {
   type VersionStatus,
 } from './test-status.service.js';
 export { badgeOf, renderBadgeSvg, statusMessage } from './badge.js';
+export { STALE_REASONS, staleSentence, type StaleReason } from './staleness.js';
 export type { DayCount } from './history.js';
 export type { StoredBuild } from './builds.repository.js';
 export { isFailingStatus, TestingServiceRegistry } from './testing-services/testing-service.js';

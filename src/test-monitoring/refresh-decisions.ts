@@ -86,7 +86,7 @@ export function recordOf(
         nextCheckAt: nextRegularCheck(instance.id, now, intervalMs),
         etag: result.etag ?? null,
         builds: result.builds,
-        ...(result.workflowDisabled ? { workflowDisabled: true } : {}),
+        ...(result.workflowDisabled === undefined ? {} : { workflowDisabled: result.workflowDisabled }),
       };
     case 'not_modified':
       return {
@@ -94,7 +94,7 @@ export function recordOf(
         kind: 'not_modified',
         checkedAt: now,
         nextCheckAt: nextRegularCheck(instance.id, now, intervalMs),
-        ...(result.workflowDisabled ? { workflowDisabled: true } : {}),
+        ...(result.workflowDisabled === undefined ? {} : { workflowDisabled: result.workflowDisabled }),
       };
     case 'failed': {
       const failureCount = instance.failureCount + 1;

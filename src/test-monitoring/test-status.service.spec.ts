@@ -16,6 +16,9 @@ import { CheckStateEntity } from './entities/check-state.entity.js';
 import { TestStatusService } from './test-status.service.js';
 import { StatusSubscriptions, type WorkflowSubscription } from './status-subscriptions.js';
 import { Clock } from '../common/clock.js';
+import { loadConfig } from '../config/app-config.js';
+
+const CONFIG = loadConfig({ DATA_DIR: '/tmp', JWT_SECRET: 'x'.repeat(40), NODE_ENV: 'test' });
 
 const T0 = new Date('2024-05-01T12:00:00.000Z');
 const at = (seconds: number): Date => new Date(T0.getTime() + seconds * 1000);
@@ -90,6 +93,7 @@ beforeEach(async () => {
     accessTo(dataSource),
     new Clock(),
     subscriptions,
+    CONFIG,
   );
 });
 
@@ -144,6 +148,39 @@ describe('TestStatusService.workflowStatus', () => {
       lastChecked: null,
       lastCheck: null,
       failedChecks: [],
+    });
+  });
+
+  it('is stale, saying why with the instances, while a newest build is too old or the CI disabled a workflow', async () => {
+    const wf = await seed(3);
+    const [a, b, c] = wf.instances;
+    const DAY = 24 * 3600;
+    // a: a passing build 31 days before; b: a running build 40 days before and a disabled workflow; c: none.
+    await seedBuilds(dataSource, a.id, [{ buildId: 'a1', status: 'passed', startedAt: at(-31 * DAY) }]);
+    await seedBuilds(dataSource, b.id, [{ buildId: 'b1', status: 'running', startedAt: at(-40 * DAY) }]);
+    const states = dataSource.getRepository(CheckStateEntity);
+    await states.update({ instanceId: b.id }, { workflowDisabled: true, lastCheckFailed: true });
+
+    const status = await service.workflowStatus(wf.workflowUuid, undefined, USER, T0);
+    expect(status.stale).toBe(true);
+    expect(
+      status.staleness.map((finding) => [finding.reason, finding.instances.map((instance) => instance.id)]),
+    ).toEqual([
+      ['check_failed', [b.id]],
+      ['no_recent_build', [a.id, b.id]],
+      ['schedule_disabled', [b.id]],
+    ]);
+    // Thirty days after the build it still holds; the rows of a status page say the same.
+    await states.update({ instanceId: b.id }, { workflowDisabled: false, lastCheckFailed: false });
+    await seedBuilds(dataSource, b.id, [{ buildId: 'b2', status: 'passed', startedAt: at(-DAY) }]);
+    const fresh = await service.workflowStatus(wf.workflowUuid, undefined, USER, at(-DAY));
+    expect(fresh).toMatchObject({ stale: false, staleness: [] });
+    const overviews = await service.overviews([wf.versionId], 30, T0);
+    expect(overviews.get(wf.versionId)).toMatchObject({ stale: true, staleReasons: ['no_recent_build'] });
+    await states.update({ instanceId: c.id }, { workflowDisabled: true });
+    expect((await service.overviews([wf.versionId], 30, at(-DAY))).get(wf.versionId)).toMatchObject({
+      stale: true,
+      staleReasons: ['schedule_disabled'],
     });
   });
 
@@ -203,6 +240,7 @@ describe('TestStatusService.currentWorkflowStatus', () => {
         access,
         new Clock(),
         new StatusSubscriptions(),
+        CONFIG,
       ),
       lookups,
     };

@@ -28,6 +28,14 @@ import { CheckStateRepository } from './check-state.repository.js';
 import { Clock } from '../common/clock.js';
 import { CoalescedReads } from '../common/coalesced-reads.js';
 import { StatusSubscriptions, type WorkflowSubscription } from './status-subscriptions.js';
+import { AppConfig } from '../config/app-config.js';
+import {
+  inReasonOrder,
+  staleFindingsOf,
+  staleReasonsOf,
+  type StaleFinding,
+  type StaleReason,
+} from './staleness.js';
 
 /** A build with the instance it belongs to (its suite and service loaded) and its last check, as replies show it. */
 export interface BuildView {
@@ -55,10 +63,12 @@ export interface InstancesStatus {
   lastCheck: { at: Date; ok: boolean } | null;
   /** The instances whose last check failed, in suite and crate order, and what went wrong. */
   failedChecks: FailedCheck[];
-  /** Some instance's last check failed, or its service is paused by a rate limit. */
+  /** Some reason holds why the status may no longer hold (`staleness` is not empty). */
   stale: boolean;
   /** Every failing latest finished build failed for infrastructure (API.md 16), and one does. */
   infrastructureOnly: boolean;
+  /** Why the status may no longer hold (API.md 16), each reason with its instances in suite and crate order. */
+  staleness: StaleFinding<TestInstanceEntity>[];
 }
 
 export interface VersionStatus extends InstancesStatus {
@@ -83,6 +93,7 @@ export interface InstanceStats extends BuildStats {
 export interface VersionOverview {
   lastChecked: Date | null;
   stale: boolean;
+  staleReasons: StaleReason[];
   days: DayCount[];
 }
 
@@ -136,6 +147,7 @@ export class TestStatusService implements WorkflowStatusSource {
     >,
     private readonly clock: Clock,
     private readonly subscriptions: StatusSubscriptions,
+    private readonly config: AppConfig,
   ) {}
 
   // The reads that dashboards and README badges poll: under load, identical ones share a computation.
@@ -260,7 +272,12 @@ export class TestStatusService implements WorkflowStatusSource {
     const overviews = new Map<number, VersionOverview>(
       versionIds.map((id) => [
         id,
-        { lastChecked: null, stale: false, days: dailySeries(counts.get(id) ?? [], first, days) },
+        {
+          lastChecked: null,
+          stale: false,
+          staleReasons: [],
+          days: dailySeries(counts.get(id) ?? [], first, days),
+        },
       ]),
     );
     for (const state of states) {
@@ -271,7 +288,13 @@ export class TestStatusService implements WorkflowStatusSource {
       if (state.lastCheckedAt && (!overview.lastChecked || state.lastCheckedAt > overview.lastChecked)) {
         overview.lastChecked = state.lastCheckedAt;
       }
-      overview.stale ||= state.lastCheckFailed || paused.has(state.serviceId);
+      const reasons = staleReasonsOf(
+        { ...state, servicePaused: paused.has(state.serviceId) },
+        now,
+        this.config.monitoring.staleAfterDays,
+      );
+      overview.staleReasons = inReasonOrder([...overview.staleReasons, ...reasons]);
+      overview.stale = overview.staleReasons.length > 0;
     }
     return overviews;
   }
@@ -362,6 +385,24 @@ export class TestStatusService implements WorkflowStatusSource {
       instances.map((instance) => instance.serviceId),
       now,
     );
+    const staleness = staleFindingsOf(
+      instances.map((instance) => {
+        const state = states.get(instance.id);
+        return {
+          instance,
+          reasons: staleReasonsOf(
+            {
+              lastCheckFailed: state?.lastCheckFailed === true,
+              servicePaused: paused.has(instance.serviceId),
+              newestBuildAt: latest.get(instance.id)?.latest?.startedAt,
+              workflowDisabled: state?.workflowDisabled === true,
+            },
+            now,
+            this.config.monitoring.staleAfterDays,
+          ),
+        };
+      }),
+    );
     let lastChecked: Date | null = null;
     let lastCheck: LastCheck | null = null;
     const lastChecks = new Map<number, LastCheck>();
@@ -390,10 +431,8 @@ export class TestStatusService implements WorkflowStatusSource {
         const check = lastChecks.get(instance.id);
         return check && !check.ok ? [{ instance, at: check.at, error: check.error ?? '' }] : [];
       }),
-      // A failed last check, or a service paused by a rate limit: the builds may be out of date.
-      stale: instances.some(
-        (instance) => states.get(instance.id)?.lastCheckFailed === true || paused.has(instance.serviceId),
-      ),
+      stale: staleness.length > 0,
+      staleness,
       infrastructureOnly: failingForInfrastructure(
         instances.map((instance) => latest.get(instance.id)?.latestFinished),
       ),

@@ -1,4 +1,5 @@
 import { Module } from '@nestjs/common';
+import { Clock } from '../common/clock.js';
 import { WorkflowsModule } from '../workflows/index.js';
 import { CrateChecksums } from './crate-checksums.js';
 import { DockstorePathTrsController, TrsController } from './trs.controller.js';
@@ -12,6 +13,6 @@ import { TrsService } from './trs.service.js';
 @Module({
   imports: [WorkflowsModule],
   controllers: [TrsController, DockstorePathTrsController],
-  providers: [TrsService, CrateChecksums],
+  providers: [TrsService, CrateChecksums, Clock],
 })
 export class TrsModule {}

@@ -1,33 +1,32 @@
 import type { StoredBuild } from '../test-monitoring/index.js';
-import { verificationOf } from './trs.service.js';
+import { isVerified } from './trs.service.js';
 
-const build = (status: StoredBuild['status'], url: string): StoredBuild => ({
+const NOW = new Date('2026-11-29T12:00:00.000Z');
+const DAY = 24 * 3600 * 1000;
+
+const build = (status: StoredBuild['status'], daysAgo = 1): StoredBuild => ({
   id: 1,
   instanceId: 1,
   buildId: '1',
   status,
-  startedAt: new Date(0),
+  startedAt: new Date(NOW.getTime() - daysAgo * DAY),
   durationSeconds: 1,
-  url,
+  url: 'https://ci/1',
 });
 
-describe('verificationOf (API.md 10.2)', () => {
-  it("is verified when every instance's latest finished build passed, with their runs as sources", () => {
-    expect(verificationOf([build('passed', 'https://ci/1'), build('passed', 'https://ci/2')])).toEqual({
-      verified: true,
-      sources: ['https://ci/1', 'https://ci/2'],
-    });
+describe('isVerified (API.md 10.2, 16)', () => {
+  it("is true when every instance's latest finished build passed within the days", () => {
+    expect(isVerified([build('passed'), build('passed', 30)], NOW, 30)).toBe(true);
   });
 
-  it('is not verified without instances, while one has no finished build, or when one failed', () => {
-    expect(verificationOf([])).toEqual({ verified: false, sources: [] });
-    expect(verificationOf([build('passed', 'https://ci/1'), undefined])).toEqual({
-      verified: false,
-      sources: ['https://ci/1'],
-    });
-    expect(verificationOf([build('passed', 'https://ci/1'), build('aborted', 'https://ci/2')])).toEqual({
-      verified: false,
-      sources: ['https://ci/1', 'https://ci/2'],
-    });
+  it('is false without instances, while one has no finished build, or when one failed', () => {
+    expect(isVerified([], NOW, 30)).toBe(false);
+    expect(isVerified([build('passed'), undefined], NOW, 30)).toBe(false);
+    expect(isVerified([build('passed'), build('aborted')], NOW, 30)).toBe(false);
+  });
+
+  it('is false once a passing build is older than the days', () => {
+    expect(isVerified([build('passed'), build('passed', 30.01)], NOW, 30)).toBe(false);
+    expect(isVerified([build('passed', 8)], NOW, 7)).toBe(false);
   });
 });

@@ -18,6 +18,8 @@ import {
 } from '../workflows/index.js';
 import { type CrateFile, type WorkflowLanguage } from '../crates/index.js';
 import { CrateChecksums, sha256Of } from './crate-checksums.js';
+import { Clock } from '../common/clock.js';
+import { AppConfig } from '../config/app-config.js';
 import type { ToolsQuery } from './dto/trs-requests.dto.js';
 import {
   cratePathsOf,
@@ -47,6 +49,8 @@ export interface ToolVersionView {
   version: WorkflowVersionEntity;
   /** Each test instance of the version with its latest finished build (undefined without one). */
   finished: (StoredBuild | undefined)[];
+  /** API.md 10.2, 16: every instance's latest finished build passed, within STALE_AFTER_DAYS. */
+  verified: boolean;
 }
 
 export interface ToolView {
@@ -93,19 +97,24 @@ export interface ListedFile {
   sha256?: string;
 }
 
-/** `verified` and `verified_source` of a version (API.md 10.2) from its instances' latest finished builds. */
-export function verificationOf(finished: readonly (StoredBuild | undefined)[]): {
-  verified: boolean;
-  sources: string[];
-} {
-  const builds = finished.filter((build): build is StoredBuild => build !== undefined);
-  return {
-    verified:
-      finished.length > 0 &&
-      builds.length === finished.length &&
-      builds.every((build) => build.status === 'passed'),
-    sources: builds.map((build) => build.url),
-  };
+const DAY_MS = 24 * 3600 * 1000;
+
+/**
+ * `verified` of a version (API.md 10.2, 16) from its instances' latest finished builds: it has
+ * instances, each has one, each passed, and each started within the last `staleAfterDays` days.
+ */
+export function isVerified(
+  finished: readonly (StoredBuild | undefined)[],
+  now: Date,
+  staleAfterDays: number,
+): boolean {
+  const since = now.getTime() - staleAfterDays * DAY_MS;
+  return (
+    finished.length > 0 &&
+    finished.every(
+      (build) => build !== undefined && build.status === 'passed' && build.startedAt.getTime() >= since,
+    )
+  );
 }
 
 /**
@@ -120,6 +129,8 @@ export class TrsService {
     private readonly access: WorkflowAccess,
     private readonly status: TestStatusService,
     private readonly checksums: CrateChecksums,
+    private readonly clock: Clock,
+    private readonly config: AppConfig,
   ) {}
 
   /** A page of the tools the viewer may see that meet the query's filters, in the registry's list order. */
@@ -287,13 +298,18 @@ export class TrsService {
         workflows.flatMap((workflow) => versionsOf(workflow).map((version) => version.id)),
       ),
     ]);
+    const now = new Date(this.clock.nowMs());
     return workflows.map((workflow, index) => ({
       workflow,
       organization: registries[index]?.name ?? owners.get(workflow.ownerId) ?? '',
-      versions: versionsOf(workflow).map((version) => ({
-        version,
-        finished: finished.get(version.id) ?? [],
-      })),
+      versions: versionsOf(workflow).map((version) => {
+        const builds = finished.get(version.id) ?? [];
+        return {
+          version,
+          finished: builds,
+          verified: isVerified(builds, now, this.config.monitoring.staleAfterDays),
+        };
+      }),
     }));
   }
 }

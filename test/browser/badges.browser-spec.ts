@@ -37,13 +37,15 @@ describe('badges in a real browser', () => {
     t = await createTestApp();
     browser = await launchChromium();
     const dataSource = t.app.get(DataSource);
-    const cases: [string, string[][], string, string, string][] = [
+    const cases: [string, string[][], string, string, string, number?][] = [
       ['passing', [['passed'], ['passed']], 'tests', 'passing', 'rgb(68, 204, 17)'],
       ['some passing', [['passed'], ['failed']], 'galaxy tests', 'some passing', 'rgb(223, 179, 23)'],
       ['failing', [['failed']], 'CI', 'failing', 'rgb(224, 93, 68)'],
       ['no builds', [[]], 'a much longer label, 32 chars...', 'no builds yet for 1.0', 'rgb(159, 159, 159)'],
+      // API.md 16: the newest build is older than STALE_AFTER_DAYS (30).
+      ['stale', [['passed']], 'tests', 'passing (stale)', 'rgb(68, 204, 17)', 40],
     ];
-    for (const [name, statuses, label, message, fill] of cases) {
+    for (const [name, statuses, label, message, fill, daysAgo = 0] of cases) {
       const w = await seedVersion(dataSource, {
         public: true,
         suites: [{ instances: statuses.map(() => GITHUB) }],
@@ -52,7 +54,11 @@ describe('badges in a real browser', () => {
         await seedBuilds(
           dataSource,
           w.instances[index].id,
-          builds.map((status, n) => ({ buildId: `${n + 1}_1`, status, startedAt: new Date() })),
+          builds.map((status, n) => ({
+            buildId: `${n + 1}_1`,
+            status,
+            startedAt: new Date(Date.now() - daysAgo * 24 * 3600_000),
+          })),
         );
       }
       workflows.push({ name, w, label, message, fill });
@@ -110,14 +116,14 @@ describe('badges in a real browser', () => {
       expect(drawn.width).toBe(drawn.label.width + drawn.message.width);
     }
 
-    // One picture of all four, twice the size, for a person to look at.
+    // One picture of them all, twice the size, for a person to look at.
     const rows = workflows
       .map(
         ({ name, w, label }) =>
           `<p style="display: flex; align-items: center; gap: 8px"><img alt="${name}" src="${t.baseUrl}/workflows/${w.workflowUuid}/badge.svg?label=${encodeURIComponent(label)}"> ${name}</p>`,
       )
       .join('');
-    await page.setViewportSize({ width: 480, height: 220 });
+    await page.setViewportSize({ width: 480, height: 270 });
     await page.goto(`${t.baseUrl}/health/live`);
     await page.setContent(`<body style="font: 14px sans-serif; margin: 16px">${rows}</body>`);
     await page.waitForFunction(

@@ -172,6 +172,22 @@ export function testingServiceContract(
         expect(before.map((build) => build.buildId)).not.toContain(after[0].buildId);
       });
 
+      it('starts one for a periodic re-run of the latest build (a re-run or a fresh build), and the next check finds it', async () => {
+        const resource = subject.seed(['passed', 'failed']);
+        const before = buildsOf(await check(resource));
+        const result = await service.triggerBuild({
+          serviceUrl: subject.fake.url,
+          resource,
+          credentials: subject.credentials(),
+          latestBuildId: before[0].buildId,
+          rerun: true,
+        });
+        expect(result).toEqual({ kind: 'triggered', how: expect.any(String) });
+        const after = buildsOf(await check(resource));
+        expect(after).toHaveLength(before.length + 1);
+        expect(before.map((build) => build.buildId)).not.toContain(after[0].buildId);
+      });
+
       it('refuses a malformed resource without sending a request', async () => {
         subject.fake.resetLog();
         await expect(trigger(subject.malformedResource, subject.credentials())).resolves.toMatchObject({

@@ -218,6 +218,7 @@ describe(`mail unsubscribe links (${testDatabase()})`, () => {
       'BUILD_FAILED',
       'BUILD_RECOVERED',
       'TESTS_STOPPED',
+      'SCHEDULE_DISABLED',
     ]);
     expect(left.find((c) => c.id === only)).toBeUndefined();
   });

@@ -32,7 +32,7 @@ describe(`CI credentials from the settings (${testDatabase()})`, () => {
   /** Registers a crate with one GitHub instance on the fake, runs one tick, returns the status. */
   async function statusAfterOneCheck(t: TestApp): Promise<{ aggregate_test_status: string; stale: boolean }> {
     const key = `repo-${randomUUID().slice(0, 8)}`;
-    github.setRuns('octo', key, 'ci.yml', [{ id: 77 }]);
+    github.setRuns('octo', key, 'ci.yml', [{ id: 77, startedAt: new Date() }]);
     const link = links.route(`/${key}.zip`, {
       kind: 'bytes',
       body: crateZip({

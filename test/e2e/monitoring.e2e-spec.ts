@@ -149,7 +149,8 @@ describe(`test monitoring (${testDatabase()})`, () => {
     jenkins = new JenkinsFake();
     await Promise.all([github.start(), travis.start(), jenkins.start()]);
     links = await LinkServer.start();
-    t = await createTestApp({ UPSTREAM_TIMEOUT_SECONDS: '1' });
+    // The fakes' runs are dated 2024 (fixed, so that replies can be compared whole): not too old here.
+    t = await createTestApp({ UPSTREAM_TIMEOUT_SECONDS: '1', STALE_AFTER_DAYS: '3650' });
     scheduler = t.app.get(RefreshScheduler);
     dataSource = t.app.get(DataSource);
     alice = await t.userToken(['user'], `alice_${randomUUID().slice(0, 8)}`);
@@ -746,7 +747,11 @@ describe(`test monitoring (${testDatabase()})`, () => {
   });
 
   it('checks a new instance at once when the scheduler is on', async () => {
-    const on = await createTestApp({ REFRESH_INTERVAL_SECONDS: '300', UPSTREAM_TIMEOUT_SECONDS: '1' });
+    const on = await createTestApp({
+      REFRESH_INTERVAL_SECONDS: '300',
+      UPSTREAM_TIMEOUT_SECONDS: '1',
+      STALE_AFTER_DAYS: '3650',
+    });
     try {
       github.setRuns('octo', 'eager', 'ci.yml', [{ id: 1001 }]);
       travis.setRepo('octo/eager', [{ id: 1002 }]);

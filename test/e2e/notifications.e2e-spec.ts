@@ -347,7 +347,12 @@ describe(`subscriptions and notifications (${testDatabase()})`, () => {
         .filter((n) => n.event === 'TESTS_STOPPED')
         .map((n) => n.data.build?.build_id);
 
-    it('raises TESTS_STOPPED when the GitHub workflow is disabled, once until a new finished build', async () => {
+    it('raises TESTS_STOPPED and SCHEDULE_DISABLED when the GitHub workflow is disabled, once until a new finished build', async () => {
+      await t.http
+        .put(`/workflows/${workflow}/subscribe`)
+        .set('Authorization', `Bearer ${alice}`)
+        .send(['BUILD_FAILED', 'BUILD_RECOVERED', 'TESTS_STOPPED', 'SCHEDULE_DISABLED'])
+        .expect(204);
       const before = await stoppedOf(alice);
       // A run finished just before its owner disabled the workflow: the check reads both.
       github.addRun('octo', 'notify', 'ci.yml', run(201, 'success'));
@@ -375,6 +380,12 @@ describe(`subscriptions and notifications (${testDatabase()})`, () => {
       github.addRun('octo', 'notify', 'ci.yml', run(204, 'success'));
       await tick();
       expect(await stoppedOf(alice)).toEqual(['203_1', '201_1', ...before]);
+      // API.md 16: SCHEDULE_DISABLED beside it, on the same builds, once each.
+      expect(
+        (await notifications(alice))
+          .filter((n) => n.event === 'SCHEDULE_DISABLED')
+          .map((n) => n.data.build?.build_id),
+      ).toEqual(['203_1', '201_1']);
     });
   });
 

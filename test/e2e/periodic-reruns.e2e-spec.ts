@@ -96,8 +96,9 @@ describe(`periodic re-runs (${testDatabase()})`, () => {
     });
     dataSource = t.app.get(DataSource);
     alice = await t.userToken();
-    // The new runs start when the service's clock says.
+    // The new runs start when the service's clock says, and GitHub's 30 days of re-runs count on it.
     github.triggeredRun = () => ({ status: 'completed', conclusion: 'failure', startedAt: new Date(clock) });
+    github.now = () => new Date(clock);
   });
 
   afterAll(async () => {
@@ -157,7 +158,11 @@ describe(`periodic re-runs (${testDatabase()})`, () => {
     expect(dispatchesOf('collapse')).toEqual([]);
 
     await cycle(2 * DAY);
-    // Started once, on the version's ref (the repository's default branch: no ref is named 1.0).
+    // GitHub re-runs no run created over a month ago: a fresh run, started once, on the version's
+    // ref (the repository's default branch: no ref is named 1.0).
+    expect(github.reruns.filter((rerun) => rerun.repo === 'collapse')).toEqual([
+      { owner: 'octo', repo: 'collapse', runId: 100 },
+    ]);
     expect(dispatchesOf('collapse')).toEqual([
       { owner: 'octo', repo: 'collapse', workflow: 'ci.yml', ref: 'main' },
     ]);
@@ -178,6 +183,23 @@ describe(`periodic re-runs (${testDatabase()})`, () => {
     expect(dispatchesOf('collapse')).toHaveLength(1);
     await cycle(21 * DAY);
     expect(dispatchesOf('collapse')).toHaveLength(2);
+  });
+
+  it('re-runs the latest run itself while GitHub still re-runs it (within 30 days): its next attempt is the new build', async () => {
+    const { uuid } = await register('same-run');
+    await t.http.put(`/workflows/${uuid}`).set(auth()).send({ rerun_interval_days: 7 }).expect(200);
+    await cycle(20 * 60_000);
+    await cycle(8 * DAY);
+    expect(github.reruns.filter((rerun) => rerun.repo === 'same-run')).toEqual([
+      { owner: 'octo', repo: 'same-run', runId: 100 },
+    ]);
+    expect(dispatchesOf('same-run')).toEqual([]);
+    // The same cycle checked it: the second attempt failed.
+    const status = await t.http.get(`/workflows/${uuid}/status`).expect(200);
+    expect(status.body).toMatchObject({
+      aggregate_test_status: 'all_failing',
+      latest_builds: [{ build_id: '100_2', status: 'failed' }],
+    });
   });
 
   it('re-runs workflows without an interval of their own after RERUN_INTERVAL_DAYS, never while their service is paused', async () => {

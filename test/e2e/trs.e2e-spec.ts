@@ -114,7 +114,7 @@ describe(`GA4GH TRS (API.md 10.2, ${testDatabase()})`, () => {
         name: 'say public',
         descriptor_type: ['CWL'],
         verified: false,
-        verified_source: [],
+        verified_source: [`${t.baseUrl}/status/${uuid}?version=1.0`],
         containerfile: false,
         signed: false,
         is_production: false,
@@ -646,7 +646,11 @@ describe(`GA4GH TRS (API.md 10.2, ${testDatabase()})`, () => {
       uuid = await register(alice, cwlCrate({ marker: 'verified' }), { public: true });
     });
 
-    const setLatestFinished = async (status: string, runningAfter = false): Promise<void> => {
+    /** A build start `daysAgo` days before now, as the builds table keeps it (UTC, to the second). */
+    const startedDaysAgo = (daysAgo: number): string =>
+      new Date(Date.now() - daysAgo * 24 * 3600_000).toISOString().slice(0, 19).replace('T', ' ');
+
+    const setLatestFinished = async (status: string, runningAfter = false, daysAgo = 1): Promise<void> => {
       const [{ id }] = await dataSource.query<{ id: number | string }[]>(
         `SELECT c.instance_id AS id FROM test_check_states c
          JOIN workflow_versions v ON v.id = c.version_id JOIN workflows w ON w.id = v.workflow_id WHERE w.uuid = ?`,
@@ -656,13 +660,13 @@ describe(`GA4GH TRS (API.md 10.2, ${testDatabase()})`, () => {
       await dataSource.query(
         `INSERT INTO builds (instance_id, build_id, status, started_at, duration_seconds, url)
          VALUES (?, ?, ?, ?, ?, ?)`,
-        [id, '1', status, '2026-01-01 10:00:00', 60, 'https://github.com/o/say/actions/runs/1'],
+        [id, '1', status, startedDaysAgo(daysAgo), 60, 'https://github.com/o/say/actions/runs/1'],
       );
       if (runningAfter) {
         await dataSource.query(
           `INSERT INTO builds (instance_id, build_id, status, started_at, duration_seconds, url)
            VALUES (?, ?, ?, ?, ?, ?)`,
-          [id, '2', 'running', '2026-01-01 11:00:00', 0, 'https://github.com/o/say/actions/runs/2'],
+          [id, '2', 'running', startedDaysAgo(daysAgo - 0.5), 0, 'https://github.com/o/say/actions/runs/2'],
         );
       }
     };
@@ -675,17 +679,25 @@ describe(`GA4GH TRS (API.md 10.2, ${testDatabase()})`, () => {
       return { verified: version.verified, verified_source: version.verified_source };
     };
 
-    it('is true when every instance passed its latest finished build, with the runs as sources', async () => {
-      expect(await verification()).toEqual({ verified: false, verified_source: [] });
+    it('is true when every instance passed its latest finished build within STALE_AFTER_DAYS, with its status page and the runs as sources', async () => {
+      const statusPage = `${t.baseUrl}/status/${uuid}?version=1.0`;
+      expect(await verification()).toEqual({ verified: false, verified_source: [statusPage] });
       await setLatestFinished('passed', true);
       expect(await verification()).toEqual({
         verified: true,
-        verified_source: ['https://github.com/o/say/actions/runs/1'],
+        verified_source: [statusPage, 'https://github.com/o/say/actions/runs/1'],
       });
+      // API.md 16: a pass older than STALE_AFTER_DAYS (default 30) no longer verifies it.
+      await setLatestFinished('passed', false, 31);
+      expect(await verification()).toEqual({
+        verified: false,
+        verified_source: [statusPage, 'https://github.com/o/say/actions/runs/1'],
+      });
+      expect((await get(statusPage.slice(t.baseUrl.length))).status).toBe(200);
       await setLatestFinished('failed');
       expect(await verification()).toEqual({
         verified: false,
-        verified_source: ['https://github.com/o/say/actions/runs/1'],
+        verified_source: [statusPage, 'https://github.com/o/say/actions/runs/1'],
       });
       // The same in the list.
       const [tool] = expectReply(await get(`${TRS}/tools?id=${uuid}`), 200, 'Tool[]') as {

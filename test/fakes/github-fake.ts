@@ -34,9 +34,13 @@ import { FakeServer, type FakeAnswer, type FakeRequest } from './fake-server.js'
  *   `POST /repos/{o}/{r}/actions/workflows/{file or id}/dispatches {"ref"}` → 204, and a new run on
  *   that ref (a workflow without the `workflow_dispatch` trigger, `setDispatchable(…, false)`: 422
  *   "Workflow does not have 'workflow_dispatch' trigger"; a ref the repository lacks, when the
- *   repository was added: 422 "No ref found for: …"); `POST /repos/{o}/{r}/actions/runs/{id}/rerun`
- *   → 201 and the run's next attempt. What each received is in `dispatches` and `reruns`; the new
- *   run or attempt is `triggeredRun` (default: queued, started now)
+ *   repository was added: 422 "No ref found for: …"; a disabled workflow: 422 "Cannot trigger a
+ *   'workflow_dispatch' on a disabled workflow", GitHub's words); `POST /repos/{o}/{r}/actions/runs/{id}/rerun`
+ *   → 201 and the run's next attempt (a run created more than 30 days before the fake's `now`: 403
+ *   "Unable to re-run this workflow run because it was created over a month ago", GitHub's words;
+ *   a run of a disabled workflow: 403 too, in words of our own, as GitHub documents none). What
+ *   each received is in `dispatches` and `reruns` (refused ones too); the new run or attempt is
+ *   `triggeredRun` (default: queued, started now)
  * - run logs: `GET /repos/{o}/{r}/actions/runs/{id}/logs` and `…/attempts/{n}/logs` → 302 to the
  *   archive host (a signed URL there, as GitHub's blob storage), which serves the zip set by
  *   `setRunLogs`: one `{n}_{job}.txt` per job at the top (the whole job's log) and the job's steps
@@ -185,6 +189,8 @@ export class GithubFake extends FakeServer {
     conclusion: null,
     startedAt: new Date(),
   });
+  /** The fake's clock, for GitHub's 30 days of re-runs; a test that moves the service's clock moves it too. */
+  now: () => Date = () => new Date();
   private nextRunId = 5_000_000;
   /** `owner/repo/run id/attempt` → the log archive of that attempt. */
   private readonly logArchives = new Map<string, Buffer>();
@@ -457,6 +463,9 @@ export class GithubFake extends FakeServer {
       }
       const ref = parseJson(request.body)?.ref;
       this.dispatches.push({ owner, repo, workflow: id, ref });
+      if (entry.state.startsWith('disabled')) {
+        return unprocessable("Cannot trigger a 'workflow_dispatch' on a disabled workflow");
+      }
       if (!entry.dispatchable) {
         return unprocessable("Workflow does not have 'workflow_dispatch' trigger");
       }
@@ -476,6 +485,13 @@ export class GithubFake extends FakeServer {
       }
       this.reruns.push({ owner, repo, runId: Number(id) });
       const last = latest(attempts);
+      const created = Date.parse(String(attempts.get(Math.min(...attempts.keys()))?.created_at));
+      if (this.now().getTime() - created > RERUN_DAYS * 24 * 3600_000) {
+        return forbidden('Unable to re-run this workflow run because it was created over a month ago');
+      }
+      if (entry.state.startsWith('disabled')) {
+        return forbidden('Unable to re-run this workflow run because its workflow is disabled');
+      }
       this.put(entry, {
         ...this.triggeredRun(),
         id: Number(id),
@@ -915,6 +931,20 @@ function createdWindow(created: string | null): { from: number; until: number } 
     default:
       return { from: -Infinity, until: at - 1 };
   }
+}
+
+/** How long after its creation GitHub re-runs a run. */
+const RERUN_DAYS = 30;
+
+function forbidden(message: string): FakeAnswer {
+  return {
+    status: 403,
+    body: {
+      message,
+      documentation_url: 'https://docs.github.com/rest/actions/workflow-runs#re-run-a-workflow',
+      status: '403',
+    },
+  };
 }
 
 function unprocessable(message: string): FakeAnswer {

@@ -77,7 +77,8 @@ export class NotificationDataDto {
   @ApiProperty({
     type: NotificationBuildDto,
     nullable: true,
-    description: 'null for TESTS_STOPPED of an instance that has no finished build, and for FOLLOW_FAILED',
+    description:
+      'null for TESTS_STOPPED and SCHEDULE_DISABLED of an instance that has no finished build, and for FOLLOW_FAILED',
   })
   build!: NotificationBuildDto | null;
 

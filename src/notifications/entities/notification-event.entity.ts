@@ -17,7 +17,10 @@ export class NotificationEventEntity {
   @JoinColumn({ name: 'instance_id', foreignKeyConstraintName: 'FK_notification_events_instance' })
   instance?: object;
 
-  /** The build the event is about; empty for TESTS_STOPPED of an instance that never finished one. */
+  /**
+   * The build the event is about; empty for TESTS_STOPPED and SCHEDULE_DISABLED of an instance that
+   * never finished one.
+   */
   @Column({ name: 'build_id', type: 'varchar', length: 64 })
   buildId!: string;
 

@@ -65,6 +65,9 @@ const EVENT_LINES: Record<DeliveryPayload['event'], string> = {
   BUILD_FAILED: 'A test build failed after one had passed.',
   BUILD_RECOVERED: 'A test build passed again after failing.',
   TESTS_STOPPED: 'No test build has finished for a long time, or the CI workflow was disabled.',
+  SCHEDULE_DISABLED:
+    'The CI has switched the workflow off (GitHub does so to scheduled workflows after 60 days without ' +
+    'activity in the repository): no test runs, scheduled or started from here, until someone enables it again.',
   FOLLOW_FAILED: 'A new version of the GitHub repository the workflow follows could not be registered.',
 };
 

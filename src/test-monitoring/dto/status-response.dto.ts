@@ -13,6 +13,7 @@ import {
   WorkflowRefDto,
 } from '../../workflows/index.js';
 import { AGGREGATE_TEST_STATUSES, type AggregateTestStatus } from '../aggregate-status.js';
+import { STALE_REASONS, type StaleReason } from '../staleness.js';
 import type { WorkflowSubscription } from '../status-subscriptions.js';
 import type {
   BuildView,
@@ -93,9 +94,22 @@ export class WorkflowStatusDto {
 
   @ApiProperty({
     example: false,
-    description: 'True when the last check of some instance failed or its service is paused by a rate limit',
+    description: 'True when the status may no longer hold: `stale_reasons` says why',
   })
   stale!: boolean;
+
+  @ApiProperty({
+    enum: STALE_REASONS,
+    isArray: true,
+    example: ['no_recent_build'],
+    description:
+      'Why the status may no longer hold, empty when it holds: `check_failed` (the last check of some ' +
+      'instance failed), `rate_limited` (its service is paused by a rate limit), `no_recent_build` (the ' +
+      'newest build of some instance is older than STALE_AFTER_DAYS), `schedule_disabled` (the CI has ' +
+      "switched some instance's workflow off: GitHub's `disabled_inactivity`, `disabled_manually`, " +
+      '`disabled_fork`)',
+  })
+  stale_reasons!: StaleReason[];
 
   // The subscription objects of GET /users/current/subscriptions: notifications' schema, by name,
   // as this feature cannot import notifications (which imports it).
@@ -145,6 +159,7 @@ export function toWorkflowStatusResponse(status: VersionStatusReply, baseUrl: st
     latest_builds: status.latestBuilds.map(toBuildView),
     last_checked: status.lastChecked?.toISOString() ?? null,
     stale: status.stale,
+    stale_reasons: status.staleness.map((finding) => finding.reason),
     uuid: workflow.uuid,
     name: latest.name,
     public: workflow.public,

@@ -60,6 +60,13 @@ export class CheckStateEntity {
   @Column({ name: 'last_check_failed', type: 'boolean', default: 0 })
   lastCheckFailed!: boolean;
 
+  /**
+   * The CI said, when its state was last read, that it no longer runs the instance's workflow
+   * (GitHub's `disabled_*` states, API.md 16); false until read.
+   */
+  @Column({ name: 'workflow_disabled', type: 'boolean', default: 0 })
+  workflowDisabled!: boolean;
+
   /** Why the last check failed, in the CI service's words (never a credential); null when it did not. */
   @Column({ name: 'last_error', type: 'varchar', length: 512, nullable: true })
   lastError!: string | null;

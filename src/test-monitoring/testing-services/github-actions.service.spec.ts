@@ -147,7 +147,12 @@ describe('GithubActionsService', () => {
   });
 
   it('answers an empty history as a successful check with no builds', async () => {
-    await expect(check()).resolves.toEqual({ kind: 'builds', builds: [], etag: expect.any(String) });
+    await expect(check()).resolves.toEqual({
+      kind: 'builds',
+      builds: [],
+      etag: expect.any(String),
+      workflowDisabled: false,
+    });
   });
 
   it('sends the configured token as a Bearer token', async () => {
@@ -256,12 +261,13 @@ describe('GithubActionsService', () => {
         kind: 'builds',
         builds: [expect.objectContaining({ buildId: '7_3' })],
         etag: undefined,
+        workflowDisabled: false,
       });
       expect(fake.totalRequests).toBe(3);
     });
   });
 
-  describe('workflow state (API.md 6.2 TESTS_STOPPED)', () => {
+  describe('workflow state (API.md 6.2 TESTS_STOPPED, 16 stale)', () => {
     it.each(['disabled_manually', 'disabled_inactivity', 'disabled_fork'])(
       'reports a workflow in state %s as disabled with its builds',
       async (state) => {
@@ -275,9 +281,9 @@ describe('GithubActionsService', () => {
       },
     );
 
-    it('reports an active workflow, or one whose state cannot be read, as not disabled', async () => {
+    it('reports an active workflow as not disabled, and nothing of one whose state cannot be read', async () => {
       fake.setRuns('octo-org', 'octo-repo', 'ci.yml', [{ id: 1 }]);
-      expect(await check()).not.toHaveProperty('workflowDisabled');
+      await expect(check()).resolves.toMatchObject({ kind: 'builds', workflowDisabled: false });
       fake.setWorkflowState('octo-org', 'octo-repo', 'ci.yml', 'disabled_manually');
       fake.fail({ kind: 'status', status: 502 }, /ci\.yml$/);
       const unreadable = await check();
@@ -490,7 +496,7 @@ describe('GithubActionsService builds per version (API.md 7.2)', () => {
 
   it('answers no builds for an existing ref without runs, not the window', async () => {
     const result = await check({ selection: { refs: ['release/3'], from: JAN(1) } });
-    expect(result).toEqual({ kind: 'builds', builds: [], etag: expect.any(String) });
+    expect(result).toEqual({ kind: 'builds', builds: [], etag: expect.any(String), workflowDisabled: false });
   });
 
   it('remembers a missing ref for an hour: the next check is one request, its window', async () => {
@@ -590,3 +596,81 @@ function slotSearch(wanted: boolean): Date {
     }
   }
 }
+
+describe('GithubActionsService periodic re-runs (API.md 11, 16)', () => {
+  const DAY = 24 * 3600_000;
+  const NOW = new Date('2026-06-01T12:00:00.000Z');
+  const trigger = (latestBuildId: string | undefined, rerun: boolean) =>
+    new GithubActionsService(configWith()).triggerBuild({
+      serviceUrl: fake.url,
+      resource: RESOURCE,
+      credentials: { type: 'github', url: `${fake.url}/`, token: 'rerun-token' },
+      latestBuildId,
+      rerun,
+      now: NOW,
+    });
+
+  beforeAll(() => {
+    fake.now = () => NOW;
+    fake.addRepository('octo-org', 'octo-repo', { defaultBranch: 'main' });
+    fake.push('octo-org', 'octo-repo', { branch: 'main', files: {} });
+  });
+
+  afterAll(() => {
+    fake.now = () => new Date();
+  });
+
+  const sent = () =>
+    fake.requests.filter((request) => request.method === 'POST').map((request) => request.path);
+
+  it('re-runs the latest run while GitHub still re-runs it (30 days)', async () => {
+    fake.setRuns('octo-org', 'octo-repo', 'ci.yml', [
+      { id: 61, startedAt: new Date(NOW.getTime() - 29 * DAY) },
+    ]);
+    fake.resetLog();
+    await expect(trigger('61_1', true)).resolves.toEqual({ kind: 'triggered', how: 'rerun' });
+    expect(sent()).toEqual(['/repos/octo-org/octo-repo/actions/runs/61/rerun']);
+  });
+
+  it("dispatches a fresh run on the version's ref when GitHub refuses to re-run a run over a month old", async () => {
+    fake.setRuns('octo-org', 'octo-repo', 'ci.yml', [
+      { id: 62, startedAt: new Date(NOW.getTime() - 31 * DAY) },
+    ]);
+    fake.resetLog();
+    await expect(trigger('62_1', true)).resolves.toEqual({ kind: 'triggered', how: 'dispatch' });
+    expect(sent()).toEqual([
+      '/repos/octo-org/octo-repo/actions/runs/62/rerun',
+      '/repos/octo-org/octo-repo/actions/workflows/ci.yml/dispatches',
+    ]);
+    expect(fake.dispatches.at(-1)).toMatchObject({ repo: 'octo-repo', ref: 'main' });
+  });
+
+  it('says both refusals when a disabled workflow takes neither a re-run nor a fresh run', async () => {
+    fake.setRuns('octo-org', 'octo-repo', 'ci.yml', [{ id: 63, startedAt: new Date(NOW.getTime() - DAY) }]);
+    fake.setWorkflowState('octo-org', 'octo-repo', 'ci.yml', 'disabled_inactivity');
+    const result = await trigger('63_1', true);
+    expect(result).toMatchObject({ kind: 'refused', status: 422 });
+    expect(result.kind === 'refused' ? result.reason : '').toMatch(
+      /re-run was refused \(.*403.*\), and so was a fresh run: .*422: Cannot trigger a 'workflow_dispatch' on a disabled workflow/,
+    );
+  });
+
+  it("a trigger on demand dispatches, and does not re-run a disabled workflow's run", async () => {
+    fake.setRuns('octo-org', 'octo-repo', 'ci.yml', [{ id: 64, startedAt: new Date(NOW.getTime() - DAY) }]);
+    fake.resetLog();
+    await expect(trigger('64_1', false)).resolves.toEqual({ kind: 'triggered', how: 'dispatch' });
+    fake.setWorkflowState('octo-org', 'octo-repo', 'ci.yml', 'disabled_manually');
+    fake.resetLog();
+    await expect(trigger('64_1', false)).resolves.toMatchObject({ kind: 'refused', status: 422 });
+    expect(sent()).toEqual(['/repos/octo-org/octo-repo/actions/workflows/ci.yml/dispatches']);
+  });
+
+  it('dispatches at once a periodic re-run of an instance without a run, and keeps a rate limit a rate limit', async () => {
+    fake.resetLog();
+    await expect(trigger(undefined, true)).resolves.toEqual({ kind: 'triggered', how: 'dispatch' });
+    expect(sent()).toEqual(['/repos/octo-org/octo-repo/actions/workflows/ci.yml/dispatches']);
+    fake.setRuns('octo-org', 'octo-repo', 'ci.yml', [{ id: 65, startedAt: new Date(NOW.getTime() - DAY) }]);
+    fake.limitRate({ status: 429, retryAfterSeconds: 60 });
+    await expect(trigger('65_1', true)).resolves.toMatchObject({ kind: 'rate_limited' });
+  });
+});

@@ -1,4 +1,3 @@
-import { createHash } from 'node:crypto';
 import { join } from 'node:path';
 import { Injectable } from '@nestjs/common';
 import {
@@ -22,6 +21,9 @@ import { inRegistrationWindow, MissingRefs } from '../build-selection.js';
 import { jobLogs } from './log-archive.js';
 import { withSelectedJobs } from './job-builds.js';
 import { githubBuildDetails, githubJobsOf, type GithubRequestBase } from './github-jobs.js';
+import { githubWorkflowDisabled, stateReadDue } from './github-workflow-state.js';
+
+export { STATE_PERIOD_MS, stateReadDue } from './github-workflow-state.js';
 import {
   buildIdOf,
   githubTime,
@@ -50,13 +52,6 @@ import {
 export const MAX_ATTEMPT_REQUESTS = 10;
 
 const PUBLIC_API = 'https://api.github.com';
-
-/**
- * A disabled workflow gets no runs, so its runs listing stays 304 for ever: on a 304 its state is
- * still read once per STATE_PERIOD_MS (in the check that falls first in the period, the instance's
- * phase spreading those reads), so that disabling it is seen within a period and an interval.
- */
-export const STATE_PERIOD_MS = 6 * 3600 * 1000;
 
 /**
  * GitHub Actions (API.md 2.8): `resource` is `repos/{owner}/{repo}/actions/workflows/{file or id}`,
@@ -144,8 +139,10 @@ export class GithubActionsService extends HttpTestingService {
    * selection's refs that is a branch or tag of the repository, else its default branch):
    * `POST …/actions/workflows/{id}/dispatches {"ref"}` → 204. A workflow without that trigger
    * (GitHub's 422 says so) gets a re-run of `latestBuildId`'s run instead:
-   * `POST …/actions/runs/{run id}/rerun` → 201. Needs a token: GITHUB_TOKEN for GITHUB_API_URL, or
-   * the service's entry in TESTING_SERVICES_FILE.
+   * `POST …/actions/runs/{run id}/rerun` → 201. A periodic re-run (`rerun`, API.md 16) re-runs
+   * that run first, and dispatches only when GitHub refuses the re-run (403 for a run created over
+   * a month ago; any other 4xx but a 401 or a rate limit: a disabled workflow, a run gone). Needs a
+   * token: GITHUB_TOKEN for GITHUB_API_URL, or the service's entry in TESTING_SERVICES_FILE.
    */
   override async triggerBuild(request: TriggerRequest): Promise<TriggerResult> {
     const named = workflowOf(request.resource);
@@ -164,6 +161,20 @@ export class GithubActionsService extends HttpTestingService {
       );
     }
     const [owner, repo, workflow] = named;
+    const runId = /^(\d+)_\d+$/.exec(request.latestBuildId ?? '')?.[1];
+    const rerun = (id: string): UpstreamCall => ({
+      ...base,
+      method: 'POST',
+      url: joinUrl(request.serviceUrl, ['repos', owner, repo, 'actions', 'runs', id, 'rerun']),
+    });
+    let refusedRerun: string | undefined;
+    if (request.rerun && runId !== undefined) {
+      const rerunResult = await this.http.start(rerun(runId), 'rerun');
+      if (!refusesRerun(rerunResult)) {
+        return rerunResult;
+      }
+      refusedRerun = rerunResult.reason;
+    }
     const ref = await this.dispatchRef(request, owner, repo, base);
     if (typeof ref !== 'string') {
       return ref;
@@ -191,19 +202,24 @@ export class GithubActionsService extends HttpTestingService {
       return { kind: 'triggered', how: 'dispatch' };
     }
     const fault = await this.http.fault(answer, dispatch);
-    if (answer.status !== 422 || !/workflow_dispatch/i.test(fault.reason)) {
+    if (refusedRerun !== undefined) {
+      // The re-run was tried first: nothing is left to try.
+      return fault.kind === 'refused'
+        ? {
+            ...fault,
+            reason: `the re-run was refused (${refusedRerun}), and so was a fresh run: ${fault.reason}`,
+          }
+        : fault;
+    }
+    // Only a workflow without the trigger: a disabled one says "Cannot trigger a 'workflow_dispatch'
+    // on a disabled workflow", and a re-run of it would be refused too.
+    if (answer.status !== 422 || !/does not have 'workflow_dispatch'/i.test(fault.reason)) {
       return fault;
     }
-    const runId = /^(\d+)_\d+$/.exec(request.latestBuildId ?? '')?.[1];
     if (runId === undefined) {
       return { kind: 'refused', status: 422, reason: `${fault.reason}; and it has no run to re-run` };
     }
-    const rerun: UpstreamCall = {
-      ...base,
-      method: 'POST',
-      url: joinUrl(request.serviceUrl, ['repos', owner, repo, 'actions', 'runs', runId, 'rerun']),
-    };
-    return this.http.start(rerun, 'rerun');
+    return this.http.start(rerun(runId), 'rerun');
   }
 
   /**
@@ -365,27 +381,8 @@ export class GithubActionsService extends HttpTestingService {
     };
   }
 
-  /**
-   * `GET …/actions/workflows/{id}` after the runs were read (a valid resource): `workflowDisabled`
-   * when its `state` is `disabled_*` (`disabled_manually`, `disabled_inactivity`, `disabled_fork`).
-   * An unreadable state changes nothing: the runs already answered, and a later read tries again.
-   */
-  private async disabled(request: BuildCheckRequest, now: Date): Promise<{ workflowDisabled?: true }> {
-    const [owner, repo, workflow] = workflowOf(request.resource) ?? [];
-    const answer = await this.http.getJson({
-      ...this.requestBase(request, now),
-      url: joinUrl(request.serviceUrl, [
-        'repos',
-        owner ?? '',
-        repo ?? '',
-        'actions',
-        'workflows',
-        workflow ?? '',
-      ]),
-      notFound: 'workflow not found',
-    });
-    const state = answer.kind === 'json' && isRecord(answer.body) ? answer.body.state : undefined;
-    return typeof state === 'string' && state.startsWith('disabled') ? { workflowDisabled: true } : {};
+  private disabled(request: BuildCheckRequest, now: Date): Promise<{ workflowDisabled?: boolean }> {
+    return githubWorkflowDisabled(this.http, this.requestBase(request, now), request);
   }
 
   private async runsOf(request: BuildCheckRequest): Promise<BuildCheckResult> {
@@ -550,16 +547,18 @@ export class GithubActionsService extends HttpTestingService {
 }
 
 /**
- * Whether a check answered 304 reads the workflow's state: the first check in each
- * STATE_PERIOD_MS of the instance (checks come every refresh interval; none with the timer off).
+ * Whether GitHub refused a re-run as such (API.md 16): a 4xx that is not about our credentials
+ * (401) or a rate limit, such as its 403 "Unable to re-run this workflow run because it was
+ * created over a month ago". A fresh run may still start then.
  */
-export function stateReadDue(resource: string, now: Date, intervalMs: number): boolean {
-  if (intervalMs <= 0) {
-    return false;
-  }
-  const phase = createHash('sha1').update(resource).digest().readUInt32BE(0) % STATE_PERIOD_MS;
-  const at = now.getTime() - phase;
-  return Math.floor(at / STATE_PERIOD_MS) !== Math.floor((at - intervalMs) / STATE_PERIOD_MS);
+function refusesRerun(result: TriggerResult): result is { kind: 'refused'; status: number; reason: string } {
+  return (
+    result.kind === 'refused' &&
+    result.status !== undefined &&
+    result.status >= 400 &&
+    result.status < 500 &&
+    result.status !== 401
+  );
 }
 
 /** The not-found reason of a ref lookup: a 404 there is an answer (no such ref), not a failure. */

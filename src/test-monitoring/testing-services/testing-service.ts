@@ -143,8 +143,9 @@ export interface BuildCheckRequest {
  */
 export type BuildCheckResult =
   /**
-   * Builds newest first; `etag` goes into the next request when present. `workflowDisabled`: the
-   * service says the workflow no longer runs (a GitHub workflow's `disabled_*` state), when it read that.
+   * Builds newest first; `etag` goes into the next request when present. `workflowDisabled`, when
+   * this check read the workflow's state: true when the service no longer runs the workflow (a
+   * GitHub workflow's `disabled_*` state), false when it does; absent when the state was not read.
    */
   | { kind: 'builds'; builds: Build[]; etag?: string; workflowDisabled?: boolean }
   /** The answer is the same as the one behind the request's `etag`. */
@@ -177,6 +178,13 @@ export interface TriggerRequest extends ResourceTarget {
   selection?: BuildSelection;
   /** The instance's latest stored build, newest first by start: what a re-run would run again. */
   latestBuildId?: string;
+  /**
+   * A periodic re-run (API.md 11, 16): a service that re-runs builds runs `latestBuildId` again
+   * (the same commit, to see whether what it depends on has changed), and when it refuses to (GitHub:
+   * a run created over a month ago, a disabled workflow) starts a fresh build on the version's ref
+   * instead. Services without re-runs start a fresh build either way.
+   */
+  rerun?: boolean;
   /** The time of the trigger, for relative `Retry-After` values. Default: now. */
   now?: Date;
 }

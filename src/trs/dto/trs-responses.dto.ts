@@ -5,7 +5,6 @@ import { WORKFLOW_LANGUAGES, type WorkflowLanguage } from '../../crates/index.js
 import { toolPathInUrl } from '../tool-files.js';
 import {
   TOOL_CLASS,
-  verificationOf,
   type ListedFile,
   type ToolVersionView,
   type ToolView,
@@ -118,16 +117,21 @@ export class TrsToolVersionDto {
   @ApiProperty({
     example: true,
     description:
-      "Every test instance's latest finished build of this version passed; false without instances or " +
-      'while one has no finished build',
+      "Every test instance's latest finished build of this version passed and started within " +
+      'STALE_AFTER_DAYS (default 30 days); false without instances or while one has no finished build',
   })
   verified!: boolean;
 
   @ApiProperty({
     type: String,
     isArray: true,
-    example: ['https://github.com/crs4/example/actions/runs/8765'],
-    description: "The CI runs behind `verified`: each instance's latest finished build",
+    example: [
+      'https://lifemonitor.example.org/status/1d8a9c84-8b1c-4bfa-a9c5-52b6b1b9cd67?version=1.0',
+      'https://github.com/crs4/example/actions/runs/8765',
+    ],
+    description:
+      "The version's status page (where `verified` can be checked), then the CI runs behind it: each " +
+      "instance's latest finished build",
   })
   verified_source!: string[];
 
@@ -250,14 +254,17 @@ export function toToolVersionResponse(
   tool: ToolView,
   version: ToolVersionView,
 ): TrsToolVersionDto {
-  const { verified, sources } = verificationOf(version.finished);
+  const statusPage = `${root.base}/status/${encodeURIComponent(tool.workflow.uuid)}?version=${encodeURIComponent(version.version.version)}`;
   return {
     id: version.version.version,
     url: versionUrlOf(root, tool.workflow.uuid, version.version.version),
     name: version.version.name,
     descriptor_type: version.version.language === null ? [] : [version.version.language],
-    verified,
-    verified_source: sources,
+    verified: version.verified,
+    verified_source: [
+      statusPage,
+      ...version.finished.flatMap((build) => (build === undefined ? [] : [build.url])),
+    ],
     containerfile: false,
     signed: false,
     is_production: false,
