@@ -16,8 +16,10 @@ import { seedVersion } from '../support/monitoring-seed.js';
  * share answered 304 in the second cycle. Goals: ≤ 10 s per cycle, 1.0 request per instance,
  * ≥ 90 % 304. It asserts only that the work was done, never how fast (machines differ).
  * One run in ten failed: the first cycle reads each failed run's log once to classify it (API.md
- * 16), counted apart from the checks' requests, and the patterns' cost per failed build is
- * printed, measured on a real Travis log cut to the tail a check reads.
+ * 16), counted apart from the checks' requests as the workflow state reads are (API.md 6.2: with
+ * every changed runs listing, so once per instance in the first cycle, then once in 6 h), and the
+ * patterns' cost per failed build is printed, measured on a real Travis log cut to the tail a
+ * check reads.
  *
  * Run: node --experimental-vm-modules node_modules/jest/bin/jest.js --selectProjects bench test/bench/monitoring
  * (SQLite by default; TEST_DATABASE=mariadb with TEST_MARIADB_URL set runs it on MariaDB).
@@ -82,6 +84,7 @@ describe(`refresh benchmark (${testDatabase()})`, () => {
       writeMs: number;
       requests: number;
       logReads: number;
+      stateReads: number;
       notModified: number;
     }> => {
       github.resetLog();
@@ -95,12 +98,15 @@ describe(`refresh benchmark (${testDatabase()})`, () => {
       expect(report).toMatchObject({ instancesChecked: INSTANCES, failures: 0 });
       expect(report?.upstreamRequests).toBe(github.totalRequests);
       const logReads = github.countMatching(/\/logs$/);
+      // The workflow's own record (API.md 6.2): read with a changed runs listing, else once in 6 h.
+      const stateReads = github.countMatching(/\/actions\/workflows\/[^/]+$/);
       return {
         ms,
         cpuMs,
         writeMs,
-        requests: github.totalRequests - logReads,
+        requests: github.totalRequests - logReads - stateReads,
         logReads,
+        stateReads,
         notModified: github.notModifiedCount,
       };
     };
@@ -132,10 +138,12 @@ describe(`refresh benchmark (${testDatabase()})`, () => {
       `  cycle 1 (first check, builds written): ${(one.ms / 1000).toFixed(2)} s ` +
         `(CPU ${(one.cpuMs / 1000).toFixed(2)} s, app and fake in one process; ` +
         `database writes ${(one.writeMs / 1000).toFixed(2)} s), ` +
-        `${(one.requests / INSTANCES).toFixed(2)} requests/instance`,
+        `${(one.requests / INSTANCES).toFixed(2)} requests/instance ` +
+        `(+ ${(one.stateReads / INSTANCES).toFixed(2)} workflow state reads/instance, with every changed listing)`,
       `  cycle 2 (steady state): ${(two.ms / 1000).toFixed(2)} s (CPU ${(two.cpuMs / 1000).toFixed(2)} s; ` +
         `database writes ${(two.writeMs / 1000).toFixed(2)} s), ` +
-        `${(two.requests / INSTANCES).toFixed(2)} requests/instance, ` +
+        `${(two.requests / INSTANCES).toFixed(2)} requests/instance ` +
+        `(+ ${(two.stateReads / INSTANCES).toFixed(2)} workflow state reads/instance), ` +
         `${((100 * two.notModified) / two.requests).toFixed(1)} % answered 304`,
       `  classification (API.md 16): ${failedRuns} failed runs, ${one.logReads} log reads in cycle 1 ` +
         `(${(one.logReads / failedRuns).toFixed(2)} per failed build), ${two.logReads} in cycle 2; ` +
@@ -149,6 +157,9 @@ describe(`refresh benchmark (${testDatabase()})`, () => {
     expect(two.requests).toBe(INSTANCES);
     expect(one.logReads).toBe(failedRuns);
     expect(two.logReads).toBe(0);
+    expect(one.stateReads).toBe(INSTANCES);
+    // A 304 reads the state once per STATE_PERIOD_MS, in the check its instance's phase picks.
+    expect(two.stateReads).toBeLessThan(INSTANCES / 10);
     expect(two.notModified).toBe(INSTANCES);
   }, 300_000);
 });

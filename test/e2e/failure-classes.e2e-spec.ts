@@ -102,7 +102,8 @@ describe(`failure classes (API.md 16, ${testDatabase()})`, () => {
     jenkins = new JenkinsFake();
     await Promise.all([github.start(), travis.start(), jenkins.start()]);
     links = await LinkServer.start();
-    t = await createTestApp({ UPSTREAM_TIMEOUT_SECONDS: '2' });
+    // The fixtures' builds are dated 2024: staleness (its own e2e) is not what this file tests.
+    t = await createTestApp({ UPSTREAM_TIMEOUT_SECONDS: '2', STALE_AFTER_DAYS: '3650' });
     scheduler = t.app.get(RefreshScheduler);
     alice = await t.userToken(['user'], `alice_${randomUUID().slice(0, 8)}`);
   });
