@@ -262,7 +262,7 @@ export const HOT_READS: HotRead[] = [
     run: async (t) => {
       const follows = t.app.get(FollowsRepository, { strict: false });
       const later = new Date(Date.now() + 2 * 24 * 3600_000);
-      await follows.following('octo/repo');
+      await follows.following('https://github.com', 'octo/repo');
       await follows.followOf(1);
       await follows.claimDuePolls(later, 'plan-test', 10, 60_000);
       await follows.claimDueRefs(later, 'plan-test', 10, 60_000);
