@@ -2,7 +2,7 @@ import { TableColumn, type MigrationInterface, type QueryRunner } from 'typeorm'
 import { withoutForeignKeysOnSqlite } from './1763800000000-monitoring-check-state.js';
 
 /**
- * API.md 18: a followed repository is on one of several hosts (GitHub, a GitLab instance). `site`
+ * API.md 18: a followed repository is on one of several hosts (or instances of one). `site`
  * says which (where its pages are), every row so far being GitHub's; an owner may be a group path
  * (`group/subgroup`), longer than GitHub's 39 characters, and the lower-case `owner/repo` with it.
  */

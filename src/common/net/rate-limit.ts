@@ -37,7 +37,7 @@ export function parseRateLimit(
   if (retryAfter) {
     hints.push(retryAfter.getTime());
   }
-  // GitHub's `x-ratelimit-*`, and the same without `x-` (the IETF draft's names, GitLab's).
+  // GitHub's `x-ratelimit-*`, and the same without `x-` (the names of the IETF draft).
   const remaining = headers['x-ratelimit-remaining'] ?? headers['ratelimit-remaining'];
   const reset = headers['x-ratelimit-reset'] ?? headers['ratelimit-reset'];
   if (remaining === '0' && typeof reset === 'string' && /^\d+$/.test(reset.trim())) {
