@@ -76,7 +76,7 @@ const EPOCH = Date.UTC(2024, 0, 1);
 const FINISHED = new Set(['success', 'failed', 'canceled', 'skipped']);
 
 export class GitlabFake extends FakeServer {
-  /** Branches and tags listings never end: every page says another follows. */
+  /** Branches and tags listings never end: every page says another follows, and repeats the first's refs. */
   endlessPages = false;
   /** Pipelines created (`POST /pipeline`): the project and the ref asked. */
   readonly triggers: { project: string; ref: string | null }[] = [];
@@ -220,8 +220,9 @@ export class GitlabFake extends FakeServer {
       const page = Number(query.get('page') ?? 1);
       const all = [...refs.entries()].sort(([a], [b]) => a.localeCompare(b));
       const pages = Math.max(1, Math.ceil(all.length / perPage));
-      const shown = this.endlessPages
-        ? all.slice(0, perPage)
+      // Endless: every page repeats the first, plus a ref of its own (so that no two pages are alike).
+      const shown: [string, string][] = this.endlessPages
+        ? [...all.slice(0, perPage - 1), [`endless-${page}`, all[0]?.[1] ?? '0'.repeat(40)]]
         : all.slice((page - 1) * perPage, page * perPage);
       const next = this.endlessPages || page < pages ? String(page + 1) : '';
       return {

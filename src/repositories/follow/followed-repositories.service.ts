@@ -314,6 +314,7 @@ export class FollowedRepositoriesService {
     previous: readonly string[],
   ): Promise<{ refs: RepositoryRef[]; etags: string[] }> {
     const refs: RepositoryRef[] = [];
+    const seen = new Set<string>();
     const etags: string[] = [];
     for (let page = 1; page <= MAX_PAGES; page++) {
       const known = previous[page - 1];
@@ -326,7 +327,8 @@ export class FollowedRepositoriesService {
         }
         continue;
       }
-      refs.push(...answer.refs);
+      // A host whose pages repeat (a listing that never ends) names a ref once all the same.
+      refs.push(...answer.refs.filter((ref) => !seen.has(ref.name) && seen.add(ref.name)));
       etags.push(answer.etag ?? '');
       if (answer.last) {
         break;
