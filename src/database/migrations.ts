@@ -29,6 +29,7 @@ import { VmJobsStoppedAt1795752170583 } from '../../migrations/1795752170583-vm-
 import { RerunSearchKeys1795760000000 } from '../../migrations/1795760000000-rerun-search-keys.js';
 import { StoredTestStatuses1795770000000 } from '../../migrations/1795770000000-stored-test-statuses.js';
 import { RepositoryHosts1795790000000 } from '../../migrations/1795790000000-repository-hosts.js';
+import { GitlabProjectInstances1795790000001 } from '../../migrations/1795790000001-gitlab-project-instances.js';
 
 /**
  * Every migration, oldest first. Listed here rather than found by a file glob, so the
@@ -65,4 +66,5 @@ export const MIGRATIONS: (new () => MigrationInterface)[] = [
   RerunSearchKeys1795760000000,
   StoredTestStatuses1795770000000,
   RepositoryHosts1795790000000,
+  GitlabProjectInstances1795790000001,
 ];

@@ -24,4 +24,5 @@ export {
 export { badgeOf, renderBadgeSvg, statusMessage } from './badge.js';
 export type { DayCount } from './history.js';
 export type { StoredBuild } from './builds.repository.js';
-export { TestingServiceRegistry } from './testing-services/testing-service.js';
+export { normalizeServiceUrl, TestingServiceRegistry } from './testing-services/testing-service.js';
+export { parseGitlabResource } from './testing-services/gitlab.service.js';
