@@ -34,8 +34,19 @@ export class RepositoryHosts1795790000000 implements MigrationInterface {
     );
   }
 
-  /** SQLite rebuilds the table: its refs must not go with the old one. */
+  /**
+   * MySQL and MariaDB widen in place (TypeORM's changeColumn would drop and add the columns there,
+   * their values and index with them); SQLite rebuilds the table, whose refs must not go with the old one.
+   */
   private async setLengths(queryRunner: QueryRunner, lengths: Record<string, string>): Promise<void> {
+    const type = queryRunner.connection.options.type;
+    if (type === 'mariadb' || type === 'mysql') {
+      const changes = Object.entries(lengths).map(
+        ([name, length]) => `MODIFY \`${name}\` varchar(${length}) NOT NULL`,
+      );
+      await queryRunner.query(`ALTER TABLE \`followed_repositories\` ${changes.join(', ')}`);
+      return;
+    }
     await withoutForeignKeysOnSqlite(
       queryRunner,
       async () => {
