@@ -79,6 +79,7 @@ export class AppConfig {
     readonly smtpUrl?: string;
     readonly mailFrom: string;
     readonly githubWebhookSecret?: string;
+    readonly gitlabWebhookSecret?: string;
     /** ALLOW_PRIVATE_NETWORK_LINKS, for webhook and Slack targets. */
     readonly allowPrivateTargets: boolean;
   };
@@ -184,6 +185,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
       smtpUrl: schema.SMTP_URL,
       mailFrom: schema.MAIL_FROM ?? 'workflow-infra-service@localhost',
       githubWebhookSecret: schema.GITHUB_WEBHOOK_SECRET,
+      gitlabWebhookSecret: schema.GITLAB_WEBHOOK_SECRET,
       allowPrivateTargets: schema.ALLOW_PRIVATE_NETWORK_LINKS,
     },
     orchestration: {

@@ -220,4 +220,10 @@ export class EnvSchema {
   @IsString()
   @MinLength(8, { message: 'must be at least 8 characters' })
   GITHUB_WEBHOOK_SECRET?: string;
+
+  /** The secret token of incoming GitLab webhooks (`X-Gitlab-Token`); they are refused (401) while unset. */
+  @IsOptional()
+  @IsString()
+  @MinLength(8, { message: 'must be at least 8 characters' })
+  GITLAB_WEBHOOK_SECRET?: string;
 }

@@ -8,7 +8,13 @@ import { ConfigError } from './config-error.js';
 const PLACEHOLDER = /^(change-me|replace-me|replace-with-)/i;
 
 /** The settings that are secrets as a whole. */
-const SECRETS = ['JWT_SECRET', 'ADMIN_PASSWORD', 'METRICS_TOKEN', 'GITHUB_WEBHOOK_SECRET'] as const;
+const SECRETS = [
+  'JWT_SECRET',
+  'ADMIN_PASSWORD',
+  'METRICS_TOKEN',
+  'GITHUB_WEBHOOK_SECRET',
+  'GITLAB_WEBHOOK_SECRET',
+] as const;
 /** The settings that are URLs with a password in them. */
 const URLS_WITH_PASSWORD = ['DATABASE_URL', 'SMTP_URL'] as const;
 

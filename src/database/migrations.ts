@@ -30,6 +30,8 @@ import { RerunSearchKeys1795760000000 } from '../../migrations/1795760000000-rer
 import { BuildChanges1795780000000 } from '../../migrations/1795780000000-build-changes.js';
 import { StoredTestStatuses1795770000000 } from '../../migrations/1795770000000-stored-test-statuses.js';
 import { BuildFailureClasses1795781234567 } from '../../migrations/1795781234567-build-failure-classes.js';
+import { RepositoryHosts1795790000000 } from '../../migrations/1795790000000-repository-hosts.js';
+import { GitlabProjectInstances1795790000001 } from '../../migrations/1795790000001-gitlab-project-instances.js';
 import { CiWorkflowDisabled1795940291861 } from '../../migrations/1795940291861-ci-workflow-disabled.js';
 
 /**
@@ -68,5 +70,7 @@ export const MIGRATIONS: (new () => MigrationInterface)[] = [
   StoredTestStatuses1795770000000,
   BuildChanges1795780000000,
   BuildFailureClasses1795781234567,
+  RepositoryHosts1795790000000,
+  GitlabProjectInstances1795790000001,
   CiWorkflowDisabled1795940291861,
 ];

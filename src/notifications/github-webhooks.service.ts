@@ -7,7 +7,7 @@ import { isRecord } from '../common/is-record.js';
 import { AppConfig } from '../config/app-config.js';
 import { Rechecks } from '../test-monitoring/index.js';
 import { insertMissing } from '../database/dialect.js';
-import { FollowedRepositoriesService, type RepositoryRefEvent } from '../repositories/index.js';
+import { FollowedRepositoriesService, GITHUB_SITE, type RepositoryRefEvent } from '../repositories/index.js';
 import { RegistryEvents } from '../workflows/index.js';
 import { GithubWorkflowInstanceEntity, workflowKeyOf } from './entities/github-workflow-instance.entity.js';
 
@@ -169,7 +169,9 @@ function repositoryRefOf(event: string, payload: unknown): RepositoryRefEvent | 
     return undefined;
   }
   const tag = (name: unknown): RepositoryRefEvent | undefined =>
-    typeof name === 'string' && name !== '' ? { repository: fullName, kind: 'tag', name } : undefined;
+    typeof name === 'string' && name !== ''
+      ? { site: GITHUB_SITE, repository: fullName, kind: 'tag', name }
+      : undefined;
   switch (event) {
     case 'create':
       return payload.ref_type === 'tag' ? tag(payload.ref) : undefined;
@@ -187,7 +189,13 @@ function repositoryRefOf(event: string, payload: unknown): RepositoryRefEvent | 
       }
       const commit = payload.after;
       if (ref.startsWith('refs/heads/') && typeof commit === 'string' && /^[0-9a-f]{40}$/.test(commit)) {
-        return { repository: fullName, kind: 'branch', name: ref.slice('refs/heads/'.length), commit };
+        return {
+          site: GITHUB_SITE,
+          repository: fullName,
+          kind: 'branch',
+          name: ref.slice('refs/heads/'.length),
+          commit,
+        };
       }
       return undefined;
     }

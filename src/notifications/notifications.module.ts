@@ -10,12 +10,15 @@ import { ChannelEntity } from './entities/channel.entity.js';
 import { DeliveryAttemptEntity } from './entities/delivery-attempt.entity.js';
 import { DeliveryEntity } from './entities/delivery.entity.js';
 import { GithubWorkflowInstanceEntity } from './entities/github-workflow-instance.entity.js';
+import { GitlabProjectInstanceEntity } from './entities/gitlab-project-instance.entity.js';
 import { NotificationEventEntity } from './entities/notification-event.entity.js';
 import { NotificationEntity } from './entities/notification.entity.js';
 import { SubscriptionEntity } from './entities/subscription.entity.js';
 import { EventRaiser } from './event-raiser.js';
 import { GithubWebhooksController } from './github-webhooks.controller.js';
 import { GithubWebhooksService } from './github-webhooks.service.js';
+import { GitlabTokenScheme, GitlabWebhooksController } from './gitlab-webhooks.controller.js';
+import { GitlabWebhooksService } from './gitlab-webhooks.service.js';
 import { NotificationsController } from './notifications.controller.js';
 import { NotificationsRepository } from './notifications.repository.js';
 import { NotificationsService } from './notifications.service.js';
@@ -46,6 +49,7 @@ const SENDERS = [WebhookSender, SlackSender, EmailSender];
       DeliveryEntity,
       DeliveryAttemptEntity,
       GithubWorkflowInstanceEntity,
+      GitlabProjectInstanceEntity,
     ]),
   ],
   controllers: [
@@ -53,6 +57,7 @@ const SENDERS = [WebhookSender, SlackSender, EmailSender];
     NotificationsController,
     ChannelsController,
     GithubWebhooksController,
+    GitlabWebhooksController,
   ],
   providers: [
     Clock,
@@ -68,6 +73,8 @@ const SENDERS = [WebhookSender, SlackSender, EmailSender];
     { provide: CHANNEL_SENDERS, useFactory: (...senders: ChannelSender[]) => senders, inject: SENDERS },
     DeliveryWorker,
     GithubWebhooksService,
+    GitlabWebhooksService,
+    GitlabTokenScheme,
   ],
   exports: [MailUnsubscribeService],
 })

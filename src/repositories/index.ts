@@ -21,7 +21,7 @@ export {
   type RepositoryRefEvent,
 } from './follow/followed-repositories.service.js';
 export { FollowsRepository } from './follow/follows.repository.js';
-export { GithubRepositories, parseRepositoryLink } from './hosts/github-repository.js';
+export { GITHUB_SITE, GithubRepositories, parseRepositoryLink } from './hosts/github-repository.js';
 export {
   RepositoryHosts,
   type RepositoryHost,

@@ -9,17 +9,18 @@ import { FollowScheduler } from './follow/follow.scheduler.js';
 import { FollowedRepositoriesService } from './follow/followed-repositories.service.js';
 import { FollowsRepository } from './follow/follows.repository.js';
 import { GithubRepositories } from './hosts/github-repository.js';
+import { GitlabRepositories } from './hosts/gitlab-repository.js';
 import { REPOSITORY_HOSTS, RepositoryHosts, type RepositoryHost } from './hosts/repository-host.js';
 import { RegistryPort } from './registry-port.js';
 
 /** The repository hosts: a new one is its class and a line here (a link goes to the first that knows it). */
-const HOSTS = [GithubRepositories];
+const HOSTS = [GithubRepositories, GitlabRepositories];
 
 /**
- * Repositories a workflow is registered from (API.md 7.1, 12): the repository host (GitHub's
- * API), following a repository's tags and branches, and its `.lifemonitor.yaml`. The registry
+ * Repositories a workflow is registered from (API.md 7.1, 12, 18): the repository hosts (a
+ * RepositoryHost each), following a repository's tags and branches, and its `.lifemonitor.yaml`. The registry
  * (workflows/) uses this module; following reaches the registry back only through the
- * RegistryPort it connects at start-up. Notifications hands GitHub's ref events to
+ * RegistryPort it connects at start-up. Notifications hands the hosts' ref events to
  * `FollowedRepositoriesService`. Its controller, GithubConfigController, is mounted by the
  * registry's module, after the registry's own (the order the API document lists routes in).
  */

@@ -411,7 +411,7 @@ export class StatusPagesService {
       })),
       follow: follow && {
         repository: `${follow.owner}/${follow.repo}`,
-        url: `https://github.com/${encodeURIComponent(follow.owner)}/${encodeURIComponent(follow.repo)}`,
+        url: `${follow.site}/${[...follow.owner.split('/'), follow.repo].map(encodeURIComponent).join('/')}`,
         tags: follow.globs.tags,
         branches: follow.globs.branches,
         source:

@@ -489,6 +489,7 @@ describe('CheckStateRepository periodic re-run keys', () => {
           versionId: seeded.versionId,
           serviceId: instance.serviceId,
           serviceType: 'github',
+          serviceUrl: 'https://api.github.com',
           resource: instance.resource,
         })),
         T0,

@@ -25,4 +25,9 @@ export { badgeOf, renderBadgeSvg, statusMessage } from './badge.js';
 export { STALE_REASONS, staleSentence, type StaleReason } from './staleness.js';
 export type { DayCount } from './history.js';
 export type { StoredBuild } from './builds.repository.js';
-export { isFailingStatus, TestingServiceRegistry } from './testing-services/testing-service.js';
+export {
+  isFailingStatus,
+  normalizeServiceUrl,
+  TestingServiceRegistry,
+} from './testing-services/testing-service.js';
+export { parseGitlabResource } from './testing-services/gitlab.service.js';

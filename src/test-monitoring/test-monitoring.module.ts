@@ -27,6 +27,7 @@ import { TestStatusService } from './test-status.service.js';
 import { VersionStatuses } from './version-statuses.js';
 import { StatusSubscriptions } from './status-subscriptions.js';
 import { GithubActionsService } from './testing-services/github-actions.service.js';
+import { GitlabService } from './testing-services/gitlab.service.js';
 import { JenkinsService } from './testing-services/jenkins.service.js';
 import { TESTING_SERVICES_PROVIDER, TestingServiceRegistry } from './testing-services/testing-service.js';
 import { TravisService } from './testing-services/travis.service.js';
@@ -48,6 +49,7 @@ import { Clock } from '../common/clock.js';
     GithubActionsService,
     TravisService,
     JenkinsService,
+    GitlabService,
     TESTING_SERVICES_PROVIDER,
     TestingServiceRegistry,
     // The registry injects this token (optionally) to know the services a crate may name.

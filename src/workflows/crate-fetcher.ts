@@ -20,10 +20,12 @@ import { RepositoryHosts, type RepositoryLink, type RepositorySource } from '../
 /** What a `roc_link` gave: a zip archive in `<DATA_DIR>/tmp/` (the caller stores or removes it). */
 export interface FetchedCrate {
   crate: DownloadedCrate;
-  /** The ref and commit, when the link named a GitHub repository. */
+  /** The ref and commit, when the link named a repository on a host. */
   source?: RepositorySource;
   /** The repository, when the link named one. */
   repository?: RepositoryLink;
+  /** The repository as messages name it (`the GitHub repository o/r`), when the link named one. */
+  repositoryName?: string;
 }
 
 const JSON_TYPES = new Set(['application/json', 'application/ld+json']);
@@ -31,8 +33,8 @@ const ZIP_MAGIC = Buffer.from('504b', 'hex');
 
 /**
  * Turns any kind of `roc_link` (API.md 2.1, 7.1) into a zip archive on disk: a link to an
- * archive is downloaded as it is; a link naming a GitHub repository becomes the archive of its
- * ref through GitHub's API; a link answering the metadata JSON itself (a detached crate) becomes
+ * archive is downloaded as it is; a link naming a repository on a host (RepositoryHosts) becomes
+ * the archive of its ref through the host's API; a link answering the metadata JSON itself (a detached crate) becomes
  * a zip holding only that file, its bytes unchanged.
  */
 @Injectable()
@@ -51,7 +53,7 @@ export class CrateFetcher {
       const archive = await host.archive(repository, source.commit);
       // The archive host is chosen by the host's answer: it passes the guard and limits of any link.
       const crate = await this.downloader.download(archive.url, archive.authorization);
-      return { crate, source, repository };
+      return { crate, source, repository, repositoryName: host.describe(repository) };
     }
     const crate = await this.downloader.download(link, authorization);
     try {
@@ -74,7 +76,7 @@ export class CrateFetcher {
     }
     const archive = await onHost.host.archive(repository, source.commit);
     const crate = await this.downloader.download(archive.url, archive.authorization);
-    return { crate, source, repository };
+    return { crate, source, repository, repositoryName: onHost.host.describe(repository) };
   }
 
   /**

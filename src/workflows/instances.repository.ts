@@ -66,6 +66,7 @@ export class InstancesRepository {
                 versionId: input.versionId,
                 serviceId,
                 serviceType: input.serviceType,
+                serviceUrl: input.serviceUrl,
                 resource: input.resource,
               },
             ],
@@ -112,9 +113,10 @@ export class InstancesRepository {
         await tx.update(TestInstanceEntity, { id }, changes);
         if (changes.resource !== undefined && changes.resource !== current.resource) {
           const serviceType = current.service?.type ?? '';
+          const serviceUrl = current.service?.url ?? '';
           await this.events.instanceRetargeted(
             tx,
-            { instanceId: id, serviceType, resource: changes.resource },
+            { instanceId: id, serviceType, serviceUrl, resource: changes.resource },
             now,
           );
         }
@@ -142,6 +144,7 @@ export class InstancesRepository {
           versionId,
           serviceId: instance.serviceId,
           serviceType: loaded(instance.service, 'instance.service').type,
+          serviceUrl: loaded(instance.service, 'instance.service').url,
           resource,
         },
       ],

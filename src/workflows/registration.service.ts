@@ -137,7 +137,7 @@ export class RegistrationService {
     const exists =
       input.uuid !== undefined &&
       (await this.refuseKnownConflicts(uuid, input.version, ownerId, input.registry?.id, input.replace));
-    const { crate, source, repository } = input.repository
+    const { crate, source, repository, repositoryName } = input.repository
       ? await this.fetcher.fetchAt(input.rocLink, input.repository.link, input.repository.source)
       : input.registry
         ? await this.fetcher.fetchFromUpstream(input.rocLink, input.authorization, input.registry.name)
@@ -154,10 +154,10 @@ export class RegistrationService {
           repository ? CONFIG_COMPANIONS : undefined,
         )
         .catch((error: unknown) => {
-          if (repository && source && error instanceof MissingMetadataError) {
+          if (repositoryName && source && error instanceof MissingMetadataError) {
             throw new DomainError(
               'invalid_input',
-              `the GitHub repository ${repository.owner}/${repository.repo} has no ${METADATA_FILE} at its root ` +
+              `${repositoryName} has no ${METADATA_FILE} at its root ` +
                 `(ref '${source.ref}', commit ${source.commit})`,
             );
           }

@@ -7,8 +7,9 @@ export interface AddedInstance {
   instanceId: number;
   versionId: number;
   serviceId: number;
-  /** The service's type (`github`, `travis`, …) and the instance's resource on it. */
+  /** The service's type (`github`, `travis`, …), its URL and the instance's resource on it. */
   serviceType: string;
+  serviceUrl: string;
   resource: string;
 }
 
@@ -61,6 +62,7 @@ export type InstanceDeletedListener = (tx: EntityManager, instance: DeletedInsta
 export interface RetargetedInstance {
   instanceId: number;
   serviceType: string;
+  serviceUrl: string;
   resource: string;
 }
 

@@ -164,6 +164,7 @@ export class VersionWriter {
           versionId: version.id,
           serviceId: Number(serviceId),
           serviceType: instance.serviceType,
+          serviceUrl: instance.serviceUrl,
           resource: instance.resource,
         });
       }

@@ -22,7 +22,7 @@ import {
   type FollowView,
   globProblem,
   MAX_GLOBS,
-  parseRepositoryLink,
+  RepositoryHosts,
   type RepositoryLink,
 } from '../repositories/index.js';
 import { RepositoryChecks } from './checks/repository-checks.js';
@@ -126,6 +126,7 @@ export class WorkflowsService {
     private readonly registration: RegistrationService,
     private readonly lists: WorkflowListsService,
     private readonly archives: VersionArchives,
+    private readonly hosts: RepositoryHosts,
   ) {}
 
   /**
@@ -351,7 +352,7 @@ export class WorkflowsService {
     const { follow, ...changes } = update;
     const workflow = await this.access.editableWorkflow(uuid, user);
     // Refused before anything is written.
-    const repository = follow === undefined ? undefined : followableRepository(workflow, follow);
+    const repository = follow === undefined ? undefined : followableRepository(workflow, follow, this.hosts);
     if (!(await this.repo.updateWorkflow(workflow.id, latestVersionOf(workflow).id, changes))) {
       // Deleted, or its latest version replaced, by a concurrent request.
       throw new DomainError('not_found', `No workflow ${uuid}`);
@@ -517,10 +518,14 @@ export interface VersionsView {
 
 /**
  * The repository a workflow follows (API.md 12): that of its latest version registered from a
- * GitHub repository link. Throws DomainError('invalid_input') for a workflow registered from
+ * repository link (on any host). Throws DomainError('invalid_input') for a workflow registered from
  * other links only, and for globs that are not.
  */
-function followableRepository(workflow: WorkflowEntity, follow: FollowGlobs | null): RepositoryLink {
+function followableRepository(
+  workflow: WorkflowEntity,
+  follow: FollowGlobs | null,
+  hosts: RepositoryHosts,
+): RepositoryLink {
   for (const [field, globs] of [
     ['follow.tags', follow?.tags ?? []],
     ['follow.branches', follow?.branches ?? []],
@@ -540,19 +545,20 @@ function followableRepository(workflow: WorkflowEntity, follow: FollowGlobs | nu
   }
   const fromRepository = versionsOf(workflow)
     .filter((version) => version.sourceRef !== null)
-    .map((version) => parseRepositoryLink(version.rocLink))
+    .map((version) => hosts.forLink(version.rocLink)?.repository)
     .at(-1);
   if (!fromRepository) {
     throw new DomainError(
       'invalid_input',
-      `the workflow ${workflow.uuid} was not registered from a GitHub repository link: only such a workflow follows its repository`,
+      `the workflow ${workflow.uuid} was not registered from a repository link (of ${hosts.names().join(', ')}): ` +
+        'only such a workflow follows its repository',
       [
         {
           field: 'follow',
-          message: 'only a workflow registered from a GitHub repository link can follow it',
+          message: 'only a workflow registered from a repository link can follow it',
         },
       ],
     );
   }
-  return { owner: fromRepository.owner, repo: fromRepository.repo };
+  return { site: fromRepository.site, owner: fromRepository.owner, repo: fromRepository.repo };
 }

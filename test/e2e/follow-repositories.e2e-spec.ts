@@ -146,7 +146,7 @@ describe(`following GitHub repositories (${testDatabase()})`, () => {
       const refused = await follow(uuid, { tags: ['v*'] });
       expect(refused.status).toBe(400);
       expect(refused.headers['content-type']).toMatch(/^application\/problem\+json/);
-      expect(refused.body.detail).toMatch(/not registered from a GitHub repository link/);
+      expect(refused.body.detail).toMatch(/not registered from a repository link/);
     });
 
     it('shows what a repository-linked workflow follows, none at first; refuses bad globs with 400', async () => {

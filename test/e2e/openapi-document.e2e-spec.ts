@@ -313,9 +313,15 @@ describe(`the OpenAPI document (${testDatabase()})`, () => {
       expect(
         schemes.filter(
           (scheme) =>
-            !['bearer', 'apiKey', 'apiKeyHeader', 'metrics', 'github-signature', 'registry-client'].includes(
-              scheme,
-            ),
+            ![
+              'bearer',
+              'apiKey',
+              'apiKeyHeader',
+              'metrics',
+              'github-signature',
+              'gitlab-token',
+              'registry-client',
+            ].includes(scheme),
         ),
       ).toEqual([]);
       // GitHub's webhook has its own credential: the signature of the body, alone.
@@ -324,6 +330,13 @@ describe(`the OpenAPI document (${testDatabase()})`, () => {
         method,
         path,
         signed: signed ? ['github-signature'] : [],
+      });
+      // So has GitLab's: its secret token, alone.
+      const tokened = schemes.includes('gitlab-token');
+      expect({ method, path, tokened: tokened ? schemes : [] }).toEqual({
+        method,
+        path,
+        tokened: tokened ? ['gitlab-token'] : [],
       });
       // A token sent once: its alternatives live in the Authorization header, which a generated client
       // fills from the first scheme (bearer) and then leaves alone; besides, an API key alone in X-API-Key.
@@ -342,9 +355,11 @@ describe(`the OpenAPI document (${testDatabase()})`, () => {
             ? []
             : signed
               ? ['header:x-hub-signature-256']
-              : keyed
-                ? ['header:authorization', 'header:x-api-key']
-                : ['header:authorization'],
+              : tokened
+                ? ['header:x-gitlab-token']
+                : keyed
+                  ? ['header:authorization', 'header:x-api-key']
+                  : ['header:authorization'],
       });
       // Wherever an API key goes in Authorization, it may go alone in X-API-Key.
       expect({ method, path, keyed, alone: schemes.includes('apiKeyHeader') }).toEqual({

@@ -30,6 +30,8 @@ export interface RateLimitMode {
   resetAt?: Date;
   /** Sent as `Retry-After: <seconds>`. */
   retryAfterSeconds?: number;
+  /** The prefix of the limit's headers: GitHub's `x-ratelimit` (default), or `ratelimit` (GitLab's). */
+  headerPrefix?: 'x-ratelimit' | 'ratelimit';
 }
 
 export interface FakeAnswer {
@@ -282,9 +284,10 @@ export abstract class FakeServer {
     if (this.rateLimit) {
       const headers: Record<string, string> = {};
       if (this.rateLimit.resetAt) {
-        headers['x-ratelimit-limit'] = '5000';
-        headers['x-ratelimit-remaining'] = '0';
-        headers['x-ratelimit-reset'] = String(Math.ceil(this.rateLimit.resetAt.getTime() / 1000));
+        const prefix = this.rateLimit.headerPrefix ?? 'x-ratelimit';
+        headers[`${prefix}-limit`] = '5000';
+        headers[`${prefix}-remaining`] = '0';
+        headers[`${prefix}-reset`] = String(Math.ceil(this.rateLimit.resetAt.getTime() / 1000));
       }
       if (this.rateLimit.retryAfterSeconds !== undefined) {
         headers['retry-after'] = String(this.rateLimit.retryAfterSeconds);

@@ -1,6 +1,7 @@
 import { DataSource } from 'typeorm';
 import { DeliveriesRepository } from '../../src/notifications/deliveries.repository.js';
 import { GithubWebhooksService } from '../../src/notifications/github-webhooks.service.js';
+import { GitlabWebhooksService } from '../../src/notifications/gitlab-webhooks.service.js';
 import { NotificationsRepository } from '../../src/notifications/notifications.repository.js';
 import { UnsubscribeLinks, type UnsubscribeList } from '../../src/notifications/unsubscribe-links.js';
 import { BuildsRepository } from '../../src/test-monitoring/builds.repository.js';
@@ -270,11 +271,18 @@ export const HOT_READS: HotRead[] = [
     run: (t) => t.app.get(GithubWebhooksService, { strict: false }).instancesWatching(['octo/repo/ci.yml']),
   },
   {
+    name: 'instances of a GitLab project (webhooks in)',
+    run: (t) =>
+      t.app
+        .get(GitlabWebhooksService, { strict: false })
+        .instancesWatching(['https://gitlab.com/group/project', 'https://gitlab.com#42']),
+  },
+  {
     name: 'followed repositories: a webhook’s lookup, a reply’s view, poll and registration claims, the pause',
     run: async (t) => {
       const follows = t.app.get(FollowsRepository, { strict: false });
       const later = new Date(Date.now() + 2 * 24 * 3600_000);
-      await follows.following('octo/repo');
+      await follows.following('https://github.com', 'octo/repo');
       await follows.followOf(1);
       await follows.claimDuePolls(later, 'plan-test', 10, 60_000);
       await follows.claimDueRefs(later, 'plan-test', 10, 60_000);

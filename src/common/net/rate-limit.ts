@@ -19,8 +19,8 @@ export function parseRetryAfter(headers: IncomingHttpHeaders, now: Date): Date |
 
 /**
  * When a rate-limited service may be called again, or undefined when the answer is not a rate
- * limit. A primary limit is a 403/429 with `x-ratelimit-remaining: 0` and the reset in epoch
- * seconds, a secondary limit one with `Retry-After` (or only a message); a bare 429
+ * limit. A primary limit is a 403/429 with `x-ratelimit-remaining: 0` (or `ratelimit-remaining`)
+ * and the reset in epoch seconds, a secondary limit one with `Retry-After` (or only a message); a bare 429
  * from any service pauses it for DEFAULT_RATE_LIMIT_PAUSE_MS. The later of the hints wins.
  */
 export function parseRateLimit(
@@ -37,11 +37,13 @@ export function parseRateLimit(
   if (retryAfter) {
     hints.push(retryAfter.getTime());
   }
-  const reset = headers['x-ratelimit-reset'];
-  if (headers['x-ratelimit-remaining'] === '0' && typeof reset === 'string' && /^\d+$/.test(reset.trim())) {
+  // GitHub's `x-ratelimit-*`, and the same without `x-` (the names of the IETF draft).
+  const remaining = headers['x-ratelimit-remaining'] ?? headers['ratelimit-remaining'];
+  const reset = headers['x-ratelimit-reset'] ?? headers['ratelimit-reset'];
+  if (remaining === '0' && typeof reset === 'string' && /^\d+$/.test(reset.trim())) {
     hints.push(Number(reset.trim()) * 1000);
   }
-  const exhausted = headers['x-ratelimit-remaining'] === '0' || /rate limit/i.test(message);
+  const exhausted = remaining === '0' || /rate limit/i.test(message);
   if (hints.length === 0 && (status === 429 || exhausted)) {
     hints.push(now.getTime() + DEFAULT_RATE_LIMIT_PAUSE_MS);
   }

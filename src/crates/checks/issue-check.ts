@@ -30,6 +30,8 @@ export interface IssueType {
  * registered. Checks of the repository itself live in repositories/, which fills this in.
  */
 export interface CheckedRepository {
+  /** Where its host's pages are (`https://github.com`). */
+  site: string;
   owner: string;
   repo: string;
   ref: string;
@@ -47,7 +49,7 @@ export interface CheckedCrate {
    * `ro-crate-metadata.json`): `README.md`, `test/planemo.yml`. A detached crate has only its metadata.
    */
   readonly files: ReadonlySet<string>;
-  /** For a link naming a GitHub repository (API.md 7.1): which, and the ref and commit registered. */
+  /** For a link naming a repository on a host (API.md 7.1): which, and the ref and commit registered. */
   readonly repository?: CheckedRepository;
   /**
    * For a repository link: its `.lifemonitor.yaml` as this registration read it (no `file`: there

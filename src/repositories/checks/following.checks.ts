@@ -1,6 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { GithubRepositories } from '../hosts/github-repository.js';
-import { type RepositoryRef } from '../hosts/repository-host.js';
+import { RepositoryHosts, type RepositoryRef } from '../hosts/repository-host.js';
 import { matchesAny } from '../follow/follow-rules.js';
 import {
   type CheckedCrate,
@@ -51,23 +50,24 @@ export class InvalidConfigFileCheck implements IssueCheck {
 }
 
 /**
- * Every branch glob followed matches a branch of the repository. Reads GitHub's branches: when
- * GitHub cannot answer, the check throws and the registration goes on without its finding.
+ * Every branch glob followed matches a branch of the repository. Reads the host's branches: when
+ * the host cannot answer, the check throws and the registration goes on without its finding.
  */
 @RegisterIssueCheck()
 @Injectable()
 export class MissingFollowedBranchCheck implements IssueCheck {
   readonly types = [MISSING_FOLLOWED_BRANCH];
 
-  constructor(private readonly github: GithubRepositories) {}
+  constructor(private readonly hosts: RepositoryHosts) {}
 
   async check({ repository, following }: CheckedCrate): Promise<IssueFinding[]> {
     if (!repository || !following || following.branches.length === 0) {
       return [];
     }
+    const host = this.hosts.of(repository);
     const branches: RepositoryRef[] = [];
     for (let page = 1; page <= MAX_PAGES; page++) {
-      const answer = await this.github.refsPage(repository, 'heads', page);
+      const answer = await host.refsPage(repository, 'heads', page);
       if (answer.kind === 'unchanged') {
         break;
       }

@@ -3,6 +3,8 @@ import type { FollowGlobs, FollowSource } from './follow-rules.js';
 
 /** What a workflow reply and the status page show of following (API.md 12). */
 export interface FollowView {
+  /** Where the repository's host has its pages (RepositoryLink.site). */
+  site: string;
   owner: string;
   repo: string;
   globs: FollowGlobs;

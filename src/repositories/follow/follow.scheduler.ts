@@ -8,7 +8,7 @@ import { FollowsRepository } from './follows.repository.js';
 
 /** Repositories polled, and refs registered, per claim. */
 const BATCH_SIZE = 20;
-/** Polls of one copy at once: each is a request or two to GitHub. */
+/** Polls of one copy at once: each is a request or two to a host. */
 const POLLS_AT_ONCE = 4;
 
 /**
@@ -17,7 +17,7 @@ const POLLS_AT_ONCE = 4;
  * poll and polls them, then claims the pending registrations and makes them, one at a time; a
  * webhook's new tag or a follow just set wakes it at once. Claims in the database let several
  * copies share the work, each poll and each registration made by one copy. Nothing is sent to
- * GitHub while its rate limit's pause lasts. REFRESH_INTERVAL_SECONDS=0 turns the timer off:
+ * a host while its rate limit's pause lasts (the service puts those polls and refs off). REFRESH_INTERVAL_SECONDS=0 turns the timer off:
  * only wake-ups run it then.
  */
 @Injectable()
@@ -54,15 +54,12 @@ export class FollowScheduler extends ClaimTicker implements OnModuleInit {
     return 2 * 60_000 + 4 * this.config.registry.downloadTimeoutMs;
   }
 
-  /** A registration reads GitHub's API and downloads the archive: a claim outlives both timeouts. */
+  /** A registration reads the host's API and downloads the archive: a claim outlives both timeouts. */
   private get registrationClaimMs(): number {
     return 2 * 60_000 + 4 * this.config.registry.downloadTimeoutMs;
   }
 
   protected async run(now: Date): Promise<number> {
-    if (await this.service.pausedUntil(now)) {
-      return 0;
-    }
     let done = 0;
     for (;;) {
       const claimed = await this.follows.claimDuePolls(now, this.owner, BATCH_SIZE, this.pollClaimMs);
@@ -77,7 +74,7 @@ export class FollowScheduler extends ClaimTicker implements OnModuleInit {
     while (!this.isStopping) {
       const claimed = await this.follows.claimDueRefs(now, this.owner, BATCH_SIZE, this.registrationClaimMs);
       for (const ref of claimed) {
-        if (this.isStopping || (await this.service.pausedUntil(now))) {
+        if (this.isStopping) {
           break; // the claims run out and the refs are due again
         }
         await this.service.attempt(ref, now);

@@ -2,8 +2,14 @@ import { Injectable, Logger } from '@nestjs/common';
 import { Clock } from '../../common/clock.js';
 import { DomainError } from '../../common/errors/domain-error.js';
 import { AppConfig } from '../../config/app-config.js';
-import { GithubRepositories, RepositoryGone } from '../hosts/github-repository.js';
-import { type RefKind, type RepositoryLink, type RepositoryRef } from '../hosts/repository-host.js';
+import {
+  RepositoryGone,
+  RepositoryHosts,
+  type RefKind,
+  type RepositoryHost,
+  type RepositoryLink,
+  type RepositoryRef,
+} from '../hosts/repository-host.js';
 import { UpstreamUnavailable } from '../../crates/index.js';
 import { RegistryPort, type FollowFailure } from '../registry-port.js';
 import type { FollowedRefEntity, FollowedRefKind } from './entities/followed-ref.entity.js';
@@ -11,10 +17,13 @@ import { FollowQueue } from './follow-queue.js';
 import { refDecision, type ShownRef } from './follow-rules.js';
 import { FollowsRepository, type Claimed, type FollowSubject } from './follows.repository.js';
 
-/** A ref a webhook tells of (API.md 12): a tag created, or a branch pushed to a commit. */
-export type RepositoryRefEvent =
-  | { repository: string; kind: 'tag'; name: string }
-  | { repository: string; kind: 'branch'; name: string; commit: string };
+/**
+ * A ref a webhook tells of (API.md 12): a tag created, or a branch pushed to a commit, in the
+ * repository `owner/repo` (any case) of the host whose pages are at `site` (RepositoryLink.site).
+ */
+export type RepositoryRefEvent = { site: string; repository: string } & (
+  { kind: 'tag'; name: string } | { kind: 'branch'; name: string; commit: string }
+);
 
 /** What a webhook's event did: registrations queued, or nothing (no workflow follows that ref). */
 export type RefEventOutcome = 'queued' | 'ignored';
@@ -28,11 +37,11 @@ const MAX_PAGES = 50;
 const INTERVAL_WHEN_OFF_MS = 300_000;
 
 /**
- * Following GitHub repositories (API.md 12): refs told by webhooks or read by polls become
- * pending registrations, and each is registered (WorkflowsService.register through the
- * RegistryPort, the repository as
- * the crate's source) by the copy that claims it. GitHub down or rate-limited: tried again at
- * the next poll, never before the rate limit's end; a refusal is recorded and told to the owner.
+ * Following repositories (API.md 12, 18), on whichever host each is: refs told by webhooks or
+ * read by polls become pending registrations, and each is registered (WorkflowsService.register
+ * through the RegistryPort, the repository as the crate's source) by the copy that claims it. A
+ * host down or rate-limited: tried again at the next poll, never before the rate limit's end (a
+ * pause of the host's API, shared by every copy); a refusal is recorded and told to the owner.
  */
 @Injectable()
 export class FollowedRepositoriesService {
@@ -40,7 +49,7 @@ export class FollowedRepositoriesService {
 
   constructor(
     private readonly follows: FollowsRepository,
-    private readonly github: GithubRepositories,
+    private readonly hosts: RepositoryHosts,
     private readonly workflows: RegistryPort,
     private readonly queue: FollowQueue,
     private readonly config: AppConfig,
@@ -49,11 +58,11 @@ export class FollowedRepositoriesService {
 
   /**
    * A webhook's ref: recorded for every workflow following that repository, a registration queued
-   * where it matches their globs. Nothing is read from GitHub here; a repository nobody follows
+   * where it matches their globs. Nothing is read from the host here; a repository nobody follows
    * costs one indexed read.
    */
   async receive(event: RepositoryRefEvent): Promise<RefEventOutcome> {
-    const subjects = await this.follows.following(event.repository);
+    const subjects = await this.follows.following(event.site, event.repository);
     if (subjects.length === 0) {
       return 'ignored';
     }
@@ -71,11 +80,6 @@ export class FollowedRepositoriesService {
     }
     this.queue.wake();
     return 'queued';
-  }
-
-  /** The end of GitHub's rate-limit pause, while it lasts: no poll or registration before it. */
-  pausedUntil(now: Date): Promise<Date | undefined> {
-    return this.follows.pausedUntil(this.config.registry.github.apiUrl, now);
   }
 
   /**
@@ -96,7 +100,27 @@ export class FollowedRepositoriesService {
   async poll(claimed: Claimed<FollowSubject>, now: Date): Promise<void> {
     const subject = claimed.row;
     const { repository } = subject;
-    const link = { owner: repository.owner, repo: repository.repo };
+    const link = linkOf(repository);
+    let host: RepositoryHost;
+    let paused: Date | undefined;
+    try {
+      host = this.hosts.of(link);
+      paused = await this.follows.pausedUntil(host.apiUrl(link), now);
+    } catch (error) {
+      await this.pollFailed(claimed, error, now);
+      return;
+    }
+    if (paused) {
+      // Nothing is sent to a host while its rate limit's pause lasts.
+      const next = this.nextPoll(now);
+      await this.follows.recordPollFailure(
+        claimed,
+        `${host.name}'s API is paused by its rate limit until ${paused.toISOString()}`,
+        paused > next ? paused : next,
+        now,
+      );
+      return;
+    }
     const baseline = repository.refsReadAt === null;
     const previous = baseline ? {} : parseEtags(repository.refsEtags);
     const etags: Partial<Record<RefKind, string[]>> = {};
@@ -109,7 +133,7 @@ export class FollowedRepositoriesService {
         if (globs.length === 0) {
           continue;
         }
-        const read = await this.readRefs(link, kind, previous[kind] ?? []);
+        const read = await this.readRefs(host, link, kind, previous[kind] ?? []);
         etags[kind] = read.etags;
         shown.push(
           ...read.refs.map((ref) => ({
@@ -141,7 +165,7 @@ export class FollowedRepositoriesService {
       return; // the workflow went, and its refs with it
     }
     const { repository } = subject;
-    const link = { owner: repository.owner, repo: repository.repo };
+    const link = linkOf(repository);
     const decision = refDecision(ref.kind, ref.name, subject.globs);
     if (decision.state !== 'pending') {
       // The globs changed since it was queued.
@@ -154,7 +178,14 @@ export class FollowedRepositoriesService {
     }
     let commit: string | null = ref.commit;
     try {
-      commit ??= (await this.github.tagCommit(link, ref.name)) ?? null;
+      const host = this.hosts.of(link);
+      const paused = await this.follows.pausedUntil(host.apiUrl(link), now);
+      if (paused) {
+        const reason = `${host.name}'s API is paused by its rate limit until ${paused.toISOString()}`;
+        await this.retryLater(claimed, commit, reason, undefined, paused, now);
+        return;
+      }
+      commit ??= (await host.tagCommit(link, ref.name)) ?? null;
       if (commit === null) {
         await this.follows.finishRef(
           claimed,
@@ -170,7 +201,7 @@ export class FollowedRepositoriesService {
       const registered = await this.workflows.register(
         { id: subject.ownerId },
         {
-          rocLink: `https://github.com/${link.owner}/${link.repo}/tree/${encodeURIComponent(ref.name)}`,
+          rocLink: host.refLink(link, ref.name),
           version: ref.name,
           uuid: subject.workflowUuid,
           repository: { link, source: { ref: ref.name, commit } },
@@ -184,6 +215,15 @@ export class FollowedRepositoriesService {
       );
     } catch (error) {
       await this.attemptFailed(claimed, subject, commit, error, now);
+    }
+  }
+
+  /** The host's API of a repository, for its rate limit's pause; undefined when no host knows it any more. */
+  private apiOf(link: RepositoryLink): string | undefined {
+    try {
+      return this.hosts.of(link).apiUrl(link);
+    } catch {
+      return undefined;
     }
   }
 
@@ -205,6 +245,7 @@ export class FollowedRepositoriesService {
         claimed,
         commit,
         message,
+        this.apiOf(linkOf(subject.repository)),
         error instanceof UpstreamUnavailable ? error.retryAt : undefined,
         now,
       );
@@ -228,11 +269,12 @@ export class FollowedRepositoriesService {
     claimed: Claimed<FollowedRefEntity>,
     commit: string | null,
     reason: string,
+    apiUrl: string | undefined,
     retryAt: Date | undefined,
     now: Date,
   ): Promise<void> {
-    if (retryAt) {
-      await this.follows.pause(this.config.registry.github.apiUrl, retryAt);
+    if (retryAt && apiUrl !== undefined) {
+      await this.follows.pause(apiUrl, retryAt);
     }
     const next = this.nextPoll(now).getTime();
     await this.follows.retryRefLater(
@@ -250,8 +292,9 @@ export class FollowedRepositoriesService {
       this.logger.error({ err: error }, `polling ${repository.owner}/${repository.repo} failed unexpectedly`);
     }
     const retryAt = error instanceof UpstreamUnavailable ? error.retryAt : undefined;
-    if (retryAt) {
-      await this.follows.pause(this.config.registry.github.apiUrl, retryAt);
+    const apiUrl = this.apiOf(linkOf(repository));
+    if (retryAt && apiUrl !== undefined) {
+      await this.follows.pause(apiUrl, retryAt);
     }
     const next = this.nextPoll(now);
     await this.follows.recordPollFailure(
@@ -265,15 +308,17 @@ export class FollowedRepositoriesService {
 
   /** Every page of the refs, each asked with its last ETag; pages answered 304 add nothing. */
   private async readRefs(
+    host: RepositoryHost,
     link: RepositoryLink,
     kind: RefKind,
     previous: readonly string[],
   ): Promise<{ refs: RepositoryRef[]; etags: string[] }> {
     const refs: RepositoryRef[] = [];
+    const seen = new Set<string>();
     const etags: string[] = [];
     for (let page = 1; page <= MAX_PAGES; page++) {
       const known = previous[page - 1];
-      const answer = await this.github.refsPage(link, kind, page, known || undefined);
+      const answer = await host.refsPage(link, kind, page, known || undefined);
       if (answer.kind === 'unchanged') {
         etags.push(known ?? '');
         // An unchanged page says nothing of whether one follows it: the last reading did.
@@ -282,7 +327,8 @@ export class FollowedRepositoriesService {
         }
         continue;
       }
-      refs.push(...answer.refs);
+      // A host whose pages repeat (a listing that never ends) names a ref once all the same.
+      refs.push(...answer.refs.filter((ref) => !seen.has(ref.name) && seen.add(ref.name)));
       etags.push(answer.etag ?? '');
       if (answer.last) {
         break;
@@ -310,6 +356,11 @@ export class FollowedRepositoriesService {
       error,
     };
   }
+}
+
+/** The repository of a followed repository's row, as its host's parseLink gave it. */
+function linkOf(row: { site: string; owner: string; repo: string }): RepositoryLink {
+  return { site: row.site, owner: row.owner, repo: row.repo };
 }
 
 function parseEtags(stored: string | null): Partial<Record<RefKind, string[]>> {

@@ -63,7 +63,7 @@ export interface RefOutcome {
 
 /**
  * All SQL of following repositories (API.md 12): what each workflow's repository follows, the
- * refs met and what became of them, and GitHub's pause. Claims (claim-due-rows.ts) let several
+ * refs met and what became of them, and the pauses of hosts' APIs. Claims (claim-due-rows.ts) let several
  * copies share polls and registrations, one copy per row at a time; a ref's unique key makes a
  * new tag one row, whatever the number of copies and events telling of it.
  */
@@ -103,7 +103,12 @@ export class FollowsRepository {
       });
       return follows;
     }
-    return this.changeFollow(tx, existing, { owner: source.owner, repo: source.repo, fileFollow }, now);
+    return this.changeFollow(
+      tx,
+      existing,
+      { site: source.site, owner: source.owner, repo: source.repo, fileFollow },
+      now,
+    );
   }
 
   /**
@@ -159,6 +164,7 @@ export class FollowsRepository {
       followColumn.from(row.fileFollow),
     );
     return {
+      site: row.site,
       owner: row.owner,
       repo: row.repo,
       globs,
@@ -170,9 +176,9 @@ export class FollowsRepository {
     };
   }
 
-  /** The repositories named `owner/repo` (any case) that follow something, for a webhook. */
-  async following(fullName: string): Promise<FollowSubject[]> {
-    const rows = await this.repositories.find({ where: { fullName: fullName.toLowerCase() } });
+  /** The repositories named `owner/repo` (any case) on the host at `site` that follow something, for a webhook. */
+  async following(site: string, fullName: string): Promise<FollowSubject[]> {
+    const rows = await this.repositories.find({ where: { fullName: fullName.toLowerCase(), site } });
     const subjects = await this.subjects(rows);
     return subjects.filter((subject) => followsAnything(subject.globs));
   }
@@ -209,7 +215,7 @@ export class FollowsRepository {
 
   /**
    * Makes due at `now` the polls and pending registrations planned after `limit`, under a longer
-   * interval than the one in force. GitHub's rate-limit pause is its own row and still holds.
+   * interval than the one in force. A host's rate-limit pause is its own row and still holds.
    * One UPDATE per table over its due-time index: copies starting together move each row once.
    */
   async bringForward(limit: Date, now: Date): Promise<number> {
@@ -328,7 +334,7 @@ export class FollowsRepository {
   }
 
   /**
-   * A poll that failed: why, and when to poll again. `gone`: GitHub answered 404 for the
+   * A poll that failed: why, and when to poll again. `gone`: the host answered 404 for the
    * repository; the first poll to find it so tells the owner (`failure`), once.
    */
   async recordPollFailure(
@@ -422,7 +428,7 @@ export class FollowsRepository {
     );
   }
 
-  /** A pending ref's attempt that did not happen (GitHub down or rate-limited): tried again at `at`. */
+  /** A pending ref's attempt that did not happen (the host down or rate-limited): tried again at `at`. */
   async retryRefLater(
     claimed: Claimed<FollowedRefEntity>,
     at: Date,
@@ -443,7 +449,7 @@ export class FollowsRepository {
     );
   }
 
-  /** GitHub's API paused until `until` for every copy (a later pause already set is kept). */
+  /** A host's API paused until `until` for every copy (a later pause already set is kept). */
   async pause(apiUrl: string, until: Date): Promise<void> {
     // Whole seconds, rounded up: MariaDB would cut the milliseconds and end the pause early.
     const pausedUntil = new Date(Math.ceil(until.getTime() / 1000) * 1000);
@@ -459,7 +465,7 @@ export class FollowsRepository {
     );
   }
 
-  /** The end of GitHub's pause, when it is paused at `now`. */
+  /** The end of a host's API's pause, when it is paused at `now`. */
   async pausedUntil(apiUrl: string, now: Date): Promise<Date | undefined> {
     const row = await this.pauses.findOneBy({ apiUrl });
     return row && row.pausedUntil > now ? row.pausedUntil : undefined;
@@ -478,6 +484,7 @@ export class FollowsRepository {
     return {
       workflowId,
       fullName: `${link.owner}/${link.repo}`.toLowerCase(),
+      site: link.site,
       owner: link.owner,
       repo: link.repo,
       apiFollow: null,
@@ -493,7 +500,7 @@ export class FollowsRepository {
   private async changeFollow(
     tx: EntityManager,
     existing: FollowedRepositoryEntity,
-    change: Partial<Pick<FollowedRepositoryEntity, 'owner' | 'repo' | 'apiFollow' | 'fileFollow'>>,
+    change: Partial<Pick<FollowedRepositoryEntity, 'site' | 'owner' | 'repo' | 'apiFollow' | 'fileFollow'>>,
     now: Date,
   ): Promise<boolean> {
     const next = { ...existing, ...change };
@@ -503,7 +510,7 @@ export class FollowsRepository {
       followColumn.from(existing.fileFollow),
     );
     const after = followInForce(followColumn.from(next.apiFollow), followColumn.from(next.fileFollow));
-    const moved = next.fullName !== existing.fullName;
+    const moved = next.fullName !== existing.fullName || next.site !== existing.site;
     const update: Partial<FollowedRepositoryEntity> = { ...change, fullName: next.fullName };
     let due = false;
     if (moved || !sameGlobs(before.globs, after.globs)) {

@@ -6,25 +6,21 @@ import { OutboundError, readBody, sendRequest, type OutboundResponse } from '../
 import { parseRateLimit } from '../../common/net/rate-limit.js';
 import { AppConfig } from '../../config/app-config.js';
 import { UpstreamUnavailable } from '../../crates/index.js';
-import type {
-  RefKind,
-  RefsPage,
-  RepositoryArchive,
-  RepositoryHost,
-  RepositoryLink,
-  RepositoryRef,
-  RepositorySource,
+import {
+  refProblem,
+  RepositoryGone,
+  type RefKind,
+  type RefsPage,
+  type RepositoryArchive,
+  type RepositoryHost,
+  type RepositoryLink,
+  type RepositoryRef,
+  type RepositorySource,
 } from './repository-host.js';
 
-/** The repository answers 404: deleted, renamed away, or private to GITHUB_TOKEN now. */
-export class RepositoryGone extends DomainError {
-  constructor(link: RepositoryLink) {
-    super(
-      'invalid_input',
-      `the GitHub repository ${link.owner}/${link.repo} does not exist, or is private and GITHUB_TOKEN does not give access to it`,
-    );
-  }
-}
+/** GitHub's repository pages: the `site` of every GitHub repository link. */
+export const GITHUB_SITE = 'https://github.com';
+const SITE = GITHUB_SITE;
 
 /** GitHub's listings serve at most 100 items a page. */
 export const REFS_PER_PAGE = 100;
@@ -66,8 +62,6 @@ const RESERVED = new Set([
   'trending',
   'users',
 ]);
-/** The longest ref stored (the `source_ref` column). */
-export const MAX_REF_LENGTH = 255;
 /** Repository and commit answers are a few KiB. */
 const MAX_ANSWER_BYTES = 1024 * 1024;
 const REDIRECTS = new Set([301, 302, 303, 307, 308]);
@@ -125,7 +119,7 @@ export function parseRepositoryLink(link: string): RepositoryLink | undefined {
     throw notRepository(`does not name a valid owner and repository ('${owner}/${rawRepo}')`);
   }
   if (kind === undefined) {
-    return { owner, repo };
+    return { site: SITE, owner, repo };
   }
   if (kind === 'tree' && rest.length > 0) {
     const ref = rest.join('/');
@@ -136,41 +130,13 @@ export function parseRepositoryLink(link: string): RepositoryLink | undefined {
         `the ref in the GitHub link is not a valid ref name: ${problem}`,
       );
     }
-    return { owner, repo, ref };
+    return { site: SITE, owner, repo, ref };
   }
   const what =
     kind === 'issues' || kind === 'pull' || kind === 'pulls'
       ? 'an issue or pull request page'
       : `a page of the repository (/${kind}), not the repository itself`;
   throw notRepository(`is ${what}`);
-}
-
-/**
- * Why `ref` cannot be a git ref name (the rules of `git check-ref-format` that matter here), or
- * undefined when it can. `..` in particular is refused: in a URL path it would climb.
- */
-export function refProblem(ref: string): string | undefined {
-  if (ref.length > MAX_REF_LENGTH) {
-    return `longer than ${MAX_REF_LENGTH} characters`;
-  }
-  if (ref.includes('..')) {
-    return "it contains '..'";
-  }
-  // Space, DEL and control characters, and the characters git gives a meaning in revisions.
-  // eslint-disable-next-line no-control-regex
-  if (/[\x00-\x20\x7f~^:?*[\\]/.test(ref) || ref.includes('@{') || ref === '@') {
-    return 'it contains a character git does not allow in ref names';
-  }
-  if (
-    ref.startsWith('/') ||
-    ref.endsWith('/') ||
-    ref.endsWith('.') ||
-    ref.includes('//') ||
-    ref.split('/').some((part) => part.startsWith('.') || part.endsWith('.lock'))
-  ) {
-    return 'it is not a well-formed ref name';
-  }
-  return undefined;
 }
 
 function notRepository(what: string): DomainError {
@@ -195,6 +161,18 @@ export class GithubRepositories implements RepositoryHost {
   /** See parseRepositoryLink. */
   parseLink(link: string): RepositoryLink | undefined {
     return parseRepositoryLink(link);
+  }
+
+  describe(link: RepositoryLink): string {
+    return `the GitHub repository ${link.owner}/${link.repo}`;
+  }
+
+  refLink(link: RepositoryLink, ref: string): string {
+    return `${SITE}/${link.owner}/${link.repo}/tree/${encodeURIComponent(ref)}`;
+  }
+
+  apiUrl(): string {
+    return this.config.registry.github.apiUrl;
   }
 
   /**
@@ -249,7 +227,7 @@ export class GithubRepositories implements RepositoryHost {
    * an API that serves the archive itself is downloaded from with the token.
    */
   async archive(link: RepositoryLink, commit: string): Promise<RepositoryArchive> {
-    const url = this.apiUrl(['repos', link.owner, link.repo, 'zipball', commit]);
+    const url = this.endpoint(['repos', link.owner, link.repo, 'zipball', commit]);
     const response = await this.send(url);
     response.body.resume();
     const location = response.headers.location;
@@ -274,7 +252,7 @@ export class GithubRepositories implements RepositoryHost {
    */
   async refsPage(link: RepositoryLink, kind: RefKind, page: number, etag?: string): Promise<RefsPage> {
     const path = ['repos', link.owner, link.repo, kind === 'heads' ? 'branches' : 'tags'];
-    const url = `${this.apiUrl(path)}?per_page=${REFS_PER_PAGE}&page=${page}`;
+    const url = `${this.endpoint(path)}?per_page=${REFS_PER_PAGE}&page=${page}`;
     const response = await this.send(url, etag === undefined ? {} : { 'if-none-match': etag });
     if (response.status === 304) {
       response.body.resume();
@@ -282,7 +260,9 @@ export class GithubRepositories implements RepositoryHost {
     }
     if (response.status === 404) {
       response.body.resume();
-      throw new RepositoryGone(link);
+      throw new RepositoryGone(
+        `the GitHub repository ${link.owner}/${link.repo} does not exist, or is private and GITHUB_TOKEN does not give access to it`,
+      );
     }
     const body = await this.readJson(
       response,
@@ -316,7 +296,7 @@ export class GithubRepositories implements RepositoryHost {
 
   /** The commit `ref` names (`tags/x`, `heads/x`, a branch, tag or SHA), or undefined when none. */
   private async commitOf(link: RepositoryLink, ref: string): Promise<string | undefined> {
-    const url = this.apiUrl(['repos', link.owner, link.repo, 'commits', ...ref.split('/')]);
+    const url = this.endpoint(['repos', link.owner, link.repo, 'commits', ...ref.split('/')]);
     const response = await this.send(url);
     // GitHub answers 422 "No commit found for SHA: …" for a ref it does not know, 404 for some forms.
     if (response.status === 404 || response.status === 422) {
@@ -332,7 +312,7 @@ export class GithubRepositories implements RepositoryHost {
   }
 
   private async getJson(segments: string[], notFound: string): Promise<unknown> {
-    const response = await this.send(this.apiUrl(segments));
+    const response = await this.send(this.endpoint(segments));
     if (response.status === 404) {
       response.body.resume();
       throw new DomainError('invalid_input', notFound);
@@ -407,7 +387,7 @@ export class GithubRepositories implements RepositoryHost {
     return token ? `Bearer ${token}` : undefined;
   }
 
-  private apiUrl(segments: readonly string[]): string {
+  private endpoint(segments: readonly string[]): string {
     return `${this.config.registry.github.apiUrl}/${segments.map((segment) => encodeURIComponent(segment)).join('/')}`;
   }
 }

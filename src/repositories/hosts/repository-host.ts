@@ -1,7 +1,14 @@
 import { Inject, Injectable } from '@nestjs/common';
+import { DomainError } from '../../common/errors/domain-error.js';
 
 /** A `roc_link` naming a repository on a host (GitHub's: `https://github.com/{owner}/{repo}[/tree/{ref}]`). */
 export interface RepositoryLink {
+  /**
+   * Where the host's web pages are, without a trailing slash (`https://github.com`): with `owner`
+   * and `repo` it makes the repository's page (repositoryPage), which its host parses back.
+   */
+  site: string;
+  /** The user or organisation; on hosts with nested groups, the whole group path (`group/subgroup`). */
   owner: string;
   repo: string;
   /** The `/tree/{ref}` part: a branch, tag or commit. */
@@ -34,8 +41,51 @@ export interface RepositoryArchive {
   authorization?: string;
 }
 
+/** The longest ref stored (the `source_ref` column). */
+export const MAX_REF_LENGTH = 255;
+
 /**
- * A repository host (GitHub today): what the registry and following ask of one. A new host is a
+ * Why `ref` cannot be a git ref name (the rules of `git check-ref-format` that matter here), or
+ * undefined when it can. `..` in particular is refused: in a URL path it would climb.
+ */
+export function refProblem(ref: string): string | undefined {
+  if (ref.length > MAX_REF_LENGTH) {
+    return `longer than ${MAX_REF_LENGTH} characters`;
+  }
+  if (ref.includes('..')) {
+    return "it contains '..'";
+  }
+  // Space, DEL and control characters, and the characters git gives a meaning in revisions.
+  // eslint-disable-next-line no-control-regex
+  if (/[\x00-\x20\x7f~^:?*[\\]/.test(ref) || ref.includes('@{') || ref === '@') {
+    return 'it contains a character git does not allow in ref names';
+  }
+  if (
+    ref.startsWith('/') ||
+    ref.endsWith('/') ||
+    ref.endsWith('.') ||
+    ref.includes('//') ||
+    ref.split('/').some((part) => part.startsWith('.') || part.endsWith('.lock'))
+  ) {
+    return 'it is not a well-formed ref name';
+  }
+  return undefined;
+}
+
+/** The repository's page: a link its host's parseLink reads back to the same repository. */
+export function repositoryPage(link: RepositoryLink): string {
+  return `${link.site}/${link.owner}/${link.repo}`;
+}
+
+/** The repository answers 404: deleted, renamed away, or no longer readable with the host's credentials. */
+export class RepositoryGone extends DomainError {
+  constructor(message: string) {
+    super('invalid_input', message);
+  }
+}
+
+/**
+ * A repository host: what the registry and following ask of one. A new host is a
  * class implementing this and one entry in RepositoriesModule's HOSTS; nothing else names it.
  * Each turns its API's failures into DomainErrors: `invalid_input` for what the caller asked
  * (a repository or ref that is not there), UpstreamUnavailable when the host fails or limits the rate.
@@ -43,6 +93,15 @@ export interface RepositoryArchive {
 export interface RepositoryHost {
   /** The host's name in messages and logs: `github`. */
   readonly name: string;
+  /** The repository as messages name it: `the GitHub repository owner/repo`. */
+  describe(link: RepositoryLink): string;
+  /** The `roc_link` that registers `ref` of the repository (a followed tag or branch). */
+  refLink(link: RepositoryLink, ref: string): string;
+  /**
+   * The API whose rate limit the repository's reads count against: a pause of following after a
+   * rate limit holds for every repository answering the same.
+   */
+  apiUrl(link: RepositoryLink): string;
   /**
    * The repository a link names on this host; undefined for a link elsewhere. Throws
    * DomainError('invalid_input') for a link on this host that names no repository.
@@ -52,7 +111,10 @@ export interface RepositoryHost {
   resolve(link: RepositoryLink, version: string): Promise<RepositorySource>;
   /** Where the zip archive of `commit` is downloaded from. */
   archive(link: RepositoryLink, commit: string): Promise<RepositoryArchive>;
-  /** A page (from 1) of the branches or tags, asked with the page's last ETag: `unchanged` when it is. */
+  /**
+   * A page (from 1) of the branches or tags, asked with the page's last ETag: `unchanged` when it
+   * is. Throws RepositoryGone when the repository is not there (any more).
+   */
   refsPage(link: RepositoryLink, kind: RefKind, page: number, etag?: string): Promise<RefsPage>;
   /** The commit a tag names now, or undefined when the tag is gone. */
   tagCommit(link: RepositoryLink, tag: string): Promise<string | undefined>;
@@ -78,5 +140,23 @@ export class RepositoryHosts {
       }
     }
     return undefined;
+  }
+
+  /**
+   * The host of a repository recorded before (a followed repository's row); throws
+   * DomainError('invalid_input') when no host knows its site any more (a host's settings changed).
+   */
+  of(link: RepositoryLink): RepositoryHost {
+    const page = repositoryPage(link);
+    const found = this.forLink(page);
+    if (!found) {
+      throw new DomainError('invalid_input', `${page} is not a repository on a known host any more`);
+    }
+    return found.host;
+  }
+
+  /** The hosts' names, in the order links are offered to them. */
+  names(): string[] {
+    return this.hosts.map((host) => host.name);
   }
 }

@@ -40,6 +40,15 @@ describe('parseRateLimit', () => {
     expect(parseRateLimit(429, headers, NOW)).toEqual(at(600));
   });
 
+  it('reads the same headers without the x- prefix (RateLimit-Remaining, RateLimit-Reset)', () => {
+    expect(parseRateLimit(429, { 'ratelimit-remaining': '0', 'ratelimit-reset': reset }, NOW)).toEqual(
+      at(600),
+    );
+    expect(
+      parseRateLimit(403, { 'ratelimit-remaining': '3', 'ratelimit-reset': reset }, NOW),
+    ).toBeUndefined();
+  });
+
   it('ignores the reset while quota remains', () => {
     expect(
       parseRateLimit(403, { 'x-ratelimit-remaining': '12', 'x-ratelimit-reset': reset }, NOW),

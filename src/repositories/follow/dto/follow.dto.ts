@@ -42,7 +42,7 @@ export class FollowLastPollDto {
     nullable: true,
     example: null,
     description:
-      'Why the poll failed (GitHub down or rate-limited: tried again at the next poll; the repository gone)',
+      'Why the poll failed (the host down or rate-limited: tried again at the next poll; the repository gone)',
   })
   error!: string | null;
 }
@@ -87,7 +87,10 @@ export class FollowedRefDto {
 
 /** What the workflow's repository follows (API.md 12), and what following did lately. */
 export class FollowDto {
-  @ApiProperty({ example: 'nf-core/demo', description: 'The GitHub repository, `owner/repo`' })
+  @ApiProperty({
+    example: 'nf-core/demo',
+    description: 'The repository on its host, `owner/repo` (the owner may be a group path)',
+  })
   repository!: string;
 
   @ApiProperty({ type: String, isArray: true, example: ['v*'] })

@@ -9,8 +9,13 @@ import {
   type Relation,
 } from 'typeorm';
 
+/** The longest owner (a group path) and repository name stored; longer links are refused at registration. */
+export const OWNER_LENGTH = 255;
+export const REPO_LENGTH = 100;
+const FULL_NAME_LENGTH = OWNER_LENGTH + 1 + REPO_LENGTH;
+
 /**
- * The GitHub repository a workflow was registered from (API.md 12), what it follows and how its
+ * The repository a workflow was registered from (API.md 12, 18), on its host, what it follows and how its
  * polling goes. Every workflow registered from a repository link has one; it follows nothing
  * until its owner says so through the API (`api_follow`) or its `.lifemonitor.yaml`
  * (`file_follow`), the API winning. The refs of the repository are read when `next_poll_at` is
@@ -32,14 +37,22 @@ export class FollowedRepositoryEntity {
   @JoinColumn({ name: 'workflow_id', foreignKeyConstraintName: 'FK_followed_repositories_workflow' })
   workflow?: Relation<object>;
 
-  /** `owner/repo` in lower case: GitHub's names are case-insensitive, and webhooks find rows by it. */
-  @Column({ name: 'full_name', type: 'varchar', length: 140 })
+  /**
+   * `owner/repo` in lower case: hosts' names are case-insensitive, and webhooks find rows by it
+   * (with `site`).
+   */
+  @Column({ name: 'full_name', type: 'varchar', length: FULL_NAME_LENGTH })
   fullName!: string;
 
-  @Column({ type: 'varchar', length: 39 })
+  /** Where the repository's host has its pages (RepositoryLink.site): which host, and which of its instances. */
+  @Column({ type: 'varchar', length: 255, default: 'https://github.com' })
+  site!: string;
+
+  /** A user or organisation, or a group path (`group/subgroup`) on hosts that nest groups. */
+  @Column({ type: 'varchar', length: OWNER_LENGTH })
   owner!: string;
 
-  @Column({ type: 'varchar', length: 100 })
+  @Column({ type: 'varchar', length: REPO_LENGTH })
   repo!: string;
 
   /** JSON `{tags, branches}` set through `PUT /workflows/{uuid}`; NULL when the API never set it. */
@@ -73,11 +86,11 @@ export class FollowedRepositoryEntity {
   @Column({ name: 'polled_at', type: 'datetime', nullable: true })
   polledAt!: Date | null;
 
-  /** Why the last poll failed (GitHub down, rate-limited, the repository gone); NULL when it worked. */
+  /** Why the last poll failed (the host down, rate-limited, the repository gone); NULL when it worked. */
   @Column({ name: 'poll_error', type: 'varchar', length: 1024, nullable: true })
   pollError!: string | null;
 
-  /** Since when GitHub answers 404 for the repository; NULL while it is there. */
+  /** Since when the host answers 404 for the repository; NULL while it is there. */
   @Column({ name: 'gone_at', type: 'datetime', nullable: true })
   goneAt!: Date | null;
 }

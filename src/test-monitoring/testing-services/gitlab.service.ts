@@ -1,0 +1,567 @@
+import { Injectable } from '@nestjs/common';
+import {
+  isFinishedStatus,
+  LogStreamError,
+  normalizeServiceUrl,
+  RegisterTestingService,
+  type Build,
+  type BuildCheckRequest,
+  type BuildCheckResult,
+  type BuildLogRequest,
+  type BuildLogResult,
+  type BuildStatus,
+  type ResourceTarget,
+  type TriggerRequest,
+  type TriggerResult,
+  type UpstreamFault,
+} from './testing-service.js';
+import type { TestingServiceCredentials } from '../../config/testing-services-file.js';
+import type { InstanceTarget } from '../../crates/index.js';
+import { inRegistrationWindow, MissingRefs } from '../build-selection.js';
+import {
+  buildLimit,
+  contentTypeOf,
+  faultOfTrouble,
+  HttpTestingService,
+  isRecord,
+  joinUrl,
+  toDate,
+  type UpstreamCall,
+  type UpstreamGet,
+  type UpstreamTrouble,
+} from './upstream.js';
+
+/** API.md 18: a pipeline's status as a build's; `skipped` pipelines are no build at all. */
+const STATES: Readonly<Record<string, BuildStatus | 'skip'>> = {
+  success: 'passed',
+  failed: 'failed',
+  canceled: 'error',
+  skipped: 'skip',
+  created: 'running',
+  waiting_for_resource: 'running',
+  preparing: 'running',
+  pending: 'running',
+  running: 'running',
+  scheduled: 'running',
+  manual: 'running',
+};
+
+/** Space, DEL, control characters and what git gives a meaning in revisions: never in a ref's name. */
+// eslint-disable-next-line no-control-regex
+const NOT_IN_REFS = /[\x00-\x20\x7f~^:?*[\\]/;
+/** A namespace or project path segment as GitLab allows it. */
+const SEGMENT = /^[A-Za-z0-9_][A-Za-z0-9_.-]*$/;
+/** Jobs read per page, and pages read of one pipeline's jobs at most (1,000 jobs). */
+const JOBS_PER_PAGE = 100;
+const MAX_JOB_PAGES = 10;
+
+/** What an instance's `resource` names on a GitLab instance. */
+export interface GitlabResource {
+  /** The project's path (`group/sub/project`) or numeric id. */
+  project: string;
+  /** `?ref=`: the only ref whose pipelines count. */
+  ref?: string;
+  /** `#job=<glob>`: the jobs that make the instance's status (API.md 16). */
+  jobGlob?: string;
+}
+
+/** One job of a pipeline, as GitLab reports it: what job selection and failure classes read. */
+export interface GitlabJob {
+  id: number;
+  name: string;
+  stage: string;
+  /** GitLab's job status (`success`, `failed`, `canceled`, …). */
+  status: string;
+  /** Why GitLab says it failed (`script_failure`, `runner_system_failure`, `stuck_or_timeout_failure`, …). */
+  failureReason?: string;
+  /** Its page. */
+  url?: string;
+}
+
+/**
+ * Reads a `resource`: a project path (`group/sub/project`, or URL-encoded as one segment,
+ * `group%2Fsub%2Fproject`) or id, then optionally `?ref=<ref>` and `#job=<glob>`. Undefined for
+ * anything else: `.`/`..` segments, an encoded slash inside a path written with slashes, other
+ * query members or fragments, an empty glob, a ref git would refuse.
+ */
+export function parseGitlabResource(resource: string): GitlabResource | undefined {
+  const trimmed = resource.trim();
+  const hash = trimmed.indexOf('#');
+  const fragment = hash < 0 ? undefined : trimmed.slice(hash + 1);
+  const beforeHash = hash < 0 ? trimmed : trimmed.slice(0, hash);
+  const question = beforeHash.indexOf('?');
+  const query = question < 0 ? undefined : beforeHash.slice(question + 1);
+  const rawPath = (question < 0 ? beforeHash : beforeHash.slice(0, question)).replace(/^\/+|\/+$/g, '');
+  let jobGlob: string | undefined;
+  if (fragment !== undefined) {
+    const match = /^job=(.+)$/.exec(fragment);
+    if (!match) {
+      return undefined;
+    }
+    try {
+      jobGlob = decodeURIComponent(match[1]);
+    } catch {
+      return undefined;
+    }
+  }
+  let ref: string | undefined;
+  if (query !== undefined) {
+    const params = new URLSearchParams(query);
+    const keys = [...params.keys()];
+    ref = params.get('ref') ?? undefined;
+    if (keys.length !== 1 || keys[0] !== 'ref' || !ref || ref.includes('..') || NOT_IN_REFS.test(ref)) {
+      return undefined;
+    }
+  }
+  if (rawPath === '' || /\\|%5c/i.test(rawPath)) {
+    return undefined;
+  }
+  let segments: string[];
+  try {
+    // One segment is the whole path encoded; written with slashes, no segment may hide another.
+    segments = rawPath.includes('/')
+      ? rawPath.split('/').map((segment) => {
+          if (/%2f/i.test(segment)) {
+            throw new Error('encoded slash');
+          }
+          return decodeURIComponent(segment);
+        })
+      : decodeURIComponent(rawPath).split('/');
+  } catch {
+    return undefined;
+  }
+  if (segments.length === 1 && /^\d+$/.test(segments[0])) {
+    return { project: segments[0], ref, jobGlob };
+  }
+  if (segments.length < 2 || !segments.every((segment) => SEGMENT.test(segment))) {
+    return undefined;
+  }
+  return { project: segments.join('/'), ref, jobGlob };
+}
+
+/**
+ * A pipeline's jobs in stage order, as its log reads them: stages in the order their first job was
+ * created (GitLab creates a pipeline's jobs stage by stage), jobs in creation order within one.
+ */
+export function jobsInStageOrder<T extends { id: number; stage: string }>(jobs: readonly T[]): T[] {
+  const firstOfStage = new Map<string, number>();
+  for (const job of jobs) {
+    firstOfStage.set(job.stage, Math.min(firstOfStage.get(job.stage) ?? Infinity, job.id));
+  }
+  return [...jobs].sort(
+    (a, b) => (firstOfStage.get(a.stage) ?? 0) - (firstOfStage.get(b.stage) ?? 0) || a.id - b.id,
+  );
+}
+
+/**
+ * GitLab CI (API.md 18), gitlab.com or self-hosted: the service URL is the instance's base
+ * (`https://gitlab.com`), its API `{url}/api/v4`; the resource is a project (see
+ * parseGitlabResource). Builds are pipelines, logs the traces of their jobs in stage order, a
+ * trigger a new pipeline. Credentials: a `token` in TESTING_SERVICES_FILE (an access token with
+ * the `api` scope to start pipelines), sent as `Authorization: Bearer`.
+ */
+@RegisterTestingService()
+@Injectable()
+export class GitlabService extends HttpTestingService {
+  readonly type = 'gitlab';
+  readonly settings = ['token'] as const;
+  private readonly missingRefs = new MissingRefs();
+
+  resourceProblem(resource: string): string | undefined {
+    return parseGitlabResource(resource) === undefined ? notAProject(resource) : undefined;
+  }
+
+  /**
+   * The API's URL (`…/api/v4`) means the instance; a project's web page on the instance (`{url}/group/
+   * project`, any `/-/…` page of it) means the project.
+   */
+  canonicalTarget(target: InstanceTarget): InstanceTarget {
+    const url = target.url
+      .trim()
+      .replace(/\/+$/, '')
+      .replace(/\/api\/v4$/, '');
+    const resource = target.resource.trim();
+    if (!/^https?:\/\//i.test(resource)) {
+      return { url, resource: target.resource };
+    }
+    const base = normalizeServiceUrl(url);
+    const page = resource.replace(/\/-\/.*$/, '').replace(/\/+$/, '');
+    return normalizeServiceUrl(page).toLowerCase().startsWith(`${base.toLowerCase()}/`)
+      ? { url, resource: page.slice(base.length + 1).replace(/\.git$/, '') }
+      : { url, resource: target.resource };
+  }
+
+  /** The project's pipelines page, `{url}/{path}/-/pipelines` (a numeric id: `{url}/projects/{id}`). */
+  override resourcePage(target: ResourceTarget): string | undefined {
+    const named = parseGitlabResource(target.resource);
+    const base = target.serviceUrl.trim().replace(/\/+$/, '');
+    if (named === undefined) {
+      return undefined;
+    }
+    if (/^\d+$/.test(named.project)) {
+      return `${base}/projects/${named.project}`;
+    }
+    const path = named.project.split('/').map(encodeURIComponent).join('/');
+    return `${base}/${path}/-/pipelines${named.ref ? `?ref=${encodeURIComponent(named.ref)}` : ''}`;
+  }
+
+  /**
+   * `GET …/projects/{id}/pipelines?per_page=N[&ref=][&updated_after=]`, conditional on `etag`,
+   * newest first; `skipped` pipelines left out. The resource's `?ref=` selects that ref; else the
+   * version's (API.md 7.2): the first of its refs the project has as a branch or tag, else its
+   * registration window. `startedAt` is the pipeline's creation; `duration` its last update less
+   * its start, once finished.
+   */
+  async latestBuilds(request: BuildCheckRequest): Promise<BuildCheckResult> {
+    const named = parseGitlabResource(request.resource);
+    if (named === undefined) {
+      return { kind: 'failed', reason: notAProject(request.resource) };
+    }
+    const now = request.now ?? new Date();
+    const base = this.requestBase(request, now);
+    const list = async (filter: string, etag: string | undefined): Promise<Listing | UpstreamTrouble> => {
+      const answer = await this.http.getJson({
+        ...base,
+        url: this.api(
+          request.serviceUrl,
+          named.project,
+          ['pipelines'],
+          `per_page=${buildLimit(request)}${filter}`,
+        ),
+        etag,
+        notFound: `project ${named.project} not found`,
+      });
+      if (answer.kind !== 'json') {
+        return answer;
+      }
+      if (!Array.isArray(answer.body)) {
+        return { kind: 'failed', reason: 'the GitLab answer is not a list of pipelines' };
+      }
+      const builds = answer.body
+        .map((raw) => toBuild(raw, request.serviceUrl, named.project))
+        .filter((build): build is Build & { ref?: string } => build !== undefined);
+      return { kind: 'listing', builds, etag: answer.etag };
+    };
+    const done = (listing: Listing, builds = listing.builds): BuildCheckResult => ({
+      kind: 'builds',
+      builds: builds.map(({ ref: _ref, ...build }) => build),
+      etag: listing.etag,
+    });
+    const selection = request.selection;
+    if (named.ref !== undefined || !selection) {
+      const filter = named.ref === undefined ? '' : `&ref=${encodeURIComponent(named.ref)}`;
+      const listing = await list(filter, request.etag);
+      return listing.kind === 'listing' ? done(listing) : listing;
+    }
+    const refKey = (ref: string) => `${normalizeServiceUrl(request.serviceUrl)} ${named.project} ${ref}`;
+    const refs = selection.refs.filter((ref) => !this.missingRefs.has(refKey(ref), now));
+    for (const [index, ref] of refs.entries()) {
+      let listing = await list(`&ref=${encodeURIComponent(ref)}`, index === 0 ? request.etag : undefined);
+      if (listing.kind === 'not_modified') {
+        // As for GitHub: with no build stored, "unchanged" can only mean "no pipelines of the ref".
+        if ((request.knownBuildIds?.size ?? 0) > 0) {
+          return listing;
+        }
+        listing = { kind: 'listing', builds: [] };
+      }
+      if (listing.kind !== 'listing') {
+        return listing;
+      }
+      if (listing.builds.length > 0) {
+        return done(listing);
+      }
+      const exists = await this.refExists(request.serviceUrl, named.project, ref, base);
+      if (exists !== true && exists !== false) {
+        return exists;
+      }
+      if (exists) {
+        return done(listing);
+      }
+      this.missingRefs.remember(refKey(ref), now);
+    }
+    const from =
+      selection.from === undefined
+        ? ''
+        : `&updated_after=${encodeURIComponent(selection.from.toISOString())}`;
+    const listing = await list(from, refs.length === 0 ? request.etag : undefined);
+    return listing.kind === 'listing'
+      ? done(
+          listing,
+          listing.builds.filter((build) => inRegistrationWindow(selection, build.startedAt)),
+        )
+      : listing;
+  }
+
+  /**
+   * The jobs of one pipeline (`GET …/pipelines/{id}/jobs`, every page up to 1,000 jobs), in
+   * GitLab's order, with what job selection and failure classes read of them; `none` when the
+   * pipeline is not there.
+   */
+  async pipelineJobs(
+    target: ResourceTarget & { credentials?: TestingServiceCredentials },
+    pipelineId: string,
+    now = new Date(),
+  ): Promise<{ kind: 'jobs'; jobs: GitlabJob[] } | { kind: 'none' } | UpstreamTrouble> {
+    const named = parseGitlabResource(target.resource);
+    if (named === undefined || !/^\d+$/.test(pipelineId)) {
+      return { kind: 'none' };
+    }
+    const jobs: GitlabJob[] = [];
+    for (let page = 1; page <= MAX_JOB_PAGES; page++) {
+      const answer = await this.http.getJson({
+        ...this.requestBase(target, now),
+        url: this.api(
+          target.serviceUrl,
+          named.project,
+          ['pipelines', pipelineId, 'jobs'],
+          `per_page=${JOBS_PER_PAGE}&page=${page}`,
+        ),
+        notFound: NO_SUCH_PIPELINE,
+      });
+      if (answer.kind === 'failed' && answer.reason === `${NO_SUCH_PIPELINE} (404)`) {
+        return { kind: 'none' };
+      }
+      if (answer.kind !== 'json') {
+        return answer;
+      }
+      const items = Array.isArray(answer.body) ? (answer.body as unknown[]) : [];
+      jobs.push(...items.flatMap(toJob));
+      if (items.length < JOBS_PER_PAGE) {
+        break;
+      }
+    }
+    return { kind: 'jobs', jobs };
+  }
+
+  /**
+   * A new pipeline: `POST …/projects/{id}/pipeline?ref=` on the resource's ref, else the first of
+   * the version's refs the project has, else its default branch → 201. Needs the instance's token.
+   */
+  override async triggerBuild(request: TriggerRequest): Promise<TriggerResult> {
+    const named = parseGitlabResource(request.resource);
+    if (named === undefined) {
+      return { kind: 'unavailable', reason: notAProject(request.resource) };
+    }
+    const base = this.requestBase(request, request.now ?? new Date());
+    if (base.authorization === undefined) {
+      return this.noCredentials(request.serviceUrl);
+    }
+    const ref = named.ref ?? (await this.pipelineRef(request, named.project, base));
+    if (typeof ref !== 'string') {
+      return ref;
+    }
+    const call: UpstreamCall = {
+      ...base,
+      method: 'POST',
+      url: this.api(request.serviceUrl, named.project, ['pipeline'], `ref=${encodeURIComponent(ref)}`),
+    };
+    return this.http.start(call, 'build');
+  }
+
+  /**
+   * The traces of the pipeline's jobs (`GET …/jobs/{id}/trace`) one after the other in stage order,
+   * each read as it comes; a job without a trace is skipped. `none` when the pipeline is not there
+   * or none of its jobs has a trace.
+   */
+  override async buildLog(request: BuildLogRequest): Promise<BuildLogResult> {
+    const named = parseGitlabResource(request.resource);
+    if (named === undefined) {
+      return { kind: 'unavailable', reason: notAProject(request.resource) };
+    }
+    const now = request.now ?? new Date();
+    const listed = await this.pipelineJobs(request, request.buildId, now);
+    if (listed.kind === 'none') {
+      return { kind: 'none', reason: `GitLab has no pipeline ${request.buildId} of ${named.project}` };
+    }
+    if (listed.kind !== 'jobs') {
+      return faultOfTrouble(listed);
+    }
+    const base = this.requestBase(request, now);
+    const open = async (jobId: number) => {
+      const call: UpstreamCall = {
+        ...base,
+        method: 'GET',
+        headers: { accept: 'text/plain' },
+        url: this.api(request.serviceUrl, named.project, ['jobs', String(jobId), 'trace']),
+        signal: request.signal,
+      };
+      const answer = await this.http.open(call);
+      if (answer.kind !== 'answer') {
+        return answer;
+      }
+      if (answer.status === 404) {
+        answer.done();
+        return undefined;
+      }
+      if (answer.status < 200 || answer.status >= 300) {
+        const fault = await this.http.fault(answer, call);
+        answer.done();
+        return fault;
+      }
+      return answer;
+    };
+    const order = jobsInStageOrder(listed.jobs).map((job) => job.id);
+    let at = 0;
+    let first: Awaited<ReturnType<typeof open>>;
+    for (; at < order.length && first === undefined; at++) {
+      first = await open(order[at]);
+    }
+    if (first === undefined) {
+      return { kind: 'none', reason: `GitLab keeps no trace of pipeline ${request.buildId}'s jobs` };
+    }
+    if (first.kind !== 'answer') {
+      return first;
+    }
+    const firstChunks = first.chunks;
+    const rest = order.slice(at);
+    async function* chunks(): AsyncGenerator<Buffer> {
+      yield* firstChunks;
+      for (const jobId of rest) {
+        const next = await open(jobId);
+        if (next === undefined) {
+          continue;
+        }
+        if (next.kind !== 'answer') {
+          throw new LogStreamError(next.kind === 'timeout' ? 'timeout' : 'refused', next.reason);
+        }
+        yield* next.chunks;
+      }
+    }
+    return { kind: 'log', contentType: contentTypeOf(first.headers), chunks: chunks() };
+  }
+
+  /** The first of the version's refs that is a branch or tag of the project, else its default branch. */
+  private async pipelineRef(
+    request: TriggerRequest,
+    project: string,
+    base: RequestBase,
+  ): Promise<string | UpstreamFault> {
+    for (const ref of request.selection?.refs ?? []) {
+      const exists = await this.refExists(request.serviceUrl, project, ref, base);
+      if (exists === true) {
+        return ref;
+      }
+      if (exists !== false) {
+        return faultOfTrouble(exists);
+      }
+    }
+    const answer = await this.http.getJson({
+      ...base,
+      url: this.api(request.serviceUrl, project, []),
+      notFound: `project ${project} not found`,
+    });
+    if (answer.kind !== 'json') {
+      return faultOfTrouble(answer);
+    }
+    const branch = isRecord(answer.body) ? answer.body.default_branch : undefined;
+    return typeof branch === 'string' && branch !== ''
+      ? branch
+      : { kind: 'refused', reason: `the GitLab project ${project} has no default branch` };
+  }
+
+  /** Whether `ref` is a branch or a tag of the project (`repository/branches/…`, `…/tags/…`: 404 when not). */
+  private async refExists(
+    serviceUrl: string,
+    project: string,
+    ref: string,
+    base: RequestBase,
+  ): Promise<boolean | UpstreamTrouble> {
+    for (const kind of ['branches', 'tags']) {
+      const answer = await this.http.getJson({
+        ...base,
+        url: this.api(serviceUrl, project, ['repository', kind, ref]),
+        notFound: NO_SUCH_REF,
+      });
+      if (answer.kind === 'json' || answer.kind === 'not_modified') {
+        return true;
+      }
+      if (answer.kind !== 'failed' || answer.reason !== `${NO_SUCH_REF} (404)`) {
+        return answer;
+      }
+    }
+    return false;
+  }
+
+  private requestBase(
+    request: { serviceUrl: string; credentials?: TestingServiceCredentials },
+    now: Date,
+  ): RequestBase {
+    const token = this.http.credentials(request)?.token;
+    return {
+      headers: { accept: 'application/json' },
+      authorization: token ? `Bearer ${token}` : undefined,
+      allowPrivate: this.http.allowPrivate(request.serviceUrl),
+      timeoutMs: this.http.timeoutMs,
+      now,
+    };
+  }
+
+  /** `{url}/api/v4/projects/{url-encoded path or id}/…` (API.md 18: paths encoded as one segment). */
+  private api(serviceUrl: string, project: string, segments: readonly string[], query = ''): string {
+    return joinUrl(serviceUrl, ['api', 'v4', 'projects', project, ...segments], query);
+  }
+}
+
+/** The not-found reasons of a pipeline's jobs and of a ref lookup: a 404 there is an answer. */
+const NO_SUCH_PIPELINE = 'no such pipeline';
+const NO_SUCH_REF = 'no such ref';
+
+type RequestBase = Omit<UpstreamGet, 'url' | 'notFound'>;
+
+interface Listing {
+  kind: 'listing';
+  builds: (Build & { ref?: string })[];
+  etag?: string;
+}
+
+function toBuild(raw: unknown, serviceUrl: string, project: string): (Build & { ref?: string }) | undefined {
+  if (!isRecord(raw) || typeof raw.id !== 'number') {
+    return undefined;
+  }
+  const native = typeof raw.status === 'string' ? raw.status : '';
+  const finishedAt = toDate(raw.finished_at);
+  // A status GitLab adds later is final once the pipeline has finished, running before.
+  const mapped = STATES[native] ?? (finishedAt ? 'error' : 'running');
+  if (mapped === 'skip') {
+    return undefined;
+  }
+  const createdAt = toDate(raw.created_at) ?? toDate(raw.updated_at);
+  const startedAt = toDate(raw.started_at) ?? createdAt ?? new Date(0);
+  const endedAt = finishedAt ?? toDate(raw.updated_at);
+  const duration =
+    typeof raw.duration === 'number'
+      ? raw.duration
+      : endedAt
+        ? (endedAt.getTime() - startedAt.getTime()) / 1000
+        : 0;
+  const web = typeof raw.web_url === 'string' && /^https?:\/\//.test(raw.web_url) ? raw.web_url : undefined;
+  return {
+    buildId: String(raw.id),
+    status: mapped,
+    startedAt,
+    durationSeconds: isFinishedStatus(mapped) ? Math.max(0, Math.round(duration)) : 0,
+    url: web ?? `${serviceUrl.replace(/\/+$/, '')}/${project}/-/pipelines/${raw.id}`,
+    ref: typeof raw.ref === 'string' ? raw.ref : undefined,
+  };
+}
+
+function toJob(raw: unknown): GitlabJob[] {
+  if (!isRecord(raw) || typeof raw.id !== 'number') {
+    return [];
+  }
+  const text = (value: unknown) => (typeof value === 'string' ? value : undefined);
+  return [
+    {
+      id: raw.id,
+      name: text(raw.name) ?? '',
+      stage: text(raw.stage) ?? '',
+      status: text(raw.status) ?? '',
+      failureReason: text(raw.failure_reason),
+      url: text(raw.web_url),
+    },
+  ];
+}
+
+function notAProject(resource: string): string {
+  return `'${resource.slice(0, 200)}' is not a GitLab project (a path such as group/project or its id, optionally ?ref= and #job=)`;
+}
