@@ -3,7 +3,7 @@ import * as client from 'openid-client';
 import type { IdentityProviderSettings } from '../../config/identity-providers-file.js';
 import type { ExternalIdentity, IdentityProvider, IdentityProviderFactory } from './identity-provider.js';
 import { OAuth2Provider } from './oauth2-provider.js';
-import { ProviderFetch } from './provider-fetch.js';
+import { isLoopbackHttp, ProviderFetch } from './provider-fetch.js';
 import { ProviderSettingsReader } from './provider-settings.js';
 
 /** How long a discovered configuration is used before the issuer is asked again. */
@@ -58,9 +58,15 @@ export class OidcProvider extends OAuth2Provider {
       {
         [client.customFetch]: this.fetch,
         timeout: Math.ceil(this.settings.timeoutMs / 1000),
-        execute: [(made) => this.prepare(made, this.issuer), client.enableNonRepudiationChecks],
+        // openid-client recognises allowInsecureRequests itself in this list (and then lets the
+        // discovery request use http too): only ever for a loopback issuer.
+        execute: [
+          ...(isLoopbackHttp(this.issuer) ? [client.allowInsecureRequests] : []),
+          client.enableNonRepudiationChecks,
+        ],
       },
     );
+    config.timeout = Math.ceil(this.settings.timeoutMs / 1000);
     return config;
   }
 
