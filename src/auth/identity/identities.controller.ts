@@ -31,7 +31,7 @@ export class IdentitiesController {
     operationId: 'users-current-identities-get',
     summary: "The caller's identities at sign-in providers, oldest link first",
   })
-  @ApiOkResponse({ type: IdentitiesDto })
+  @ApiOkResponse({ type: IdentitiesDto, description: 'The identities linked to the account (empty: none)' })
   @ApiUnauthorizedResponse({ type: ProblemDto, description: 'No valid token or API key' })
   async list(@CurrentUser() caller: AuthUser): Promise<IdentitiesDto> {
     return { items: (await this.identities.list(caller.id)).map(toIdentityDto) };

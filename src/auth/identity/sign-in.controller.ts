@@ -1,6 +1,8 @@
 import { Controller, Get, Header, Param, Query, Req, Res, UseFilters } from '@nestjs/common';
 import {
+  ApiDefaultResponse,
   ApiFoundResponse,
+  ApiUnauthorizedResponse,
   ApiOkResponse,
   ApiOperation,
   ApiProduces,
@@ -13,7 +15,10 @@ import { baseUrlOf } from '../../common/base-url.js';
 import { ProblemDetailsFilter } from '../../common/filters/problem-details.filter.js';
 import { AppConfig } from '../../config/app-config.js';
 import { AuthService } from '../auth.service.js';
+import { ApiAuth } from '../api-auth.decorator.js';
+import { OptionalAuth } from '../optional-auth.decorator.js';
 import { Public } from '../public.decorator.js';
+import { ProblemDto, problemExample } from '../../common/dto/error-bodies.dto.js';
 import { extractToken, setSessionCookie } from '../token-carriers.js';
 import { LoginQuery, ProviderParam, ProvidersDto } from './dto.js';
 import { SignInPageFilter } from './sign-in-page.filter.js';
@@ -25,6 +30,23 @@ const page = (description: string) => ({
     'text/html': { schema: { type: 'string' }, example: '<!doctype html><html lang="en">…</html>' },
   },
 });
+
+/** A provider that did not answer in time: the page says so, and when to try again. */
+const PROVIDER_UNAVAILABLE = {
+  status: 503,
+  ...page('The provider did not answer in time or could not be reached: an HTML page'),
+  headers: {
+    'Retry-After': {
+      description: 'Seconds to wait before trying again',
+      schema: { type: 'integer', example: 2 },
+    },
+  },
+};
+
+/** Redirect-only operations: whatever is not the redirect is an HTML page saying what failed. */
+const ANY_FAILURE = page(
+  'Any other failure: an HTML page saying what failed, with a link back to the sign-in page',
+);
 
 /**
  * The sign-in with identity providers (API.md 15), for browsers: open routes (a session that
@@ -62,7 +84,8 @@ export class SignInController {
     status: 502,
     ...page('The provider could not be discovered or gave a bad answer: an HTML page'),
   })
-  @ApiResponse({ status: 503, ...page('The provider did not answer in time: an HTML page') })
+  @ApiResponse(PROVIDER_UNAVAILABLE)
+  @ApiDefaultResponse(ANY_FAILURE)
   async login(
     @Param() { provider }: ProviderParam,
     @Query() { next, link }: LoginQuery,
@@ -109,7 +132,8 @@ export class SignInController {
     status: 502,
     ...page("The provider's answer did not pass the checks (signature, issuer, audience, expiry, nonce)"),
   })
-  @ApiResponse({ status: 503, ...page('The provider did not answer in time') })
+  @ApiResponse(PROVIDER_UNAVAILABLE)
+  @ApiDefaultResponse(ANY_FAILURE)
   async authorized(
     @Param() { provider }: ProviderParam,
     @Req() request: Request,
@@ -131,9 +155,10 @@ export class SignInController {
   }
 }
 
-/** The providers, for sign-in pages of other applications and for scripts. */
+/** The providers, for sign-in pages of other applications and for scripts; no token needed. */
 @ApiTags(TAGS.auth)
-@Public()
+@ApiAuth()
+@OptionalAuth()
 @UseFilters(ProblemDetailsFilter)
 @Controller('oauth2')
 export class ProvidersController {
@@ -148,6 +173,11 @@ export class ProvidersController {
     summary: 'The identity providers one can sign in with (IDENTITY_PROVIDERS_FILE)',
   })
   @ApiOkResponse({ type: ProvidersDto, description: 'In the order of the file; empty without one' })
+  @ApiUnauthorizedResponse({
+    type: ProblemDto,
+    description: 'A token came and is not valid (none is needed)',
+    example: problemExample(401, 'The token is not valid'),
+  })
   providers(@Req() request: Request): ProvidersDto {
     const base = baseUrlOf(this.config, request);
     return {

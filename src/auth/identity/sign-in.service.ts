@@ -17,6 +17,9 @@ import { nextPath } from './next-page.js';
 /** How long a sign-in may take at the provider (API.md 15: ten minutes). */
 export const FLOW_TTL_MS = 10 * 60 * 1000;
 
+/** When to try again after a provider did not answer (the page's Retry-After). */
+const PROVIDER_RETRY_SECONDS = 30;
+
 /** The cookie that binds a sign-in's state to the browser that started it. */
 export const STATE_COOKIE = 'oauth2_state';
 
@@ -216,7 +219,7 @@ export class SignInService {
       }
       switch (error.reason) {
         case 'unavailable':
-          throw new DomainError('upstream_timeout', error.message);
+          throw new DomainError('upstream_timeout', error.message, [], PROVIDER_RETRY_SECONDS);
         case 'refused':
           throw new DomainError('forbidden', error.message);
         case 'invalid':
