@@ -91,6 +91,14 @@ export class OidcOp {
         email: ['email', 'email_verified'],
       },
       pkce: { required: () => true },
+      ttl: {
+        AuthorizationCode: 60,
+        Interaction: 600,
+        Session: 3600,
+        Grant: 3600,
+        AccessToken: 600,
+        IdToken: 600,
+      },
       findAccount: (_ctx: unknown, sub: string): Account => ({
         accountId: sub,
         claims: () => {
