@@ -67,7 +67,7 @@ export class SignInController {
   @Header('Cache-Control', 'no-store')
   @ApiProduces('text/html')
   @ApiOperation({
-    operationId: 'oauth2-login',
+    operationId: 'sign-in-with-provider',
     summary: 'Sign in with an identity provider: 302 to the provider',
     description:
       'Starts the authorization code flow at the provider (state bound to a cookie, PKCE S256, and for OpenID ' +
@@ -108,7 +108,7 @@ export class SignInController {
   @Header('Cache-Control', 'no-store')
   @ApiProduces('text/html')
   @ApiOperation({
-    operationId: 'oauth2-authorized',
+    operationId: 'sign-in-authorized',
     summary: "The redirect URI: finishes a sign-in with the provider's answer",
     description:
       'Register `{PUBLIC_BASE_URL}/oauth2/authorized/{provider}` at the provider. Checks the state against the ' +
@@ -169,7 +169,7 @@ export class ProvidersController {
 
   @Get('providers')
   @ApiOperation({
-    operationId: 'oauth2-providers',
+    operationId: 'identity-providers-get',
     summary: 'The identity providers one can sign in with (IDENTITY_PROVIDERS_FILE)',
   })
   @ApiOkResponse({ type: ProvidersDto, description: 'In the order of the file; empty without one' })
