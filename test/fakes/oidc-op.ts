@@ -55,6 +55,8 @@ export class OidcOp {
   readonly people = new Map<string, OpPerson>();
   tamper?: IdTokenTampering;
   tokenDelayMs = 0;
+  /** The token endpoint's answers as the provider made them (before any spoiling), in order. */
+  readonly tokenAnswers: string[] = [];
   private server?: http.Server;
   private base = '';
   private privateJwk?: JWK;
@@ -143,12 +145,13 @@ export class OidcOp {
       }
     }
     const tamper = this.tamper;
-    if (isToken && tamper) {
+    if (isToken) {
       const end = res.end.bind(res);
-      // The provider's answer, spoilt on its way out.
+      // The provider's answer, recorded (and spoilt when asked) on its way out.
       res.end = ((chunk?: unknown) => {
         const text = Buffer.isBuffer(chunk) || typeof chunk === 'string' ? chunk.toString() : '';
-        void this.spoil(text, tamper).then((body) => {
+        this.tokenAnswers.push(text);
+        void (tamper ? this.spoil(text, tamper) : Promise.resolve(text)).then((body) => {
           res.setHeader('content-length', Buffer.byteLength(body));
           end(body);
         });
