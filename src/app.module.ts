@@ -2,6 +2,7 @@ import { Module, type DynamicModule } from '@nestjs/common';
 import { ScheduleModule } from '@nestjs/schedule';
 import { AdminBootstrap } from './auth/admin-bootstrap.js';
 import { AuthModule } from './auth/auth.module.js';
+import { IdentityModule } from './auth/identity/identity.module.js';
 import type { AppConfig } from './config/app-config.js';
 import { ConfigModule } from './config/config.module.js';
 import { DatabaseModule } from './database/database.module.js';
@@ -27,6 +28,7 @@ export class AppModule {
         ScheduleModule.forRoot(),
         HealthModule,
         AuthModule,
+        IdentityModule,
         // Before WorkflowsModule: routes are tried in the order of the modules, and
         // GET /workflows/issues.html (a page) must come before GET /workflows/{wf_uuid}.
         StatusPagesModule,

@@ -112,6 +112,19 @@ export class AuthService {
     });
   }
 
+  /**
+   * The caller a token stands for, verified and re-checked as the guard does; undefined when it
+   * is not valid. For the routes open to anybody that act on a signed-in caller when there is one
+   * (linking an identity: a stale session there must not stand in the way of signing in).
+   */
+  async callerOf(token: string, via: TokenCarrier): Promise<AuthUser | undefined> {
+    try {
+      return await this.principal(await this.jwt.verifyAsync<TokenClaims>(token), via);
+    } catch {
+      return undefined;
+    }
+  }
+
   /** Signs a new token for a user (login, or renewal of a cookie session). */
   issue(user: Pick<UserEntity, 'id' | 'username' | 'roles'>): IssuedToken {
     const expiresIn = this.config.auth.jwtExpiresInSeconds;

@@ -2,6 +2,12 @@ import { randomBytes, scrypt, timingSafeEqual, type ScryptOptions } from 'node:c
 import { Injectable } from '@nestjs/common';
 
 const PARAMS = { N: 2 ** 15, r: 8, p: 1 } as const;
+
+/**
+ * The stored hash of an account without a password (made by a sign-in with a provider, or for a
+ * registry's user): no password verifies against it, so the password form never signs it in.
+ */
+export const NO_PASSWORD = '';
 const KEY_LENGTH = 32;
 
 function derive(password: string, salt: Buffer, options: ScryptOptions): Promise<Buffer> {
@@ -33,7 +39,8 @@ export class PasswordHasher {
   async verify(password: string, stored: string): Promise<boolean> {
     const [scheme, n, r, p, salt, hash] = stored.split('$');
     if (scheme !== 'scrypt' || !salt || !hash) {
-      return false;
+      // As long as a real check: an account without a password is not told apart by timing.
+      return this.verifyAgainstNothing(password);
     }
     const expected = Buffer.from(hash, 'base64');
     const key = await derive(password, Buffer.from(salt, 'base64'), {

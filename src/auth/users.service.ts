@@ -3,7 +3,7 @@ import type { EntityManager } from 'typeorm';
 import { DomainError } from '../common/errors/domain-error.js';
 import { AuthService } from './auth.service.js';
 import type { UserEntity } from './entities/user.entity.js';
-import { PasswordHasher } from './password-hasher.js';
+import { NO_PASSWORD, PasswordHasher } from './password-hasher.js';
 import type { Role } from './roles.js';
 import { UsersRepository, type RetiredAccount } from './users.repository.js';
 
@@ -33,10 +33,15 @@ export class UsersService {
     return this.repo.findByUsername(username);
   }
 
-  async create(username: string, password: string, roles: Role[] = ['user']): Promise<UserEntity> {
+  /** `password` undefined: an account without one (see NO_PASSWORD), signed in to by other means. */
+  async create(
+    username: string,
+    password: string | undefined,
+    roles: Role[] = ['user'],
+  ): Promise<UserEntity> {
     return this.repo.create({
       username,
-      passwordHash: await this.hasher.hash(password),
+      passwordHash: password === undefined ? NO_PASSWORD : await this.hasher.hash(password),
       roles: unique(roles),
     });
   }

@@ -83,6 +83,15 @@ describe('redactUrl', () => {
     expect(redactUrl('/a?x=1&password=p')).toBe('/a?x=1&password=[Redacted]');
   });
 
+  it("hides a sign-in redirect's code and state, and leaves a PKCE challenge alone", () => {
+    expect(redactUrl('/oauth2/authorized/lslogin?code=c0de&state=st4te&iss=https%3A%2F%2Fop')).toBe(
+      '/oauth2/authorized/lslogin?code=[Redacted]&state=[Redacted]&iss=https%3A%2F%2Fop',
+    );
+    expect(redactUrl('/oauth2/authorize?code_challenge=abc&state=s')).toBe(
+      '/oauth2/authorize?code_challenge=abc&state=[Redacted]',
+    );
+  });
+
   it('hides API keys in the query whatever the parameter, and anything like a key anywhere', () => {
     const key = `wfk_${'A1b2-C3_d4'.repeat(4)}xyz`;
     for (const [url, shown] of [

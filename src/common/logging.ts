@@ -7,9 +7,12 @@ import { pino, type Logger } from 'pino';
 import pretty from 'pino-pretty';
 import type { AppConfig } from '../config/app-config.js';
 
-/** Query members that carry secrets and must not reach a log line (API keys: `?api_key=`, `?key=`, OAuth's `?access_token=`). */
+/**
+ * Query members that carry secrets and must not reach a log line (API keys: `?api_key=`, `?key=`,
+ * OAuth's `?access_token=`, and a sign-in's redirect: its `code` and `state`, API.md 15).
+ */
 const SECRET_QUERY =
-  /([?&](?:auth_token|access_token|token|password|secret|client_secret|api_?key|key)=)[^&#]*/gi;
+  /([?&](?:auth_token|access_token|id_token|refresh_token|token|password|secret|client_secret|api_?key|key|code|code_verifier|state)=)[^&#]*/gi;
 /**
  * Anything that looks like one of our API keys (`wfk_…`, API_KEY_MARK), wherever it stands and
  * whatever the parameter's name: a key sent in the query is refused, but its line is still logged.

@@ -8,6 +8,7 @@ import ipaddr from 'ipaddr.js';
 import { loadClouds, type CloudSettings } from './clouds-file.js';
 import { ConfigError } from './config-error.js';
 import { EnvSchema } from './env.schema.js';
+import { loadIdentityProviders, type IdentityProviderSettings } from './identity-providers-file.js';
 import { refusePlaceholderSecrets } from './placeholder-secrets.js';
 import { loadTestingServices, type TestingServiceCredentials } from './testing-services-file.js';
 import { loadFailurePatterns, type FailurePatternSetting } from './failure-patterns-file.js';
@@ -47,6 +48,8 @@ export class AppConfig {
     readonly rateLimit: number;
     readonly adminUsername?: string;
     readonly adminPassword?: string;
+    /** The sign-in providers of IDENTITY_PROVIDERS_FILE (API.md 15), in its order; none without it. */
+    readonly identityProviders: readonly IdentityProviderSettings[];
   };
   readonly registry!: {
     readonly maxCrateBytes: number;
@@ -161,6 +164,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
       rateLimit: schema.AUTH_RATE_LIMIT,
       adminUsername: schema.ADMIN_USERNAME,
       adminPassword: schema.ADMIN_PASSWORD,
+      identityProviders: loadIdentityProviders(schema.IDENTITY_PROVIDERS_FILE, env),
     },
     registry: {
       maxCrateBytes: schema.MAX_CRATE_BYTES,

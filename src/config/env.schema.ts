@@ -113,6 +113,10 @@ export class EnvSchema {
 
   @IsOptional()
   @IsString()
+  IDENTITY_PROVIDERS_FILE?: string;
+
+  @IsOptional()
+  @IsString()
   GITHUB_TOKEN?: string;
 
   /** GitHub's API for `roc_link`s naming a repository (API.md 7.1); a GitHub Enterprise `…/api/v3` too. */

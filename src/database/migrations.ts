@@ -32,6 +32,7 @@ import { StoredTestStatuses1795770000000 } from '../../migrations/1795770000000-
 import { BuildFailureClasses1795781234567 } from '../../migrations/1795781234567-build-failure-classes.js';
 import { RepositoryHosts1795790000000 } from '../../migrations/1795790000000-repository-hosts.js';
 import { GitlabProjectInstances1795790000001 } from '../../migrations/1795790000001-gitlab-project-instances.js';
+import { SignInIdentities1795800000000 } from '../../migrations/1795800000000-sign-in-identities.js';
 import { CiWorkflowDisabled1795940291861 } from '../../migrations/1795940291861-ci-workflow-disabled.js';
 
 /**
@@ -72,5 +73,6 @@ export const MIGRATIONS: (new () => MigrationInterface)[] = [
   BuildFailureClasses1795781234567,
   RepositoryHosts1795790000000,
   GitlabProjectInstances1795790000001,
+  SignInIdentities1795800000000,
   CiWorkflowDisabled1795940291861,
 ];

@@ -2,6 +2,8 @@ import { Global, Module } from '@nestjs/common';
 import { DiscoveryModule } from '@nestjs/core';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { AuthModule } from '../auth/auth.module.js';
+import { IdentityModule } from '../auth/identity/identity.module.js';
+import { REGISTRY_PEOPLE } from '../auth/identity/registry-people.js';
 import { Clock } from '../common/clock.js';
 import { AppConfig } from '../config/app-config.js';
 import { REGISTRY_DIRECTORY, WorkflowsModule } from '../workflows/index.js';
@@ -14,6 +16,7 @@ import { RegistriesController } from './registries.controller.js';
 import { RegistriesRepository } from './registries.repository.js';
 import { RegistriesService } from './registries.service.js';
 import { RegistryDirectoryService } from './registry-directory.service.js';
+import { RegistryPeopleService } from './registry-people.service.js';
 import { RegistryTokenStrategy } from './registry-token.strategy.js';
 import { RegistrySecretHasher, RegistryTokensService } from './registry-tokens.service.js';
 import { RegistryUsersController } from './registry-users.controller.js';
@@ -32,6 +35,7 @@ const CLIENTS = [SeekClient];
   imports: [
     DiscoveryModule,
     AuthModule,
+    IdentityModule,
     WorkflowsModule,
     TypeOrmModule.forFeature([RegistryEntity, RegistryTokenEntity, RegistryIdentityEntity]),
   ],
@@ -51,7 +55,9 @@ const CLIENTS = [SeekClient];
     RegistryTokensService,
     RegistryTokenStrategy,
     { provide: REGISTRY_DIRECTORY, useExisting: RegistryDirectoryService },
+    RegistryPeopleService,
+    { provide: REGISTRY_PEOPLE, useExisting: RegistryPeopleService },
   ],
-  exports: [REGISTRY_DIRECTORY],
+  exports: [REGISTRY_DIRECTORY, REGISTRY_PEOPLE],
 })
 export class RegistriesModule {}

@@ -157,6 +157,30 @@ export class RegistriesRepository {
     }
   }
 
+  /**
+   * Records that the registry's user `externalId` is the account `userId` (the person signed in
+   * with the SEEK installation that is this registry): on the account's link to the registry when
+   * it has one without an id, else as a new identity. Nothing when either is known already.
+   */
+  async adoptPerson(registryId: number, userId: number, externalId: string): Promise<void> {
+    const link = await this.findLink(registryId, userId);
+    if (!link) {
+      await this.addIdentity(registryId, userId, externalId);
+      return;
+    }
+    if (link.externalId !== null) {
+      return;
+    }
+    try {
+      await this.identities.update({ id: link.id, externalId: IsNull() }, { externalId });
+    } catch (error) {
+      // The registry knows that person as another account already: theirs stays.
+      if (!isUniqueViolation(error)) {
+        throw error;
+      }
+    }
+  }
+
   /** Links a user's account to a registry with their sealed personal token, or replaces the token. */
   async link(registryId: number, userId: number, tokenSealed: string): Promise<void> {
     await this.identities.upsert(

@@ -2,6 +2,7 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import { Inject, Injectable, type OnModuleInit } from '@nestjs/common';
 import { DiscoveryService } from '@nestjs/core';
 import type { AuthUser } from '../auth/auth-user.js';
+import { IdentitiesService } from '../auth/identity/identities.service.js';
 import { UsersService } from '../auth/users.service.js';
 import { discovered } from '../common/discovered.js';
 import { DomainError } from '../common/errors/domain-error.js';
@@ -96,6 +97,7 @@ export class RegistriesService implements OnModuleInit {
     private readonly hasher: RegistrySecretHasher,
     private readonly discovery: DiscoveryService,
     private readonly directory: RegistryDirectoryService,
+    private readonly identities: IdentitiesService,
     @Inject(AppConfig) config: AppConfig,
   ) {
     this.personalTokens = new SealedBox(config.auth.jwtSecret, 'registry personal token');
@@ -345,20 +347,27 @@ export class RegistriesService implements OnModuleInit {
     if (known) {
       return known;
     }
+    // The person signed in here with the SEEK installation that is this registry: their account.
+    const signedIn = await this.identities.accountOfSeekPerson(registry.uri, externalId);
+    if (signedIn !== undefined) {
+      await this.repo.adoptPerson(registry.id, signedIn, externalId);
+      const adopted = await this.repo.findIdentity(registry.id, externalId);
+      if (adopted) {
+        return adopted;
+      }
+    }
     const username = `${accountName(registry.name)}:${externalId}`;
     const existing = await this.users.findByUsername(username);
     const user =
       existing ??
-      (await this.users
-        .create(username, randomBytes(32).toString('base64url'), ['user'])
-        .catch(async (error: unknown) => {
-          // Made by a concurrent first use: take theirs.
-          const made = await this.users.findByUsername(username);
-          if (!made) {
-            throw error;
-          }
-          return made;
-        }));
+      (await this.users.create(username, undefined, ['user']).catch(async (error: unknown) => {
+        // Made by a concurrent first use: take theirs.
+        const made = await this.users.findByUsername(username);
+        if (!made) {
+          throw error;
+        }
+        return made;
+      }));
     await this.repo.addIdentity(registry.id, user.id, externalId);
     const identity = await this.repo.findIdentity(registry.id, externalId);
     if (!identity) {

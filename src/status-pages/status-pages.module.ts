@@ -1,9 +1,12 @@
 import { Module, type MiddlewareConsumer, type NestModule } from '@nestjs/common';
 import { formPageHeaders } from '../common/same-origin-form.js';
 import { AuthModule } from '../auth/auth.module.js';
+import { IdentityModule } from '../auth/identity/identity.module.js';
 import { Clock } from '../common/clock.js';
 import { NotificationsModule } from '../notifications/index.js';
 import { WorkflowsModule } from '../workflows/index.js';
+import { AccountPageController } from './account-page.controller.js';
+import { AccountPageService } from './account-page.service.js';
 import { IssueTypesPageController } from './issue-types-page.controller.js';
 import { FaviconController, StatusPagesController } from './status-pages.controller.js';
 import { StatusPagesService } from './status-pages.service.js';
@@ -15,18 +18,22 @@ import { UnsubscribePageController } from './unsubscribe-page.controller.js';
  * and notifications' reads; no tables of their own.
  */
 @Module({
-  imports: [WorkflowsModule, AuthModule, NotificationsModule],
+  imports: [WorkflowsModule, AuthModule, IdentityModule, NotificationsModule],
   controllers: [
+    // Before StatusPagesController, whose /status/{uuid} would take /status/account.
+    AccountPageController,
     StatusPagesController,
     FaviconController,
     IssueTypesPageController,
     UnsubscribePageController,
   ],
-  providers: [StatusPagesService, Clock],
+  providers: [StatusPagesService, AccountPageService, Clock],
 })
 export class StatusPagesModule implements NestModule {
   /** Every page has a form (sign-in or sign-out in its header): see SameOriginForm. */
   configure(consumer: MiddlewareConsumer): void {
-    consumer.apply(formPageHeaders).forRoutes(StatusPagesController, IssueTypesPageController);
+    consumer
+      .apply(formPageHeaders)
+      .forRoutes(AccountPageController, StatusPagesController, IssueTypesPageController);
   }
 }

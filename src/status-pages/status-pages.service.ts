@@ -1,4 +1,5 @@
 import { Injectable } from '@nestjs/common';
+import { IdentityProviders } from '../auth/identity/identity-providers.js';
 import type { CookieOptions } from 'express';
 import { AuthService } from '../auth/auth.service.js';
 import type { Viewer } from '../auth/optional-auth.decorator.js';
@@ -138,11 +139,12 @@ export class StatusPagesService {
     private readonly services: TestingServiceRegistry,
     private readonly stored: StoredTestStatuses,
     private readonly config: AppConfig,
+    private readonly providers: IdentityProviders,
   ) {}
 
   /** The sign-in form; after signing in the browser goes to `next` (a status page, else /status). */
   signInPage(next: string | undefined): string {
-    return renderPage('sign-in', { next: nextPage(next), username: '' });
+    return renderPage('sign-in', { next: nextPage(next), username: '', providers: this.providers.all() });
   }
 
   /**
@@ -158,7 +160,7 @@ export class StatusPagesService {
       kind: 'refused',
       status,
       retryAfterSeconds,
-      page: renderPage('sign-in', { next, username, error }),
+      page: renderPage('sign-in', { next, username, error, providers: this.providers.all() }),
     });
     const fits = (text: string) =>
       text.length >= CREDENTIAL_LENGTH.min && text.length <= CREDENTIAL_LENGTH.max;

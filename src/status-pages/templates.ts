@@ -27,6 +27,8 @@ form.sign-in label { display: block; font-weight: 600; margin: 12px 0 4px; }
 form.sign-in input { box-sizing: border-box; width: 100%; font: inherit; padding: 8px 10px; border: 1px solid #57606a; border-radius: 6px; }
 form.run { margin: 6px 0 0; }
 form.run button { font: inherit; font-size: 14px; font-weight: 600; padding: 4px 12px; color: #ffffff; background: #1a7f37; border: 1px solid #116329; border-radius: 6px; cursor: pointer; }
+ul.providers { list-style: none; padding: 0; margin: 8px 0; display: flex; flex-direction: column; gap: 8px; max-width: 360px; }
+a.provider { display: block; text-align: center; font-weight: 600; padding: 8px 20px; color: #1f2328; background: #f6f8fa; border: 1px solid #57606a; border-radius: 6px; text-decoration: none; }
 form.sign-in button { margin-top: 16px; font: inherit; font-weight: 600; padding: 8px 20px; color: #ffffff; background: #1a7f37; border: 1px solid #116329; border-radius: 6px; cursor: pointer; }
 .problem { color: #a40e26; font-weight: 600; }
 main { padding: 16px 24px 40px; max-width: 1180px; }
@@ -93,7 +95,7 @@ body.wall main { max-width: none; }
 <body<% if (it.wall) { %> class="wall"<% } %>>
 <header>
 <p class="brand"><a href="/status">Workflow test status</a></p>
-<div class="who"><% if (it.viewer) { %>Signed in as <strong><bdi><%= it.viewer %></bdi></strong> · <form method="post" action="/status/sign-out"><button type="submit" class="link">Sign out</button></form><% } else { %>Public workflows (not signed in) · <a href="/status/sign-in<%= it.here ? '?next=' + encodeURIComponent(it.here) : '' %>">Sign in</a><% } %> · <a href="/docs">API</a></div>
+<div class="who"><% if (it.viewer) { %>Signed in as <strong><bdi><%= it.viewer %></bdi></strong> · <a href="/status/account">Your account</a> · <form method="post" action="/status/sign-out"><button type="submit" class="link">Sign out</button></form><% } else { %>Public workflows (not signed in) · <a href="/status/sign-in<%= it.here ? '?next=' + encodeURIComponent(it.here) : '' %>">Sign in</a><% } %> · <a href="/docs">API</a></div>
 </header>
 <main>
 <%~ it.body %>
@@ -251,6 +253,52 @@ const SIGN_IN = `<% layout('@layout', { title: 'Sign in' }) %>
 <input id="password" name="password" type="password" autocomplete="current-password" required maxlength="256">
 <button type="submit">Sign in</button>
 </form>
+<% if (it.providers && it.providers.length > 0) { %>
+<h2>Or sign in with the account you have elsewhere</h2>
+<ul class="providers">
+<% it.providers.forEach(function (provider) { %><li><a class="provider" href="/oauth2/login/<%= encodeURIComponent(provider.name) %>?next=<%= encodeURIComponent(it.next) %>">Sign in with <bdi><%= provider.label %></bdi></a></li>
+<% }) %></ul>
+<% } %>
+`;
+
+/**
+ * A signed-in person's account page (API.md 15): a heading, then its sections, each rendered by
+ * its own template (identities; the clients a person registered go beside them).
+ */
+const ACCOUNT = `<% layout('@layout', { title: 'Your account', viewer: it.viewer }) %>
+<h1>Your account</h1>
+<p class="summary">Signed in as <strong><bdi><%= it.viewer %></bdi></strong> (<%= it.roles.join(', ') %>).</p>
+<% it.sections.forEach(function (section) { %><%~ section %>
+<% }) %>`;
+
+const ACCOUNT_IDENTITIES = `<section aria-labelledby="identities">
+<h2 id="identities">Ways to sign in</h2>
+<p><%= it.password ? 'Your username and password, and the accounts below.' : 'The accounts below (this account has no password).' %></p>
+<% if (it.identities.length === 0) { %><p class="muted">No account elsewhere is linked.</p><% } else { %>
+<table class="stack">
+<caption class="visually-hidden">Accounts elsewhere linked to this one</caption>
+<thead><tr><th scope="col">Provider</th><th scope="col">Name there</th><th scope="col">E-mail</th><th scope="col">Linked</th><th scope="col">Last used</th><th scope="col"><span class="visually-hidden">Unlink</span></th></tr></thead>
+<tbody>
+<% it.identities.forEach(function (identity) { %>
+<tr>
+<th scope="row"><bdi><%= identity.label %></bdi></th>
+<td data-label="Name there"><bdi><%= identity.username || identity.subject %></bdi></td>
+<td data-label="E-mail"><% if (identity.email) { %><bdi><%= identity.email %></bdi><% } else { %><span class="muted">none</span><% } %></td>
+<td data-label="Linked"><time datetime="<%= identity.linked.iso %>"><%= identity.linked.text %></time></td>
+<td data-label="Last used"><% if (identity.used) { %><time datetime="<%= identity.used.iso %>"><%= identity.used.text %></time><% } else { %><span class="muted">never</span><% } %></td>
+<td><% if (identity.unlink) { %><form method="post" action="<%= identity.unlink %>" class="run"><button type="submit">Unlink<span class="visually-hidden"> <%= identity.label %></span></button></form><% } else { %><span class="muted">your only way in</span><% } %></td>
+</tr>
+<% }) %>
+</tbody>
+</table>
+<% } %>
+<% if (it.linkable.length > 0) { %>
+<p>Link another account:</p>
+<ul class="providers">
+<% it.linkable.forEach(function (provider) { %><li><a class="provider" href="/oauth2/login/<%= encodeURIComponent(provider.name) %>?link=true&amp;next=%2Fstatus%2Faccount">Link <bdi><%= provider.label %></bdi></a></li>
+<% }) %></ul>
+<% } %>
+</section>
 `;
 
 const ISSUE_TYPES = `<% layout('@layout', { title: 'Repository checks', viewer: it.viewer, here: it.here }) %>
@@ -301,7 +349,16 @@ const ERROR = `<% layout('@layout', { title: it.title, viewer: it.viewer, here: 
 <p><a href="/status">See the workflows you may see</a></p>
 `;
 
-export type PageName = 'overview' | 'wall' | 'workflow' | 'issue-types' | 'sign-in' | 'unsubscribe' | 'error';
+export type PageName =
+  | 'overview'
+  | 'wall'
+  | 'workflow'
+  | 'issue-types'
+  | 'sign-in'
+  | 'unsubscribe'
+  | 'error'
+  | 'account'
+  | 'account-identities';
 
 const engine = new Eta({ autoEscape: true, cache: true });
 engine.loadTemplate('@layout', LAYOUT);
@@ -312,6 +369,8 @@ engine.loadTemplate('@issue-types', ISSUE_TYPES);
 engine.loadTemplate('@sign-in', SIGN_IN);
 engine.loadTemplate('@unsubscribe', UNSUBSCRIBE);
 engine.loadTemplate('@error', ERROR);
+engine.loadTemplate('@account', ACCOUNT);
+engine.loadTemplate('@account-identities', ACCOUNT_IDENTITIES);
 
 export function renderPage(name: PageName, data: object): string {
   return engine.render(`@${name}`, data);

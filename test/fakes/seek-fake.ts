@@ -1,4 +1,13 @@
 import { FakeServer, type FakeAnswer, type FakeRequest } from './fake-server.js';
+import { OAuthCodes } from './oauth-codes.js';
+
+/** A person of the SEEK installation, as `/people/current` shows them. */
+export interface SeekPerson {
+  id: string;
+  title: string;
+  first_name: string;
+  last_name: string;
+}
 
 /** A workflow as the fake SEEK holds it: its crate archive per version. */
 export interface SeekWorkflow {
@@ -21,6 +30,14 @@ export interface SeekWorkflow {
 export class SeekFake extends FakeServer {
   private readonly workflows = new Map<string, SeekWorkflow>();
   readonly personalTokens = new Set<string>();
+  /**
+   * SEEK as an OAuth2 provider (its Doorkeeper set-up, seek4science/seek
+   * `config/initializers/doorkeeper.rb`: the code flow, PKCE, scopes `read`/`write`): the person
+   * signed in at the installation's pages, the OAuth applications registered there.
+   */
+  signedIn?: SeekPerson;
+  readonly oauthApplications = new Map<string, string>();
+  private readonly codes = new OAuthCodes<SeekPerson>();
 
   constructor() {
     super('SEEK');
@@ -32,6 +49,10 @@ export class SeekFake extends FakeServer {
   }
 
   protected route(request: FakeRequest): FakeAnswer {
+    const oauth = this.oauthRoute(request);
+    if (oauth) {
+      return oauth;
+    }
     const [collection, id, sub] = request.segments;
     if (request.method !== 'GET' || collection !== 'workflows') {
       return { status: 404, body: { errors: [{ title: 'Not found' }] } };
@@ -66,6 +87,76 @@ export class SeekFake extends FakeServer {
       body: { data: this.resource(workflow), jsonapi: { version: '1.0' } },
       headers: { 'content-type': 'application/vnd.api+json; charset=utf-8' },
     };
+  }
+
+  /**
+   * Doorkeeper's `GET /oauth/authorize` (302 back with `code` and `state`, or `error=access_denied`
+   * when nobody approves) and `POST /oauth/token` (`{access_token, token_type: "Bearer",
+   * expires_in, refresh_token, scope, created_at}`, or 400/401 `{error, error_description}`), and
+   * `GET /people/current?format=json` (PeopleController#current: the PersonSerializer's JSON:API,
+   * or 404 "No user logged in").
+   */
+  private oauthRoute(request: FakeRequest): FakeAnswer | undefined {
+    const path = request.segments.join('/');
+    if (request.method === 'GET' && path === 'oauth/authorize') {
+      return {
+        status: 302,
+        text: '',
+        headers: { location: this.codes.authorize(request.query, this.signedIn) },
+      };
+    }
+    if (request.method === 'POST' && path === 'oauth/token') {
+      const outcome = this.codes.exchange(new URLSearchParams(request.body), this.oauthApplications);
+      if ('error' in outcome) {
+        return {
+          status: outcome.error === 'invalid_client' ? 401 : 400,
+          body: { error: outcome.error, error_description: outcome.description },
+        };
+      }
+      return {
+        status: 200,
+        body: {
+          access_token: outcome.token,
+          token_type: 'Bearer',
+          expires_in: 7200,
+          refresh_token: `refresh-${outcome.token}`,
+          scope: 'read',
+          created_at: 1_790_000_000,
+        },
+      };
+    }
+    if (request.method === 'GET' && path === 'people/current') {
+      const person = this.codes.personOf(request.headers.authorization);
+      if (!person) {
+        return { status: 404, body: { errors: [{ title: 'No user logged in' }] } };
+      }
+      return {
+        status: 200,
+        body: {
+          data: {
+            id: person.id,
+            type: 'people',
+            attributes: {
+              avatar: null,
+              title: person.title,
+              description: null,
+              first_name: person.first_name,
+              last_name: person.last_name,
+              orcid: null,
+              mbox_sha1sum: 'b9ad0ad9de1ba5c85e8a2bf2dd6fd8b5b1d2e6b7',
+              expertise: [],
+              tools: [],
+            },
+            relationships: { projects: { data: [] }, institutions: { data: [] } },
+            links: { self: `/people/${person.id}` },
+            meta: { base_url: this.url, api_version: '0.3' },
+          },
+          jsonapi: { version: '1.0' },
+        },
+        headers: { 'content-type': 'application/vnd.api+json; charset=utf-8' },
+      };
+    }
+    return undefined;
   }
 
   /** A workflow resource as SEEK's JSON:API serialises it (the members LifeMonitor reads, and a few more). */
