@@ -9,7 +9,7 @@ import { SeekClient } from './clients/seek.client.js';
 import { RegistryIdentityEntity } from './entities/registry-identity.entity.js';
 import { RegistryTokenEntity } from './entities/registry-token.entity.js';
 import { RegistryEntity } from './entities/registry.entity.js';
-import { OAuth2Controller } from './oauth2/oauth2.controller.js';
+import { ClientCredentialsGrant } from './oauth2/client-credentials.grant.js';
 import { RegistriesController } from './registries.controller.js';
 import { RegistriesRepository } from './registries.repository.js';
 import { RegistriesService } from './registries.service.js';
@@ -35,7 +35,7 @@ const CLIENTS = [SeekClient];
     WorkflowsModule,
     TypeOrmModule.forFeature([RegistryEntity, RegistryTokenEntity, RegistryIdentityEntity]),
   ],
-  controllers: [OAuth2Controller, RegistriesController, RegistryUsersController],
+  controllers: [RegistriesController, RegistryUsersController],
   providers: [
     Clock,
     ...CLIENTS,
@@ -50,6 +50,7 @@ const CLIENTS = [SeekClient];
     RegistriesService,
     RegistryTokensService,
     RegistryTokenStrategy,
+    ClientCredentialsGrant,
     { provide: REGISTRY_DIRECTORY, useExisting: RegistryDirectoryService },
   ],
   exports: [REGISTRY_DIRECTORY],
