@@ -2,6 +2,7 @@ import { Module, type DynamicModule } from '@nestjs/common';
 import { ScheduleModule } from '@nestjs/schedule';
 import { AdminBootstrap } from './auth/admin-bootstrap.js';
 import { AuthModule } from './auth/auth.module.js';
+import { AuthorizationServerModule } from './authorization-server/index.js';
 import type { AppConfig } from './config/app-config.js';
 import { ConfigModule } from './config/config.module.js';
 import { DatabaseModule } from './database/database.module.js';
@@ -32,6 +33,7 @@ export class AppModule {
         StatusPagesModule,
         WorkflowsModule,
         RegistriesModule,
+        AuthorizationServerModule,
         TestMonitoringModule,
         OrchestrationModule,
         NotificationsModule,

@@ -28,6 +28,7 @@ import { WorkflowRerunInterval1795746357022 } from '../../migrations/17957463570
 import { VmJobsStoppedAt1795752170583 } from '../../migrations/1795752170583-vm-jobs-stopped-at.js';
 import { RerunSearchKeys1795760000000 } from '../../migrations/1795760000000-rerun-search-keys.js';
 import { StoredTestStatuses1795770000000 } from '../../migrations/1795770000000-stored-test-statuses.js';
+import { AuthorizationServer1795810000000 } from '../../migrations/1795810000000-authorization-server.js';
 
 /**
  * Every migration, oldest first. Listed here rather than found by a file glob, so the
@@ -63,4 +64,5 @@ export const MIGRATIONS: (new () => MigrationInterface)[] = [
   VmJobsStoppedAt1795752170583,
   RerunSearchKeys1795760000000,
   StoredTestStatuses1795770000000,
+  AuthorizationServer1795810000000,
 ];

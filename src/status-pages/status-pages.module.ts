@@ -1,9 +1,11 @@
 import { Module, type MiddlewareConsumer, type NestModule } from '@nestjs/common';
 import { formPageHeaders } from '../common/same-origin-form.js';
 import { AuthModule } from '../auth/auth.module.js';
+import { AuthorizationServerModule } from '../authorization-server/index.js';
 import { Clock } from '../common/clock.js';
 import { NotificationsModule } from '../notifications/index.js';
 import { WorkflowsModule } from '../workflows/index.js';
+import { AccountPageController } from './account-page.controller.js';
 import { IssueTypesPageController } from './issue-types-page.controller.js';
 import { FaviconController, StatusPagesController } from './status-pages.controller.js';
 import { StatusPagesService } from './status-pages.service.js';
@@ -15,8 +17,10 @@ import { UnsubscribePageController } from './unsubscribe-page.controller.js';
  * and notifications' reads; no tables of their own.
  */
 @Module({
-  imports: [WorkflowsModule, AuthModule, NotificationsModule],
+  imports: [WorkflowsModule, AuthModule, NotificationsModule, AuthorizationServerModule],
   controllers: [
+    // Before StatusPagesController, whose /status/:wf_uuid would take 'account' for a uuid.
+    AccountPageController,
     StatusPagesController,
     FaviconController,
     IssueTypesPageController,
@@ -27,6 +31,8 @@ import { UnsubscribePageController } from './unsubscribe-page.controller.js';
 export class StatusPagesModule implements NestModule {
   /** Every page has a form (sign-in or sign-out in its header): see SameOriginForm. */
   configure(consumer: MiddlewareConsumer): void {
-    consumer.apply(formPageHeaders).forRoutes(StatusPagesController, IssueTypesPageController);
+    consumer
+      .apply(formPageHeaders)
+      .forRoutes(StatusPagesController, IssueTypesPageController, AccountPageController);
   }
 }

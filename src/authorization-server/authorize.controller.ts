@@ -1,0 +1,144 @@
+import { Controller, Get, Post, Req, Res, UseFilters } from '@nestjs/common';
+import { ApiConsumes, ApiOperation, ApiProduces, ApiQuery, ApiResponse, ApiTags } from '@nestjs/swagger';
+import type { Request, Response } from 'express';
+import { ApiAuth } from '../auth/api-auth.decorator.js';
+import { CurrentViewer, OptionalAuth, type Viewer } from '../auth/optional-auth.decorator.js';
+import { TAGS } from '../common/api-tags.js';
+import { baseUrlOf } from '../common/base-url.js';
+import { FormFields } from '../common/form-fields.js';
+import { EXAMPLE } from '../common/openapi-examples.js';
+import { SameOriginForm } from '../common/same-origin-form.js';
+import { AppConfig } from '../config/app-config.js';
+import { HtmlErrorFilter } from '../status-pages/html-error.filter.js';
+import { AuthorizationService } from './authorization.service.js';
+
+const html = (description: string) => ({
+  description,
+  content: {
+    'text/html': { schema: { type: 'string' }, example: '<!doctype html><html lang="en">…</html>' },
+  },
+});
+
+const REDIRECT = {
+  description:
+    "To the application's redirect_uri with `code`, `state` and `iss` (approved), or with `error` " +
+    '(`access_denied`, `invalid_request`, `invalid_scope`, `unsupported_response_type`), `state` and `iss`',
+  headers: {
+    Location: {
+      description: 'Where the browser goes',
+      schema: {
+        type: 'string',
+        example: `${EXAMPLE.appRedirectUri}?code=SplxlOBeZQQYbYS6WxSbIA0H7hWZyLQ2sUX9WQJ6rPw&state=af0ifjsldkj`,
+      },
+    },
+  },
+};
+
+/**
+ * The authorization endpoint (RFC 6749 3.1, API.md 15), for a browser: the consent page and its
+ * form. Errors that cannot go back to the application are HTML pages.
+ */
+@ApiTags(TAGS.oauth2)
+@ApiAuth()
+@OptionalAuth()
+@UseFilters(HtmlErrorFilter)
+@Controller('oauth2/authorize')
+export class AuthorizeController {
+  constructor(
+    private readonly authorization: AuthorizationService,
+    private readonly config: AppConfig,
+  ) {}
+
+  @Get()
+  @ApiOperation({
+    operationId: 'oauth-authorize',
+    summary: 'Ask the signed-in person to let an application act for them (consent page)',
+    description:
+      'RFC 6749 4.1.1 with PKCE (RFC 7636): `response_type=code`, `client_id`, `redirect_uri` (one the client ' +
+      'registered, the same string exactly), `scope` (space-separated, any of ' +
+      '`workflow.read workflow.write testingService.read testingService.write user.profile user.workflow.read`; ' +
+      'absent: all), `state`, `code_challenge` with `code_challenge_method=S256` (required for a public client). ' +
+      'Signed in (the `session` cookie), the person sees the consent page; otherwise the sign-in form first, ' +
+      'coming back here. An unknown client or a redirect_uri that is not registered is an error page, never a ' +
+      'redirect; other faults go back to the application as `error=`.',
+  })
+  @ApiQuery({ name: 'response_type', required: true, schema: { type: 'string', enum: ['code'] } })
+  @ApiQuery({ name: 'client_id', required: true, schema: { type: 'string', example: EXAMPLE.appClientId } })
+  @ApiQuery({
+    name: 'redirect_uri',
+    required: true,
+    schema: { type: 'string', example: EXAMPLE.appRedirectUri },
+  })
+  @ApiQuery({
+    name: 'scope',
+    required: false,
+    schema: { type: 'string', example: 'workflow.read user.profile' },
+  })
+  @ApiQuery({ name: 'state', required: false, schema: { type: 'string', example: 'af0ifjsldkj' } })
+  @ApiQuery({
+    name: 'code_challenge',
+    required: false,
+    schema: { type: 'string', example: 'E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM' },
+  })
+  @ApiQuery({ name: 'code_challenge_method', required: false, schema: { type: 'string', enum: ['S256'] } })
+  @ApiProduces('text/html')
+  @ApiResponse({ status: 200, ...html('The consent page: what the application asks for, Approve and Deny') })
+  @ApiResponse({ status: 302, ...REDIRECT, description: `${REDIRECT.description}; or to the sign-in form` })
+  @ApiResponse({
+    status: 400,
+    ...html('An unknown client_id or a redirect_uri it did not register: an HTML page'),
+  })
+  @ApiResponse({ status: 401, ...html('A session that is not valid any more: an HTML page') })
+  async authorize(
+    @Req() request: Request,
+    @Res() response: Response,
+    @CurrentViewer() viewer: Viewer,
+  ): Promise<void> {
+    const query = new URL(request.originalUrl, 'http://query.invalid').searchParams;
+    const outcome = await this.authorization.start(
+      query,
+      viewer,
+      baseUrlOf(this.config, request),
+      request.originalUrl,
+    );
+    response.set('Cache-Control', 'no-store');
+    if (outcome.kind === 'redirect') {
+      response.redirect(302, outcome.location);
+      return;
+    }
+    response.type('text/html; charset=utf-8').send(outcome.html);
+  }
+
+  @Post()
+  @SameOriginForm()
+  @ApiOperation({
+    operationId: 'oauth-authorize-decide',
+    summary: "The consent page's form: approve or deny",
+    description:
+      'The parameters of GET /oauth2/authorize as the page carries them, and `decision=approve` (anything else ' +
+      "denies). Sent from this service's own page only (Origin or Referer; the session cookie is SameSite=Strict): " +
+      "another site's form is refused. Approved, the code is single use and lives 60 s.",
+  })
+  @ApiConsumes('application/x-www-form-urlencoded')
+  @ApiResponse({ status: 303, ...REDIRECT })
+  @ApiResponse({
+    status: 400,
+    ...html(
+      'An unknown client_id, a redirect_uri it did not register, or a body that is not a form: an HTML page',
+    ),
+  })
+  @ApiResponse({ status: 401, ...html('Not signed in (or the session expired): an HTML page') })
+  @ApiResponse({
+    status: 403,
+    ...html("Sent from another site's page, or with a scoped token: an HTML page"),
+  })
+  async decide(
+    @FormFields() form: URLSearchParams,
+    @Req() request: Request,
+    @Res() response: Response,
+    @CurrentViewer() viewer: Viewer,
+  ): Promise<void> {
+    const location = await this.authorization.decide(form, viewer, baseUrlOf(this.config, request));
+    response.set('Cache-Control', 'no-store').redirect(303, location);
+  }
+}
