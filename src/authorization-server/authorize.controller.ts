@@ -1,5 +1,12 @@
 import { Controller, Get, Post, Req, Res, UseFilters } from '@nestjs/common';
-import { ApiConsumes, ApiOperation, ApiProduces, ApiQuery, ApiResponse, ApiTags } from '@nestjs/swagger';
+import {
+  ApiExcludeEndpoint,
+  ApiOperation,
+  ApiProduces,
+  ApiQuery,
+  ApiResponse,
+  ApiTags,
+} from '@nestjs/swagger';
 import type { Request, Response } from 'express';
 import { ApiAuth } from '../auth/api-auth.decorator.js';
 import { CurrentViewer, OptionalAuth, type Viewer } from '../auth/optional-auth.decorator.js';
@@ -21,14 +28,15 @@ const html = (description: string) => ({
 
 const REDIRECT = {
   description:
-    "To the application's redirect_uri with `code`, `state` and `iss` (approved), or with `error` " +
-    '(`access_denied`, `invalid_request`, `invalid_scope`, `unsupported_response_type`), `state` and `iss`',
+    'To the sign-in form, coming back here (not signed in); or, for a request that cannot be served, to the ' +
+    "application's redirect_uri with `error` (`invalid_request`, `invalid_scope`, `unsupported_response_type`), " +
+    '`error_description`, `state` and `iss`',
   headers: {
     Location: {
       description: 'Where the browser goes',
       schema: {
         type: 'string',
-        example: `${EXAMPLE.appRedirectUri}?code=SplxlOBeZQQYbYS6WxSbIA0H7hWZyLQ2sUX9WQJ6rPw&state=af0ifjsldkj`,
+        example: `${EXAMPLE.appRedirectUri}?error=invalid_scope&error_description=Unknown+scope&state=af0ifjsldkj`,
       },
     },
   },
@@ -62,7 +70,11 @@ export class AuthorizeController {
       'coming back here. An unknown client or a redirect_uri that is not registered is an error page, never a ' +
       'redirect; other faults go back to the application as `error=`.',
   })
-  @ApiQuery({ name: 'response_type', required: true, schema: { type: 'string', enum: ['code'] } })
+  @ApiQuery({
+    name: 'response_type',
+    required: true,
+    schema: { type: 'string', enum: ['code'], example: 'code' },
+  })
   @ApiQuery({ name: 'client_id', required: true, schema: { type: 'string', example: EXAMPLE.appClientId } })
   @ApiQuery({
     name: 'redirect_uri',
@@ -80,10 +92,14 @@ export class AuthorizeController {
     required: false,
     schema: { type: 'string', example: 'E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM' },
   })
-  @ApiQuery({ name: 'code_challenge_method', required: false, schema: { type: 'string', enum: ['S256'] } })
+  @ApiQuery({
+    name: 'code_challenge_method',
+    required: false,
+    schema: { type: 'string', enum: ['S256'], example: 'S256' },
+  })
   @ApiProduces('text/html')
   @ApiResponse({ status: 200, ...html('The consent page: what the application asks for, Approve and Deny') })
-  @ApiResponse({ status: 302, ...REDIRECT, description: `${REDIRECT.description}; or to the sign-in form` })
+  @ApiResponse({ status: 302, ...REDIRECT })
   @ApiResponse({
     status: 400,
     ...html('An unknown client_id or a redirect_uri it did not register: an HTML page'),
@@ -109,29 +125,14 @@ export class AuthorizeController {
     response.type('text/html; charset=utf-8').send(outcome.html);
   }
 
+  /**
+   * The consent page's form: the parameters of GET as the page carries them, and
+   * `decision=approve` (anything else denies); 303 to the application. A form for a browser, not
+   * an API operation (as the sign-in form): it stays out of the OpenAPI document.
+   */
   @Post()
   @SameOriginForm()
-  @ApiOperation({
-    operationId: 'oauth-authorize-decide',
-    summary: "The consent page's form: approve or deny",
-    description:
-      'The parameters of GET /oauth2/authorize as the page carries them, and `decision=approve` (anything else ' +
-      "denies). Sent from this service's own page only (Origin or Referer; the session cookie is SameSite=Strict): " +
-      "another site's form is refused. Approved, the code is single use and lives 60 s.",
-  })
-  @ApiConsumes('application/x-www-form-urlencoded')
-  @ApiResponse({ status: 303, ...REDIRECT })
-  @ApiResponse({
-    status: 400,
-    ...html(
-      'An unknown client_id, a redirect_uri it did not register, or a body that is not a form: an HTML page',
-    ),
-  })
-  @ApiResponse({ status: 401, ...html('Not signed in (or the session expired): an HTML page') })
-  @ApiResponse({
-    status: 403,
-    ...html("Sent from another site's page, or with a scoped token: an HTML page"),
-  })
+  @ApiExcludeEndpoint()
   async decide(
     @FormFields() form: URLSearchParams,
     @Req() request: Request,

@@ -1,5 +1,12 @@
 import { Controller, Get, Header, Req } from '@nestjs/common';
-import { ApiOkResponse, ApiOperation, ApiProperty, ApiTags } from '@nestjs/swagger';
+import {
+  ApiOkResponse,
+  ApiOperation,
+  ApiPayloadTooLargeResponse,
+  ApiProperty,
+  ApiTags,
+} from '@nestjs/swagger';
+import { ProblemDto } from '../common/dto/error-bodies.dto.js';
 import type { Request } from 'express';
 import { TokenGrants } from '../auth/oauth2/token-grant.js';
 import { Public } from '../auth/public.decorator.js';
@@ -65,6 +72,7 @@ export class MetadataController {
       'configure themselves from it. No token needed.',
   })
   @ApiOkResponse({ type: AuthorizationServerMetadataDto, description: 'RFC 8414 3.2' })
+  @ApiPayloadTooLargeResponse({ type: ProblemDto, description: 'A request body over the limit' })
   metadata(@Req() request: Request): AuthorizationServerMetadataDto {
     const issuer = baseUrlOf(this.config, request);
     return {
