@@ -1,14 +1,12 @@
-import { Module, type MiddlewareConsumer, type NestModule } from '@nestjs/common';
+import { Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { AuthModule } from '../auth/auth.module.js';
 import { Clock } from '../common/clock.js';
-import { formPageHeaders } from '../common/same-origin-form.js';
 import { AppConfig } from '../config/app-config.js';
 import { AppSecretHasher } from './app-secrets.js';
 import { AppTokenStrategy } from './app-token.strategy.js';
 import { AppTokensService } from './app-tokens.service.js';
 import { AuthorizationService } from './authorization.service.js';
-import { AuthorizeController } from './authorize.controller.js';
 import { ClientsController } from './clients.controller.js';
 import { ClientsRepository } from './clients.repository.js';
 import { ClientsService } from './clients.service.js';
@@ -22,13 +20,14 @@ import { MetadataController } from './metadata.controller.js';
 
 /**
  * The OAuth2 authorization server for other applications (API.md 15): the clients people
- * register, the authorization endpoint with its consent page, the authorization-code and
- * refresh-token grants of `POST /oauth2/token` (AuthModule's, beside the registries' client
- * credentials), the application token strategy of the global guard, and RFC 8414's metadata.
+ * register, the rules of the authorization endpoint (whose consent page is status-pages'), the
+ * authorization-code and refresh-token grants of `POST /oauth2/token` (AuthModule's, beside the
+ * registries' client credentials), the application token strategy of the global guard, and RFC
+ * 8414's metadata.
  */
 @Module({
   imports: [AuthModule, TypeOrmModule.forFeature([OAuthClientEntity, OAuthGrantEntity, OAuthTokenEntity])],
-  controllers: [AuthorizeController, ClientsController, MetadataController],
+  controllers: [ClientsController, MetadataController],
   providers: [
     Clock,
     {
@@ -46,11 +45,6 @@ import { MetadataController } from './metadata.controller.js';
     RefreshTokenGrant,
     AppTokenStrategy,
   ],
-  exports: [ClientsService],
+  exports: [ClientsService, AuthorizationService],
 })
-export class AuthorizationServerModule implements NestModule {
-  /** The consent page holds a form: see SameOriginForm. */
-  configure(consumer: MiddlewareConsumer): void {
-    consumer.apply(formPageHeaders).forRoutes(AuthorizeController);
-  }
-}
+export class AuthorizationServerModule {}

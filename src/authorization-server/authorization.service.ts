@@ -5,7 +5,6 @@ import { parseScopes } from '../auth/oauth2/token-request.js';
 import { APPLICATION_SCOPES, isRegistryClientScope } from '../auth/scopes.js';
 import { Clock } from '../common/clock.js';
 import { DomainError } from '../common/errors/domain-error.js';
-import { renderPage } from '../status-pages/templates.js';
 import { AppSecretHasher, CODE_CHALLENGE, generateCode } from './app-secrets.js';
 import { ClientsService } from './clients.service.js';
 import type { OAuthClientEntity } from './entities/oauth-client.entity.js';
@@ -16,8 +15,19 @@ import { SCOPE_DESCRIPTIONS } from './scope-descriptions.js';
 export const CODE_SECONDS = 60;
 const MAX_STATE = 512;
 
+/** What the consent page shows, and the fields its form carries back. */
+export interface ConsentView {
+  client: string;
+  /** Who registered the application. */
+  owner: string;
+  redirectUri: string;
+  scopes: { name: string; description: string }[];
+  fields: { name: string; value: string }[];
+}
+
 /** What GET /oauth2/authorize answers: the browser sent on, or the consent page. */
-export type AuthorizeOutcome = { kind: 'redirect'; location: string } | { kind: 'page'; html: string };
+export type AuthorizeOutcome =
+  { kind: 'redirect'; location: string } | { kind: 'consent'; view: ConsentView };
 
 /** The parameters of an authorization request this service will act on (RFC 6749 4.1.1, RFC 7636 4.3). */
 interface AuthorizationRequest {
@@ -58,7 +68,7 @@ export class AuthorizationService {
   ) {}
 
   /**
-   * GET /oauth2/authorize: the consent page for a signed-in viewer, the sign-in form first for
+   * GET /oauth2/authorize: what the consent page shows a signed-in viewer, the sign-in form first for
    * anybody else (coming back to `here`). Throws DomainError invalid_input when the client or the
    * redirect URI is not right.
    */
@@ -77,9 +87,8 @@ export class AuthorizationService {
     }
     const { client, redirectUri, scopes } = checked.request;
     return {
-      kind: 'page',
-      html: renderPage('consent', {
-        viewer: viewer.username,
+      kind: 'consent',
+      view: {
         client: client.name,
         owner: client.user?.username ?? 'a former user',
         redirectUri,
@@ -91,7 +100,7 @@ export class AuthorizationService {
           const value = params.get(name);
           return value === null ? [] : [{ name, value }];
         }),
-      }),
+      },
     };
   }
 

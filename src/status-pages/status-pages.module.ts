@@ -6,15 +6,17 @@ import { Clock } from '../common/clock.js';
 import { NotificationsModule } from '../notifications/index.js';
 import { WorkflowsModule } from '../workflows/index.js';
 import { AccountPageController } from './account-page.controller.js';
+import { AuthorizePageController } from './authorize-page.controller.js';
 import { IssueTypesPageController } from './issue-types-page.controller.js';
 import { FaviconController, StatusPagesController } from './status-pages.controller.js';
 import { StatusPagesService } from './status-pages.service.js';
 import { UnsubscribePageController } from './unsubscribe-page.controller.js';
 
 /**
- * The HTML status pages (API.md 5.4), the page of issue types (API.md 12) and the page of a mail's
- * unsubscribe link (API.md 6.4), over the registry's, test monitoring's (its module is global)
- * and notifications' reads; no tables of their own.
+ * The HTML status pages (API.md 5.4), the page of issue types (API.md 12), the page of a mail's
+ * unsubscribe link (API.md 6.4), the account page and the consent page (API.md 15), over the
+ * registry's, test monitoring's (its module is global), notifications' and the authorization
+ * server's reads; no tables of their own.
  */
 @Module({
   imports: [WorkflowsModule, AuthModule, NotificationsModule, AuthorizationServerModule],
@@ -25,6 +27,7 @@ import { UnsubscribePageController } from './unsubscribe-page.controller.js';
     FaviconController,
     IssueTypesPageController,
     UnsubscribePageController,
+    AuthorizePageController,
   ],
   providers: [StatusPagesService, Clock],
 })
@@ -33,6 +36,11 @@ export class StatusPagesModule implements NestModule {
   configure(consumer: MiddlewareConsumer): void {
     consumer
       .apply(formPageHeaders)
-      .forRoutes(StatusPagesController, IssueTypesPageController, AccountPageController);
+      .forRoutes(
+        StatusPagesController,
+        IssueTypesPageController,
+        AccountPageController,
+        AuthorizePageController,
+      );
   }
 }

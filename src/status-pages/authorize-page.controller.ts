@@ -16,8 +16,9 @@ import { FormFields } from '../common/form-fields.js';
 import { EXAMPLE } from '../common/openapi-examples.js';
 import { SameOriginForm } from '../common/same-origin-form.js';
 import { AppConfig } from '../config/app-config.js';
-import { HtmlErrorFilter } from '../status-pages/html-error.filter.js';
-import { AuthorizationService } from './authorization.service.js';
+import { AuthorizationService } from '../authorization-server/index.js';
+import { HtmlErrorFilter } from './html-error.filter.js';
+import { renderPage } from './templates.js';
 
 const html = (description: string) => ({
   description,
@@ -44,14 +45,15 @@ const REDIRECT = {
 
 /**
  * The authorization endpoint (RFC 6749 3.1, API.md 15), for a browser: the consent page and its
- * form. Errors that cannot go back to the application are HTML pages.
+ * form, over the authorization server's rules. Errors that cannot go back to the application are
+ * HTML pages.
  */
 @ApiTags(TAGS.oauth2)
 @ApiAuth()
 @OptionalAuth()
 @UseFilters(HtmlErrorFilter)
 @Controller('oauth2/authorize')
-export class AuthorizeController {
+export class AuthorizePageController {
   constructor(
     private readonly authorization: AuthorizationService,
     private readonly config: AppConfig,
@@ -122,7 +124,9 @@ export class AuthorizeController {
       response.redirect(302, outcome.location);
       return;
     }
-    response.type('text/html; charset=utf-8').send(outcome.html);
+    response
+      .type('text/html; charset=utf-8')
+      .send(renderPage('consent', { ...outcome.view, viewer: viewer?.username }));
   }
 
   /**
