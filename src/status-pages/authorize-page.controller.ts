@@ -124,6 +124,7 @@ export class AuthorizePageController {
       response.redirect(302, outcome.location);
       return;
     }
+    allowFormTo(response, outcome.view.redirectUri);
     response
       .type('text/html; charset=utf-8')
       .send(renderPage('consent', { ...outcome.view, viewer: viewer?.username }));
@@ -146,4 +147,21 @@ export class AuthorizePageController {
     const location = await this.authorization.decide(form, viewer, baseUrlOf(this.config, request));
     response.set('Cache-Control', 'no-store').redirect(303, location);
   }
+}
+
+/**
+ * The consent form's answer is a redirect to the application, and browsers hold a form's redirects
+ * to the page's `form-action` (helmet's is `'self'`): the page names the application's origin too,
+ * else Chromium stops at the redirect and the person never gets back to the application.
+ */
+function allowFormTo(response: Response, redirectUri: string): void {
+  const policy = response.getHeader('Content-Security-Policy');
+  if (typeof policy !== 'string') {
+    return;
+  }
+  const origin = new URL(redirectUri).origin;
+  response.setHeader(
+    'Content-Security-Policy',
+    policy.replace(/(^|;)\s*form-action 'self'/, `$1form-action 'self' ${origin}`),
+  );
 }

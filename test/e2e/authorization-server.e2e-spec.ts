@@ -163,6 +163,74 @@ describe(`the authorization server (${testDatabase()})`, () => {
     });
   });
 
+  describe('the account page (/status/account)', () => {
+    const post = (
+      path: string,
+      fields: Record<string, string>,
+      headers: Record<string, string> = { origin: base },
+    ) =>
+      fetch(`${base}${path}`, {
+        method: 'POST',
+        redirect: 'manual',
+        headers: { cookie: bob.cookie, 'content-type': 'application/x-www-form-urlencoded', ...headers },
+        body: new URLSearchParams(fields).toString(),
+      });
+
+    it('sends a browser without a session to the sign-in form', async () => {
+      const reply = await fetch(`${base}/status/account`, { redirect: 'manual' });
+      expect(reply.status).toBe(303);
+      expect(reply.headers.get('location')).toBe('/status/sign-in?next=%2Fstatus%2Faccount');
+    });
+
+    it('registers an application from its form (the secret shown once), lists it, and deletes it', async () => {
+      const made = await post('/status/account/clients', {
+        name: 'Notebook',
+        redirect_uris: `${CALLBACK}\r\n\r\nhttp://localhost:8888/cb\r\n`,
+        confidential: 'true',
+      });
+      expect(made.status).toBe(201);
+      const page = await made.text();
+      const clientId = /client id: <code>([A-Za-z0-9_-]+)<\/code>/.exec(page)?.[1] ?? '';
+      expect(page).toMatch(/<code class="secret">[A-Za-z0-9_-]{43}<\/code>/);
+      const listed = await t.http.get('/users/current/clients').set('Authorization', `Bearer ${bob.token}`);
+      expect(listed.body.items).toContainEqual(
+        expect.objectContaining({
+          client_id: clientId,
+          name: 'Notebook',
+          redirect_uris: [CALLBACK, 'http://localhost:8888/cb'],
+          confidential: true,
+        }),
+      );
+      const account = await fetch(`${base}/status/account`, { headers: { cookie: bob.cookie } });
+      expect(await account.text()).toContain(`<code>${clientId}</code>`);
+      const refused = await post(
+        `/status/account/clients/${clientId}/delete`,
+        {},
+        { origin: 'https://evil.example' },
+      );
+      expect(refused.status).toBe(403);
+      const deleted = await post(`/status/account/clients/${clientId}/delete`, {});
+      expect(deleted.status).toBe(303);
+      expect(deleted.headers.get('location')).toBe('/status/account#applications');
+      const after = await t.http.get('/users/current/clients').set('Authorization', `Bearer ${bob.token}`);
+      expect((after.body.items as { client_id: string }[]).map((item) => item.client_id)).not.toContain(
+        clientId,
+      );
+    });
+
+    it('shows a refused registration as a page saying why, with a way back', async () => {
+      const reply = await post('/status/account/clients', {
+        name: 'Bad',
+        redirect_uris: 'http://app.example.org/cb',
+      });
+      expect(reply.status).toBe(400);
+      const page = await reply.text();
+      expect(page).toContain('The application was not registered.');
+      expect(page).toContain('must be https');
+      expect(page).toContain('href="/status/account#applications"');
+    });
+  });
+
   describe('the authorization code flow with PKCE', () => {
     it('sends a browser without a session to the sign-in form, which comes back to the consent page', async () => {
       const client = await register(alice);
@@ -190,6 +258,10 @@ describe(`the authorization server (${testDatabase()})`, () => {
       expect(page.status).toBe(200);
       expect(page.headers.get('cache-control')).toBe('no-store');
       expect(page.headers.get('referrer-policy')).toBe('same-origin');
+      // The form's redirect goes to the application: the page's form-action lets it (as a browser enforces).
+      expect(page.headers.get('content-security-policy')).toContain(
+        "form-action 'self' https://app.example.org;",
+      );
       const html = await page.text();
       expect(html).toContain('<h1>Let <bdi>Dashboard</bdi> act for you?</h1>');
       expect(html).toContain('registered here by <bdi>alice</bdi>');
