@@ -20,6 +20,7 @@ const FEATURES = [
   'notifications',
   'trs',
   'registries',
+  'authorization-server',
 ];
 
 function featureBoundary(guarded) {

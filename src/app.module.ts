@@ -3,6 +3,7 @@ import { ScheduleModule } from '@nestjs/schedule';
 import { AdminBootstrap } from './auth/admin-bootstrap.js';
 import { AuthModule } from './auth/auth.module.js';
 import { IdentityModule } from './auth/identity/identity.module.js';
+import { AuthorizationServerModule } from './authorization-server/index.js';
 import type { AppConfig } from './config/app-config.js';
 import { ConfigModule } from './config/config.module.js';
 import { DatabaseModule } from './database/database.module.js';
@@ -34,6 +35,7 @@ export class AppModule {
         StatusPagesModule,
         WorkflowsModule,
         RegistriesModule,
+        AuthorizationServerModule,
         TestMonitoringModule,
         OrchestrationModule,
         NotificationsModule,

@@ -18,6 +18,8 @@ import { RevokedTokenEntity } from './entities/revoked-token.entity.js';
 import { UserEntity } from './entities/user.entity.js';
 import { JwtAuthGuard } from './jwt-auth.guard.js';
 import { JwtStrategy } from './jwt.strategy.js';
+import { TokenController } from './oauth2/token.controller.js';
+import { TokenGrants } from './oauth2/token-grant.js';
 import { PasswordHasher } from './password-hasher.js';
 import { RolesGuard } from './roles.guard.js';
 import { ScopesGuard } from './scopes.guard.js';
@@ -39,7 +41,7 @@ import { UsersService } from './users.service.js';
     }),
     TypeOrmModule.forFeature([UserEntity, RevokedTokenEntity, ApiKeyEntity]),
   ],
-  controllers: [AuthController, UsersController, CurrentUserController, ApiKeysController],
+  controllers: [AuthController, UsersController, CurrentUserController, ApiKeysController, TokenController],
   providers: [
     Clock,
     PasswordHasher,
@@ -55,10 +57,11 @@ import { UsersService } from './users.service.js';
     ApiKeysRepository,
     ApiKeysService,
     ApiKeyStrategy,
+    TokenGrants,
     { provide: APP_GUARD, useClass: JwtAuthGuard },
     { provide: APP_GUARD, useClass: ScopesGuard },
     { provide: APP_GUARD, useClass: RolesGuard },
   ],
-  exports: [AuthService, UsersService, ApiKeyHasher],
+  exports: [AuthService, UsersService, ApiKeyHasher, TokenGrants],
 })
 export class AuthModule {}

@@ -91,8 +91,9 @@ export class JwtAuthGuard extends AuthGuard() implements OnModuleInit {
   /** The caller, on the request; a cookie session is renewed on the reply. */
   private admit(request: Request, response: Response, user: AuthUser): true {
     request.user = user;
-    // A renewal issues a person's session token: never for a registry's token that came as the cookie.
-    if (user.via === 'cookie' && user.registry === undefined) {
+    // A renewal issues a person's session token with every scope of theirs: only for their own
+    // token, never for a scoped one (a registry's, an application's) that came as the cookie.
+    if (user.via === 'cookie' && user.scopes === undefined) {
       setSessionCookie(response, this.auth.issue(user).token, this.auth.sessionCookieOptions());
     }
     return true;

@@ -29,11 +29,16 @@ export type RegistryClientScope = (typeof REGISTRY_CLIENT_SCOPES)[number];
  */
 export const ACCOUNT_SCOPE = 'account';
 
+/**
+ * What a person may grant an application (API.md 15): 10.1's scopes but those that act for a
+ * registry, which no person holds.
+ */
+export const APPLICATION_SCOPES: readonly RegistryClientScope[] = REGISTRY_CLIENT_SCOPES.filter(
+  (scope) => !scope.startsWith('registry.'),
+);
+
 /** The scopes of a person's own credentials: everything but what acts for a registry. */
-export const PERSON_SCOPES: ReadonlySet<string> = new Set([
-  ACCOUNT_SCOPE,
-  ...REGISTRY_CLIENT_SCOPES.filter((scope) => !scope.startsWith('registry.')),
-]);
+export const PERSON_SCOPES: ReadonlySet<string> = new Set([ACCOUNT_SCOPE, ...APPLICATION_SCOPES]);
 
 export function isRegistryClientScope(value: string): value is RegistryClientScope {
   return (REGISTRY_CLIENT_SCOPES as readonly string[]).includes(value);

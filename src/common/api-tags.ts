@@ -8,6 +8,7 @@ export const TAGS = {
   auth: 'auth',
   users: 'users',
   apiKeys: 'API keys',
+  oauth2: 'OAuth2 and applications',
   workflows: 'workflows',
   versions: 'versions',
   suites: 'suites and instances',
@@ -60,6 +61,14 @@ export const TAG_GROUPS: readonly TagGroup[] = [
           "The caller's API keys (API.md 7.3): a key works wherever a token does, as `Authorization: ApiKey <key>` " +
           `or \`X-API-Key: <key>\`. ${REGISTRY_ERRORS}`,
       },
+      {
+        name: TAGS.oauth2,
+        description:
+          'The OAuth2 authorization server (API.md 10.1, 15): the one token endpoint of registry clients and of ' +
+          "applications people register, the authorization code flow with PKCE and refresh tokens, the server's " +
+          "metadata (RFC 8414), and the caller's applications. The token endpoint's errors are RFC 6749's " +
+          '`{"error", "error_description"}`; those of `/users/current/clients` are `application/problem+json`.',
+      },
     ],
   },
   {
@@ -106,8 +115,8 @@ export const TAG_GROUPS: readonly TagGroup[] = [
       {
         name: TAGS.registries,
         description:
-          'Workflow registries such as WorkflowHub (API.md 10.1): their OAuth2 clients (`POST /oauth2/token`, errors ' +
-          "in RFC 6749's JSON), what a registry's token does for it, and a user's link to a registry. " +
+          'Workflow registries such as WorkflowHub (API.md 10.1): their OAuth2 clients (tokens from `POST /oauth2/token`, ' +
+          "under OAuth2), what a registry's token does for it, and a user's link to a registry. " +
           REGISTRY_ERRORS,
       },
       {

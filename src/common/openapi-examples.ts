@@ -27,6 +27,9 @@ export const EXAMPLE = {
   registryClientId: 'fWWLbOAw0pLlRKIWOQlkO4b4',
   registryClientSecret: 'Ne1kK6NljWRayqzDfgMWBfVplkRGZto6MCjdfhK1jY7',
   registryWorkflowId: '293',
+  /** An application a user registered (API.md 15) and where it is sent back to. */
+  appClientId: 'Yk3r9cPq0L2mVb7TzX1aQw5e',
+  appRedirectUri: 'https://app.example.org/oauth/callback',
   registryUserId: '2',
   /** A GitHub repository holding a Workflow Testing RO-Crate (API.md 7.1). */
   repositoryLink: 'https://github.com/iwc-workflows/sars-cov-2-consensus-from-variation',

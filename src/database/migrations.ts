@@ -33,6 +33,7 @@ import { BuildFailureClasses1795781234567 } from '../../migrations/1795781234567
 import { RepositoryHosts1795790000000 } from '../../migrations/1795790000000-repository-hosts.js';
 import { GitlabProjectInstances1795790000001 } from '../../migrations/1795790000001-gitlab-project-instances.js';
 import { SignInIdentities1795800000000 } from '../../migrations/1795800000000-sign-in-identities.js';
+import { AuthorizationServer1795810000000 } from '../../migrations/1795810000000-authorization-server.js';
 import { CiWorkflowDisabled1795940291861 } from '../../migrations/1795940291861-ci-workflow-disabled.js';
 
 /**
@@ -74,5 +75,6 @@ export const MIGRATIONS: (new () => MigrationInterface)[] = [
   RepositoryHosts1795790000000,
   GitlabProjectInstances1795790000001,
   SignInIdentities1795800000000,
+  AuthorizationServer1795810000000,
   CiWorkflowDisabled1795940291861,
 ];

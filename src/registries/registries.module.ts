@@ -11,7 +11,7 @@ import { SeekClient } from './clients/seek.client.js';
 import { RegistryIdentityEntity } from './entities/registry-identity.entity.js';
 import { RegistryTokenEntity } from './entities/registry-token.entity.js';
 import { RegistryEntity } from './entities/registry.entity.js';
-import { OAuth2Controller } from './oauth2/oauth2.controller.js';
+import { ClientCredentialsGrant } from './oauth2/client-credentials.grant.js';
 import { RegistriesController } from './registries.controller.js';
 import { RegistriesRepository } from './registries.repository.js';
 import { RegistriesService } from './registries.service.js';
@@ -39,7 +39,7 @@ const CLIENTS = [SeekClient];
     WorkflowsModule,
     TypeOrmModule.forFeature([RegistryEntity, RegistryTokenEntity, RegistryIdentityEntity]),
   ],
-  controllers: [OAuth2Controller, RegistriesController, RegistryUsersController],
+  controllers: [RegistriesController, RegistryUsersController],
   providers: [
     Clock,
     ...CLIENTS,
@@ -54,6 +54,7 @@ const CLIENTS = [SeekClient];
     RegistriesService,
     RegistryTokensService,
     RegistryTokenStrategy,
+    ClientCredentialsGrant,
     { provide: REGISTRY_DIRECTORY, useExisting: RegistryDirectoryService },
     RegistryPeopleService,
     { provide: REGISTRY_PEOPLE, useExisting: RegistryPeopleService },

@@ -5,17 +5,22 @@ import { AuthService } from '../auth/auth.service.js';
 import { Clock } from '../common/clock.js';
 import { DomainError } from '../common/errors/domain-error.js';
 import { AppConfig } from '../config/app-config.js';
-import { OAuthError, type TokenRequest } from './oauth2/client-credentials.js';
+import { OAuthError } from '../auth/oauth2/oauth-error.js';
+import type { IssuedTokens } from '../auth/oauth2/token-grant.js';
 import { RegistriesRepository } from './registries.repository.js';
 import { generateAccessToken, hasTokenShape } from './registry-secrets.js';
 
 /** Secrets of registries are hashed with a pepper of their own (see ApiKeyHasher). */
 export class RegistrySecretHasher extends ApiKeyHasher {}
 
-export interface IssuedRegistryToken {
-  accessToken: string;
-  expiresIn: number;
+/** A client-credentials request (RFC 6749 4.4.2), its client authenticated by either method of 2.3.1. */
+export interface ClientCredentialsRequest {
+  clientId: string;
+  clientSecret: string;
+  /** The scopes asked for (all when the request named none). */
   scopes: string[];
+  /** Whether the client authenticated with HTTP Basic. */
+  basic: boolean;
 }
 
 const NOT_VALID = 'The token is not valid';
@@ -41,7 +46,7 @@ export class RegistryTokensService {
    * Issues a token for a client-credentials request. Failed authentications count against the
    * login limit (per address and per client id); past it, a 429 until the window ends.
    */
-  async issue(request: TokenRequest, address: string): Promise<IssuedRegistryToken> {
+  async issue(request: ClientCredentialsRequest, address: string): Promise<IssuedTokens> {
     const admission = await this.auth.enterAttempt(address, [`client:${request.clientId}`]);
     if (!admission.admitted) {
       throw new OAuthError(

@@ -34,7 +34,7 @@ import { TestRunsService } from '../test-monitoring/index.js';
 import { OptionalVersionQuery, WorkflowUuidParam } from '../workflows/index.js';
 import { FAVICON } from './favicon.js';
 import { HtmlErrorFilter, setFormPage } from './html-error.filter.js';
-import { StatusPagesService } from './status-pages.service.js';
+import { MAX_NEXT, StatusPagesService } from './status-pages.service.js';
 import { TAGS } from '../common/api-tags.js';
 
 /** Bounds of `refresh`: a page that reloads faster than every 10 s is load, not news. */
@@ -63,7 +63,7 @@ export class RunTestsParams extends WorkflowUuidParam {
 }
 
 export class SignInQuery {
-  @OptionalText(1, 512, '/status', 'The status page to show after signing in (default /status)')
+  @OptionalText(1, MAX_NEXT, '/status', 'The status page to show after signing in (default /status)')
   next?: string;
 }
 

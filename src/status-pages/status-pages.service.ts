@@ -115,11 +115,16 @@ export type SignInOutcome =
   | { kind: 'signed-in'; token: string; cookie: CookieOptions; next: string }
   | { kind: 'refused'; status: 400 | 403 | 429; retryAfterSeconds?: number; page: string };
 
-/** Where a sign-in may send the browser back to: a page of these pages, never another site. */
-const NEXT_PAGE = /^\/status(?:\/[A-Za-z0-9-]*)?(?:\?[^\s#\\]*)?$/;
+/**
+ * Where a sign-in may send the browser back to: a page of these pages or the authorization
+ * endpoint's consent page (API.md 15), never another site.
+ */
+const NEXT_PAGE = /^\/(?:status(?:\/[A-Za-z0-9-]*)?|oauth2\/authorize)(?:\?[^\s#\\]*)?$/;
+/** An authorization request carries its redirect URI, state and PKCE challenge: longer than a status page's address. */
+export const MAX_NEXT = 4096;
 
 function nextPage(next: string | null | undefined): string {
-  return next && next.length <= 512 && NEXT_PAGE.test(next) ? next : '/status';
+  return next && next.length <= MAX_NEXT && NEXT_PAGE.test(next) ? next : '/status';
 }
 
 /** The same bounds as POST /api/v1/auth's body (LoginDto). */

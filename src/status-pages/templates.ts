@@ -30,6 +30,16 @@ form.run button { font: inherit; font-size: 14px; font-weight: 600; padding: 4px
 ul.providers { list-style: none; padding: 0; margin: 8px 0; display: flex; flex-direction: column; gap: 8px; max-width: 360px; }
 a.provider { display: block; text-align: center; font-weight: 600; padding: 8px 20px; color: #1f2328; background: #f6f8fa; border: 1px solid #57606a; border-radius: 6px; text-decoration: none; }
 form.sign-in button { margin-top: 16px; font: inherit; font-weight: 600; padding: 8px 20px; color: #ffffff; background: #1a7f37; border: 1px solid #116329; border-radius: 6px; cursor: pointer; }
+form.sign-in textarea { box-sizing: border-box; width: 100%; font: inherit; padding: 8px 10px; border: 1px solid #57606a; border-radius: 6px; }
+form.sign-in label.check { font-weight: 400; }
+form.sign-in label.check input { width: auto; margin-right: 6px; }
+form.consent button { margin: 8px 12px 0 0; font: inherit; font-weight: 600; padding: 8px 20px; border-radius: 6px; cursor: pointer; }
+form.consent button.approve { color: #ffffff; background: #1a7f37; border: 1px solid #116329; }
+form.consent button.deny, form.inline button { color: #1f2328; background: #f6f8fa; border: 1px solid #8c959f; }
+form.inline { display: inline; }
+form.inline button { font: inherit; font-size: 14px; padding: 2px 10px; border-radius: 6px; cursor: pointer; }
+ul.scopes li { margin: 6px 0; }
+.secret { font-weight: 600; background: #fff8c5; padding: 2px 4px; }
 .problem { color: #a40e26; font-weight: 600; }
 main { padding: 16px 24px 40px; max-width: 1180px; }
 h1 { font-size: 28px; margin: 8px 0 4px; }
@@ -263,9 +273,9 @@ const SIGN_IN = `<% layout('@layout', { title: 'Sign in' }) %>
 
 /**
  * A signed-in person's account page (API.md 15): a heading, then its sections, each rendered by
- * its own template (identities; the clients a person registered go beside them).
+ * its own template (the ways to sign in, the applications a person registered).
  */
-const ACCOUNT = `<% layout('@layout', { title: 'Your account', viewer: it.viewer }) %>
+const ACCOUNT = `<% layout('@layout', { title: 'Your account', viewer: it.viewer, here: '/status/account' }) %>
 <h1>Your account</h1>
 <p class="summary">Signed in as <strong><bdi><%= it.viewer %></bdi></strong> (<%= it.roles.join(', ') %>).</p>
 <% it.sections.forEach(function (section) { %><%~ section %>
@@ -299,6 +309,59 @@ const ACCOUNT_IDENTITIES = `<section aria-labelledby="identities">
 <% }) %></ul>
 <% } %>
 </section>
+`;
+
+const CONSENT = `<% layout('@layout', { title: 'Let an application act for you', viewer: it.viewer }) %>
+<h1>Let <bdi><%= it.client %></bdi> act for you?</h1>
+<p class="summary">The application <strong><bdi><%= it.client %></bdi></strong>, registered here by <bdi><%= it.owner %></bdi>, asks to act for you, <strong><bdi><%= it.viewer %></bdi></strong>, and to:</p>
+<ul class="scopes">
+<% it.scopes.forEach(function (scope) { %><li><%= scope.description %> <code><%= scope.name %></code></li>
+<% }) %></ul>
+<p>It never gets your password, and never acts as an administrator. Approving sends you back to <code><%= it.redirectUri %></code>.</p>
+<form class="consent" method="post" action="/oauth2/authorize">
+<% it.fields.forEach(function (field) { %><input type="hidden" name="<%= field.name %>" value="<%= field.value %>">
+<% }) %><button type="submit" name="decision" value="approve" class="approve">Approve</button><button type="submit" name="decision" value="deny" class="deny">Deny</button>
+</form>
+`;
+
+const ACCOUNT_CLIENTS = `<section id="applications">
+<h2>Applications you registered</h2>
+<p>An application you register here can ask people to let it act for them (OAuth2's authorization code flow with PKCE; <a href="/.well-known/oauth-authorization-server">this server's metadata</a>). Deleting one revokes every token it holds.</p>
+<% if (it.clients.length === 0) { %><p class="muted">You have registered no application.</p><% } else { %>
+<table class="stack">
+<caption class="visually-hidden">Applications you registered</caption>
+<thead><tr><th scope="col">Application</th><th scope="col">Client id</th><th scope="col">Type</th><th scope="col">Redirect URIs</th><th scope="col">Registered</th><th scope="col"><span class="visually-hidden">Actions</span></th></tr></thead>
+<tbody>
+<% it.clients.forEach(function (client) { %>
+<tr>
+<th scope="row"><bdi><%= client.name %></bdi></th>
+<td data-label="Client id"><code><%= client.clientId %></code></td>
+<td data-label="Type"><%= client.confidential ? 'confidential' : 'public' %></td>
+<td data-label="Redirect URIs"><% client.redirectUris.forEach(function (uri, i) { %><%~ i > 0 ? '<br>' : '' %><code><%= uri %></code><% }) %></td>
+<td data-label="Registered"><time datetime="<%= client.registered.iso %>"><%= client.registered.text %></time></td>
+<td><form class="inline" method="post" action="/status/account/clients/<%= client.clientId %>/delete"><button type="submit">Delete<span class="visually-hidden"> <%= client.name %></span></button></form></td>
+</tr>
+<% }) %>
+</tbody>
+</table>
+<% } %>
+<h3>Register an application</h3>
+<form class="sign-in" method="post" action="/status/account/clients">
+<label for="client-name">Name</label>
+<input id="client-name" name="name" required maxlength="128">
+<label for="client-redirect-uris">Redirect URIs, one per line</label>
+<textarea id="client-redirect-uris" name="redirect_uris" required rows="3"></textarea>
+<label class="check"><input type="checkbox" name="confidential" value="true" checked>Confidential: a server that keeps a client secret</label>
+<button type="submit">Register</button>
+</form>
+</section>
+`;
+
+const CLIENT_CREATED = `<% layout('@layout', { title: 'Application registered', viewer: it.viewer }) %>
+<h1>Application <bdi><%= it.name %></bdi> registered</h1>
+<p>Its client id: <code><%= it.clientId %></code></p>
+<% if (it.clientSecret) { %><p>Its client secret, shown this once (only a hash is kept): <code class="secret"><%= it.clientSecret %></code></p><% } else { %><p>A public client has no secret: it proves each code with PKCE.</p><% } %>
+<p><a href="/status/account#applications">Back to your account</a></p>
 `;
 
 const ISSUE_TYPES = `<% layout('@layout', { title: 'Repository checks', viewer: it.viewer, here: it.here }) %>
@@ -358,7 +421,10 @@ export type PageName =
   | 'unsubscribe'
   | 'error'
   | 'account'
-  | 'account-identities';
+  | 'account-identities'
+  | 'consent'
+  | 'account-clients'
+  | 'client-created';
 
 const engine = new Eta({ autoEscape: true, cache: true });
 engine.loadTemplate('@layout', LAYOUT);
@@ -371,6 +437,9 @@ engine.loadTemplate('@unsubscribe', UNSUBSCRIBE);
 engine.loadTemplate('@error', ERROR);
 engine.loadTemplate('@account', ACCOUNT);
 engine.loadTemplate('@account-identities', ACCOUNT_IDENTITIES);
+engine.loadTemplate('@consent', CONSENT);
+engine.loadTemplate('@account-clients', ACCOUNT_CLIENTS);
+engine.loadTemplate('@client-created', CLIENT_CREATED);
 
 export function renderPage(name: PageName, data: object): string {
   return engine.render(`@${name}`, data);

@@ -373,6 +373,16 @@ describe(`every request example of the OpenAPI document, sent as it is (${testDa
         EXAMPLE.registryUuid,
       ]);
     }
+    // The example application of the caller (API.md 15), under the example client id.
+    const clients = (await call('get', '/users/current/clients', admin)).items as { client_id: string }[];
+    if (!clients.some((client) => client.client_id === EXAMPLE.appClientId)) {
+      const made = await call('post', '/users/current/clients', admin, {
+        name: 'example-application',
+        redirect_uris: [EXAMPLE.appRedirectUri],
+        confidential: true,
+      });
+      await moveId('oauth_clients', 'client_id', made.client_id, EXAMPLE.appClientId);
+    }
     await call('put', `/users/current/registries/${EXAMPLE.registryUuid}`, admin, {
       token: 'a personal token on the example registry',
     });

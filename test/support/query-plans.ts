@@ -30,6 +30,9 @@ export const GROWING_TABLES = [
   'user_quotas',
   'vm_addresses',
   'dummy_key_pairs',
+  'oauth_clients',
+  'oauth_grants',
+  'oauth_tokens',
 ] as const;
 
 export interface CapturedQuery {

@@ -1,7 +1,7 @@
 import { Catch, Logger, type ArgumentsHost, type ExceptionFilter } from '@nestjs/common';
 import type { Response } from 'express';
 import { toProblem } from '../../common/errors/problem.js';
-import { OAuthError, type OAuthErrorCode } from './client-credentials.js';
+import { OAuthError, type OAuthErrorCode } from './oauth-error.js';
 
 /**
  * The token endpoint's error shape: RFC 6749 5.2's `{"error", "error_description"}`, never cached.
