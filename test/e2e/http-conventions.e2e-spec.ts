@@ -149,7 +149,7 @@ describe('conventions of every area', () => {
   });
 
   describe('OpenAPI document', () => {
-    it('serves /docs-json with the bearer, API key (both carriers), metrics, registry client and GitHub signature schemes and an operation id on every operation', async () => {
+    it('serves /docs-json with the bearer, API key (both carriers), metrics, registry client, GitHub signature and GitLab token schemes and an operation id on every operation', async () => {
       const response = await t.http.get('/docs-json');
       expect(response.status).toBe(200);
       const document = response.body as {
@@ -170,6 +170,7 @@ describe('conventions of every area', () => {
           in: 'header',
           name: 'X-Hub-Signature-256',
         }),
+        'gitlab-token': expect.objectContaining({ type: 'apiKey', in: 'header', name: 'X-Gitlab-Token' }),
       });
       const operations = Object.values(document.paths).flatMap((methods) => Object.values(methods));
       expect(operations.length).toBeGreaterThan(8);

@@ -155,6 +155,8 @@ function requestOf(
   } else if (scheme === 'github-signature') {
     const signature = createHmac('sha256', WEBHOOK_SECRET).update(textOf(body)).digest('hex');
     headers['X-Hub-Signature-256'] = `sha256=${signature}`;
+  } else if (scheme === 'gitlab-token') {
+    headers['X-Gitlab-Token'] = WEBHOOK_SECRET;
   } else if (scheme !== undefined) {
     return `${id}: the test does not know how to authorize the scheme ${scheme}`;
   }
@@ -207,6 +209,7 @@ describe(`every request example of the OpenAPI document, sent as it is (${testDa
       CLOUDS_FILE: clouds.path,
       METRICS_TOKEN,
       GITHUB_WEBHOOK_SECRET: WEBHOOK_SECRET,
+      GITLAB_WEBHOOK_SECRET: WEBHOOK_SECRET,
     });
     op = new OidcOp();
     await op.start({ ...OP_CLIENT, redirect_uris: [`${t.baseUrl}/oauth2/authorized/${PROVIDER}`] }, opPort);
