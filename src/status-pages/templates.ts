@@ -412,6 +412,16 @@ const ERROR = `<% layout('@layout', { title: it.title, viewer: it.viewer, here: 
 <p><a href="/status">See the workflows you may see</a></p>
 `;
 
+/**
+ * The end of a sign-in through a provider (API.md 15.1): the provider's redirect back is a
+ * cross-site chain, along which browsers send no SameSite=Strict cookie, so the session would be
+ * missing on `next`; moving on from this page of ours is a same-site navigation, and no script.
+ */
+const SIGNED_IN = `<% layout('@layout', { title: it.title, viewer: it.viewer, refresh: '0;url=' + it.next }) %>
+<h1><%= it.title %></h1>
+<p><a href="<%= it.next %>">Continue</a></p>
+`;
+
 export type PageName =
   | 'overview'
   | 'wall'
@@ -424,7 +434,8 @@ export type PageName =
   | 'account-identities'
   | 'consent'
   | 'account-clients'
-  | 'client-created';
+  | 'client-created'
+  | 'signed-in';
 
 const engine = new Eta({ autoEscape: true, cache: true });
 engine.loadTemplate('@layout', LAYOUT);
@@ -440,6 +451,7 @@ engine.loadTemplate('@account-identities', ACCOUNT_IDENTITIES);
 engine.loadTemplate('@consent', CONSENT);
 engine.loadTemplate('@account-clients', ACCOUNT_CLIENTS);
 engine.loadTemplate('@client-created', CLIENT_CREATED);
+engine.loadTemplate('@signed-in', SIGNED_IN);
 
 export function renderPage(name: PageName, data: object): string {
   return engine.render(`@${name}`, data);

@@ -4,7 +4,7 @@ import request from 'supertest';
 import { OidcOp, signInAtOp } from '../fakes/oidc-op.js';
 import { createTestApp, startApp, type TestApp } from '../support/create-test-app.js';
 import { freePort } from '../support/mariadb-server.mjs';
-import { cookieOf, finishSignIn, startSignIn, writeProvidersFile } from '../support/sign-in.js';
+import { cookieOf, finishSignIn, landingOf, startSignIn, writeProvidersFile } from '../support/sign-in.js';
 
 const CLIENT = { client_id: 'workflow-service', client_secret: 'op-secret-of-the-copies-0123456789' };
 /** Both copies behind one address, as a proxy in front of them gives it. */
@@ -48,8 +48,7 @@ describe('sign-in across two copies of the service (mariadb)', () => {
     const started = await startSignIn(first.http, 'op', '?next=%2Fstatus%2Faccount');
     const callback = await signInAtOp(started.location.toString(), 'op-copies');
     const finished = await finishSignIn(secondHttp, callback, started.state);
-    expect(finished.status).toBe(302);
-    expect(finished.headers.location).toBe('/status/account');
+    expect(landingOf(finished)).toBe('/status/account');
     const session = cookieOf(finished.headers['set-cookie'], 'session')?.value ?? '';
     const me = await first.http.get('/users/current').set('Authorization', `Bearer ${session}`).expect(200);
     expect(me.body).toMatchObject({ username: 'op-copies', roles: ['user'] });

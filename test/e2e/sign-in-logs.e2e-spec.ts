@@ -46,7 +46,7 @@ describe(`sign-in logs of the built service (${testDatabase()})`, () => {
         return { started, callback };
       };
       const signedIn = await flow('op-logged');
-      const reply = await finishSignIn(http, signedIn.callback, signedIn.started.state).expect(302);
+      const reply = await finishSignIn(http, signedIn.callback, signedIn.started.state).expect(200);
       secrets.push(cookieOf(reply.headers['set-cookie'], 'session')?.value ?? 'no session');
       // A state taken already, a code used twice, a spoilt ID token, a refusal at the provider.
       await finishSignIn(http, signedIn.callback, signedIn.started.state).expect(400);

@@ -69,3 +69,29 @@ export async function followAtProvider(location: URL): Promise<URL> {
   }
   return new URL(next);
 }
+
+const ENTITIES: Record<string, string> = {
+  '&amp;': '&',
+  '&lt;': '<',
+  '&gt;': '>',
+  '&quot;': '"',
+  '&#39;': "'",
+};
+
+/**
+ * Where the page that ends a sign-in moves on to (API.md 15.1): the URL of its refresh, which its
+ * Continue link must agree with, as a browser reads the attribute; one not escaped is refused.
+ */
+export function landingOf(reply: { status: number; text: string }): string {
+  const refresh = /<meta http-equiv="refresh" content="0;url=([^"]*)">/.exec(reply.text)?.[1];
+  const link = /<a href="([^"]*)">Continue<\/a>/.exec(reply.text)?.[1];
+  if (
+    reply.status !== 200 ||
+    refresh === undefined ||
+    refresh !== link ||
+    /['<>]|&(?!amp;|lt;|gt;|quot;|#39;)/.test(refresh)
+  ) {
+    throw new Error(`not the signed-in page (${reply.status}): ${reply.text.slice(0, 300)}`);
+  }
+  return refresh.replace(/&(?:amp|lt|gt|quot|#39);/g, (entity) => ENTITIES[entity]);
+}

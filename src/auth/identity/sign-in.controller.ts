@@ -22,6 +22,7 @@ import { ProblemDto, problemExample } from '../../common/dto/error-bodies.dto.js
 import { extractToken, setSessionCookie } from '../token-carriers.js';
 import { LoginQuery, ProviderParam, ProvidersDto } from './dto.js';
 import { SignInPageFilter } from './sign-in-page.filter.js';
+import { renderPage } from '../../status-pages/templates.js';
 import { SignInService, STATE_COOKIE } from './sign-in.service.js';
 
 const page = (description: string) => ({
@@ -114,10 +115,24 @@ export class SignInController {
       'Register `{PUBLIC_BASE_URL}/oauth2/authorized/{provider}` at the provider. Checks the state against the ' +
       "browser's cookie (once only), exchanges the code with the PKCE verifier, checks the ID token (signature by " +
       "the provider's keys, issuer, audience, expiry, nonce), finds the account by provider and subject (or makes " +
-      'one, role `user`), sets the `session` cookie as `POST /api/v1/auth` does and redirects to `next`. Every ' +
-      'failure is an HTML page saying what failed; no account is made or changed then.',
+      'one, role `user`), sets the `session` cookie as `POST /api/v1/auth` does and answers a page that moves ' +
+      'on to `next` at once (`<meta http-equiv="refresh">` and a Continue link; not a 302, whose chain from ' +
+      "the provider's site would not carry the SameSite=Strict cookie). Every failure is an HTML page saying " +
+      'what failed; no account is made or changed then.',
   })
-  @ApiFoundResponse({ description: 'Signed in (or linked): to `next`, with the `session` cookie' })
+  @ApiOkResponse({
+    ...page('Signed in (or linked), with the `session` cookie: a page that moves on to `next` at once'),
+    headers: {
+      'Set-Cookie': {
+        description: 'The `session` cookie (HttpOnly; SameSite=Strict)',
+        schema: { type: 'string' },
+      },
+      'Referrer-Policy': {
+        description: '`no-referrer`: the code and state stay here',
+        schema: { type: 'string' },
+      },
+    },
+  })
   @ApiResponse({
     status: 400,
     ...page('The state is missing, belongs to another browser, or was used or expired'),
@@ -151,7 +166,14 @@ export class SignInController {
       address: request.ip ?? 'unknown',
     });
     setSessionCookie(response, finished.token, finished.cookie);
-    response.redirect(302, finished.next);
+    // A page, not a 302: the redirect chain from the provider's site would not carry the Strict
+    // session cookie to `next`; from this page it does. No referrer, set here even though helmet
+    // sets it too (helmet can be left out): the code and state in this URL stay here.
+    response
+      .status(200)
+      .type('text/html; charset=utf-8')
+      .set('Referrer-Policy', 'no-referrer')
+      .send(renderPage('signed-in', { title: 'Signed in', viewer: finished.username, next: finished.next }));
   }
 }
 

@@ -35,6 +35,8 @@ export interface FinishedSignIn {
   token: string;
   cookie: CookieOptions;
   next: string;
+  /** Whose session it is, for the page that moves on to `next`. */
+  username: string;
 }
 
 /** The provider's redirect URI (registered at the provider): `{base}/oauth2/authorized/{provider}`. */
@@ -148,6 +150,7 @@ export class SignInService {
         token: this.auth.issue(user).token,
         cookie: this.auth.sessionCookieOptions(),
         next: flow.next,
+        username: user.username,
       };
     } catch (error) {
       // A provider that did not answer is nobody's failed attempt.
