@@ -29,6 +29,7 @@ import { VmJobsStoppedAt1795752170583 } from '../../migrations/1795752170583-vm-
 import { RerunSearchKeys1795760000000 } from '../../migrations/1795760000000-rerun-search-keys.js';
 import { BuildChanges1795780000000 } from '../../migrations/1795780000000-build-changes.js';
 import { StoredTestStatuses1795770000000 } from '../../migrations/1795770000000-stored-test-statuses.js';
+import { ManagedRuns1795820000000 } from '../../migrations/1795820000000-managed-runs.js';
 
 /**
  * Every migration, oldest first. Listed here rather than found by a file glob, so the
@@ -65,4 +66,5 @@ export const MIGRATIONS: (new () => MigrationInterface)[] = [
   RerunSearchKeys1795760000000,
   StoredTestStatuses1795770000000,
   BuildChanges1795780000000,
+  ManagedRuns1795820000000,
 ];
