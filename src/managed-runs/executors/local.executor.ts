@@ -19,7 +19,7 @@ import {
   type RunState,
 } from './executor.js';
 import { OutputTail } from './output-tail.js';
-import { runEnvironment, runSandboxed, type RunUser } from './sandbox.js';
+import { killProcessesOf, runEnvironment, runSandboxed, type RunUser } from './sandbox.js';
 import { insideFolder, prepareWorkingFolder, type WorkingFolder } from './working-folder.js';
 
 /** The engines a local runner knows how to run, when installed on its machine. */
@@ -184,6 +184,10 @@ export class LocalExecutor implements Executor {
               return run.tail.total <= spec.limits.maxOutputBytes;
             },
           });
+          // One run at a time per run user: whatever of it outlived its tree goes now.
+          if (this.user && this.config.managedRuns.concurrency === 1) {
+            await killProcessesOf(this.user.uid);
+          }
           switch (end.kind) {
             case 'exited':
               return end.exitCode;

@@ -1,4 +1,5 @@
 import { spawn } from 'node:child_process';
+import { readdirSync, readFileSync } from 'node:fs';
 import type { RunLimits } from './executor.js';
 
 /** The user a run's processes run as. */
@@ -54,11 +55,13 @@ export function runEnvironment(workDir: string, tmpDir: string): Record<string, 
  * The command runs in a session and process group of its own (`detached`), as `user`, under
  * `prlimit` (address space RUN_MEMORY_MIB, RLIMIT_NPROC for the process count, the size of any
  * file it writes at RUN_MAX_OUTPUT_BYTES, no core files). At the wall-time or output limit, or on
- * cancel, the whole group is killed at once (SIGKILL to -pid). Should the runner itself die,
+ * cancel, the whole group and every descendant is killed (engines such as cwltool start each tool
+ * in a session of its own, out of the group: killProcessTree follows parents instead). Should the runner itself die,
  * `setpriv --pdeathsig TERM` has the kernel tell `timeout`, which passes the signal on to the group
  * and kills it 5 s later; `timeout`'s own limit, a little after the runner's, ends a group whose
- * runner was killed before it could. A process that leaves the group (setsid) escapes the kill
- * but not the user's RLIMIT_NPROC: README says how to isolate runners further.
+ * runner was killed before it could. A process that leaves the tree (a daemon whose parent exited)
+ * escapes it but not `killProcessesOf` after the run, nor the user's RLIMIT_NPROC: README says how
+ * to isolate runners further.
  */
 export function runSandboxed(command: SandboxedCommand): Promise<SandboxEnd> {
   const remainingMs = command.deadline - Date.now();
@@ -93,18 +96,15 @@ export function runSandboxed(command: SandboxedCommand): Promise<SandboxEnd> {
       gid: command.user?.gid,
     });
     let ended: SandboxEnd | undefined;
-    const killGroup = (why: SandboxEnd): void => {
+    const killGroup = (why: SandboxEnd): Promise<void> => {
       ended ??= why;
       if (child.pid !== undefined) {
-        try {
-          process.kill(-child.pid, 'SIGKILL');
-        } catch {
-          // The group is gone already.
-        }
+        return killProcessTree(child.pid);
       }
+      return Promise.resolve();
     };
-    const timer = setTimeout(() => killGroup(timeLimit(limits)), remainingMs);
-    const onAbort = (): void => killGroup({ kind: 'cancelled' });
+    const timer = setTimeout(() => void killGroup(timeLimit(limits)), remainingMs);
+    const onAbort = (): void => void killGroup({ kind: 'cancelled' });
     command.signal.addEventListener('abort', onAbort, { once: true });
     if (command.signal.aborted) {
       onAbort();
@@ -113,7 +113,7 @@ export function runSandboxed(command: SandboxedCommand): Promise<SandboxEnd> {
       (stream: 'stdout' | 'stderr') =>
       (chunk: Buffer): void => {
         if (!command.onOutput(chunk, stream)) {
-          killGroup({
+          void killGroup({
             kind: 'limit',
             limit: 'output',
             message: `output limit: the run wrote more than ${limits.maxOutputBytes} bytes (RUN_MAX_OUTPUT_BYTES)`,
@@ -129,13 +129,12 @@ export function runSandboxed(command: SandboxedCommand): Promise<SandboxEnd> {
     child.on('close', (code, signal) => {
       clearTimeout(timer);
       command.signal.removeEventListener('abort', onAbort);
-      // Whatever of the group is still there (a daemon it left behind) goes with it.
-      killGroup(
+      // Whatever of the tree is still there (a daemon it left behind) goes with it.
+      void killGroup(
         code !== null
           ? { kind: 'exited', exitCode: code }
           : { kind: 'signalled', signal: signal ?? 'unknown' },
-      );
-      resolve(ended!);
+      ).then(() => resolve(ended!));
     });
   });
 }
@@ -146,4 +145,100 @@ function timeLimit(limits: RunLimits): SandboxEnd {
     limit: 'time',
     message: `wall-time limit: the run took longer than ${limits.timeoutSeconds} s (RUN_TIMEOUT_SECONDS)`,
   };
+}
+
+/** Each live process's parent, uid and process group, from /proc (Linux). */
+function processTable(): { pid: number; ppid: number; pgid: number; uid: number }[] {
+  // Zombies (state Z) are dead already: only their parent's wait removes them.
+  const table: { pid: number; ppid: number; pgid: number; uid: number }[] = [];
+  for (const name of readdirSync('/proc')) {
+    if (!/^\d+$/.test(name)) {
+      continue;
+    }
+    try {
+      const stat = readFileSync(`/proc/${name}/stat`, 'utf8');
+      // The command name (field 2) may hold spaces and parentheses: fields follow its last ')'.
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      if (fields[0] === 'Z' || fields[0] === 'X') {
+        continue;
+      }
+      const status = readFileSync(`/proc/${name}/status`, 'utf8');
+      const uid = Number(/^Uid:\s+(\d+)/m.exec(status)?.[1] ?? -1);
+      table.push({ pid: Number(name), ppid: Number(fields[1]), pgid: Number(fields[2]), uid });
+    } catch {
+      // Gone while we read.
+    }
+  }
+  return table;
+}
+
+/**
+ * Kills a process, its process group and all its descendants, also those in sessions of their
+ * own: stopped first (SIGSTOP), so that none forks while the tree is read, then killed; repeated
+ * until none is left (at most 5 rounds).
+ */
+export async function killProcessTree(root: number): Promise<void> {
+  for (let round = 0; round < 10; round++) {
+    const table = processTable();
+    const doomed = new Set<number>();
+    const group = new Set(table.filter((entry) => entry.pgid === root).map((entry) => entry.pid));
+    const queue = [root, ...group];
+    while (queue.length > 0) {
+      const pid = queue.pop()!;
+      if (doomed.has(pid)) {
+        continue;
+      }
+      doomed.add(pid);
+      queue.push(...table.filter((entry) => entry.ppid === pid).map((entry) => entry.pid));
+    }
+    const live = table.filter((entry) => doomed.has(entry.pid));
+    if (live.length === 0) {
+      return;
+    }
+    signalAll(
+      live.map((entry) => entry.pid),
+      'SIGSTOP',
+    );
+    signalAll(
+      live.map((entry) => entry.pid),
+      'SIGKILL',
+    );
+    // A killed process takes a moment to be gone from /proc.
+    await sleep(50);
+  }
+}
+
+/**
+ * Kills every process of `uid`: what a run left behind outside its tree, when no other run of that
+ * user can be running (one run at a time per run user). Never for uid 0.
+ */
+export async function killProcessesOf(uid: number): Promise<void> {
+  if (uid === 0) {
+    return;
+  }
+  for (let round = 0; round < 10; round++) {
+    const pids = processTable()
+      .filter((entry) => entry.uid === uid)
+      .map((entry) => entry.pid);
+    if (pids.length === 0) {
+      return;
+    }
+    signalAll(pids, 'SIGSTOP');
+    signalAll(pids, 'SIGKILL');
+    await sleep(50);
+  }
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+function signalAll(pids: readonly number[], signal: NodeJS.Signals): void {
+  for (const pid of pids) {
+    try {
+      process.kill(pid, signal);
+    } catch {
+      // Gone already.
+    }
+  }
 }
