@@ -20,6 +20,7 @@ const FEATURES = [
   'notifications',
   'trs',
   'registries',
+  'managed-runs',
 ];
 
 function featureBoundary(guarded) {

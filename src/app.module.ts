@@ -6,6 +6,7 @@ import type { AppConfig } from './config/app-config.js';
 import { ConfigModule } from './config/config.module.js';
 import { DatabaseModule } from './database/database.module.js';
 import { HealthModule } from './health/health.module.js';
+import { ManagedRunsModule } from './managed-runs/index.js';
 import { MetricsModule } from './metrics/metrics.module.js';
 import { NotificationsModule } from './notifications/index.js';
 import { OrchestrationModule } from './orchestration/index.js';
@@ -33,6 +34,7 @@ export class AppModule {
         WorkflowsModule,
         RegistriesModule,
         TestMonitoringModule,
+        ManagedRunsModule,
         OrchestrationModule,
         NotificationsModule,
         TrsModule,

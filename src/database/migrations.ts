@@ -30,6 +30,7 @@ import { RerunSearchKeys1795760000000 } from '../../migrations/1795760000000-rer
 import { BuildChanges1795780000000 } from '../../migrations/1795780000000-build-changes.js';
 import { StoredTestStatuses1795770000000 } from '../../migrations/1795770000000-stored-test-statuses.js';
 import { BuildFailureClasses1795781234567 } from '../../migrations/1795781234567-build-failure-classes.js';
+import { ManagedRuns1795820000000 } from '../../migrations/1795820000000-managed-runs.js';
 
 /**
  * Every migration, oldest first. Listed here rather than found by a file glob, so the
@@ -67,4 +68,5 @@ export const MIGRATIONS: (new () => MigrationInterface)[] = [
   StoredTestStatuses1795770000000,
   BuildChanges1795780000000,
   BuildFailureClasses1795781234567,
+  ManagedRuns1795820000000,
 ];
