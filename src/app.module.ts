@@ -34,7 +34,7 @@ export class AppModule {
         WorkflowsModule,
         RegistriesModule,
         TestMonitoringModule,
-        ManagedRunsModule,
+        ManagedRunsModule.register(),
         OrchestrationModule,
         NotificationsModule,
         TrsModule,

@@ -90,6 +90,7 @@ export class AppConfig {
     readonly maxOutputBytes: number;
     readonly maxProcesses: number;
     readonly concurrency: number;
+    readonly claimMs: number;
     readonly runnerUser?: string;
     readonly workDir: string;
   };
@@ -203,6 +204,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
       maxOutputBytes: schema.RUN_MAX_OUTPUT_BYTES,
       maxProcesses: schema.RUN_MAX_PROCESSES,
       concurrency: schema.RUN_CONCURRENCY,
+      claimMs: schema.RUN_CLAIM_SECONDS * 1000,
       runnerUser: schema.RUNNER_USER,
       workDir: resolve(schema.RUNNER_WORK_DIR ?? join(dataDir, 'runs')),
     },

@@ -230,6 +230,13 @@ export class EnvSchema {
   @IntegerSetting(1, 256)
   RUN_CONCURRENCY: number = 1;
 
+  /**
+   * How long a runner's claim on a run lasts unrenewed (it renews it every sixth of that): a runner
+   * that died leaves its run to another after it, and a cancel reaches a run within a sixth of it.
+   */
+  @IntegerSetting(2, 3600, 'seconds')
+  RUN_CLAIM_SECONDS: number = 60;
+
   /** Processes (threads) one run may have at a time (RLIMIT_NPROC of its user). */
   @IntegerSetting(8, 100_000)
   RUN_MAX_PROCESSES: number = 256;

@@ -24,4 +24,21 @@ export {
 export { badgeOf, renderBadgeSvg, statusMessage } from './badge.js';
 export type { DayCount } from './history.js';
 export type { StoredBuild } from './builds.repository.js';
-export { isFailingStatus, TestingServiceRegistry } from './testing-services/testing-service.js';
+export {
+  isFailingStatus,
+  RegisterTestingService,
+  TestingServiceRegistry,
+  type Build,
+  type BuildCheckRequest,
+  type BuildCheckResult,
+  type BuildDetailsResult,
+  type BuildLogRequest,
+  type BuildLogResult,
+  type BuildStatus,
+  type CancelRequest,
+  type CancelResult,
+  type ResourceTarget,
+  type TestingService,
+  type TriggerRequest,
+  type TriggerResult,
+} from './testing-services/testing-service.js';

@@ -137,7 +137,7 @@ describe(`extension: a CI service registered by a test module (${testDatabase()}
         components: { schemas: Record<string, { properties: Record<string, { enum?: string[] }> }> };
       }
     ).components.schemas.TestServiceDto;
-    expect(schema.properties.type.enum).toEqual(['github', 'travis', 'jenkins', 'drone']);
+    expect(schema.properties.type.enum).toEqual(['github', 'travis', 'jenkins', 'managed', 'drone']);
   });
 
   it('is unknown without the module: a crate naming it is refused, and the settings naming it stop the start-up', async () => {
@@ -149,7 +149,7 @@ describe(`extension: a CI service registered by a test module (${testDatabase()}
         .send({ roc_link: droneCrate(`repo-${randomUUID().slice(0, 8)}`), version: '1' });
       expect(refused.status).toBe(400);
       expect((refused.body as { detail: string }).detail).toBe(
-        `a test instance uses an unknown service type: ${TEST_TERMS}DroneService (instance #drone; known: github, travis, jenkins)`,
+        `a test instance uses an unknown service type: ${TEST_TERMS}DroneService (instance #drone; known: github, travis, jenkins, managed)`,
       );
     } finally {
       await plain.close();

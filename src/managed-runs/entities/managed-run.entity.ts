@@ -16,24 +16,16 @@ export function runIdOf(buildId: string): number | undefined {
 }
 
 /**
- * One run of a managed test instance (migration 1795820000000 says why each column is there).
- * The instance is named by its entity name, so that this feature needs no import of the
- * registry's internals for the foreign key.
+ * The columns of one run of a managed test instance (migration 1795820000000 says why each is
+ * there), mapped twice below: the API's copies with the foreign key to the instance, runner
+ * processes without it.
  */
-@Entity('managed_runs')
-@Index('IDX_managed_runs_instance', ['instanceId', 'id'])
-@Index('IDX_managed_runs_due', ['dueAt'])
-@Index('IDX_managed_runs_changed', ['changedAt'])
-export class ManagedRunEntity {
+export abstract class ManagedRunColumns {
   @PrimaryGeneratedColumn({ type: 'integer' })
   id!: number;
 
   @Column({ name: 'instance_id', type: 'integer' })
   instanceId!: number;
-
-  @ManyToOne('TestInstanceEntity', { onDelete: 'CASCADE', onUpdate: 'NO ACTION' })
-  @JoinColumn({ name: 'instance_id', foreignKeyConstraintName: 'FK_managed_runs_instance' })
-  instance?: object;
 
   @Column({ type: 'varchar', length: 64 })
   executor!: string;
@@ -89,3 +81,29 @@ export class ManagedRunEntity {
   @Column({ name: 'cancel_requested', type: 'boolean', default: 0 })
   cancelRequested!: boolean;
 }
+
+/**
+ * managed_runs as the API's copies map it, with its foreign key to the instance. The instance is
+ * named by its entity name, so that this feature needs no import of the registry's internals.
+ */
+@Entity('managed_runs')
+@Index('IDX_managed_runs_instance', ['instanceId', 'id'])
+@Index('IDX_managed_runs_due', ['dueAt'])
+@Index('IDX_managed_runs_changed', ['changedAt'])
+export class ManagedRunEntity extends ManagedRunColumns {
+  @ManyToOne('TestInstanceEntity', { onDelete: 'CASCADE', onUpdate: 'NO ACTION' })
+  @JoinColumn({ name: 'instance_id', foreignKeyConstraintName: 'FK_managed_runs_instance' })
+  instance?: object;
+}
+
+/**
+ * managed_runs as a runner process maps it: the same columns without the relation, whose target
+ * (the registry's instances, and theirs in turn) a runner does not load: it needs the runs, the
+ * database and the crate store only. The schema is the migration's; the API's mapping is the one
+ * checked against it.
+ */
+@Entity('managed_runs')
+@Index('IDX_managed_runs_instance', ['instanceId', 'id'])
+@Index('IDX_managed_runs_due', ['dueAt'])
+@Index('IDX_managed_runs_changed', ['changedAt'])
+export class RunnerRunEntity extends ManagedRunColumns {}
