@@ -21,7 +21,7 @@ export class ExecutorsController {
       'planemo, snakemake, nextflow) and how many runners reported in the last three minutes. A suite whose engine ' +
       'its executor lacks ends as a build `error` naming it. Any signed-in caller may read it.',
   })
-  @ApiOkResponse({ type: ExecutorListDto })
+  @ApiOkResponse({ type: ExecutorListDto, description: 'The executors, `local` first' })
   async list(): Promise<ExecutorListDto> {
     return toExecutorList(await this.executors.list());
   }

@@ -19,7 +19,7 @@ import { TAGS } from '../common/api-tags.js';
 import { problemExample, ProblemDto } from '../common/dto/error-bodies.dto.js';
 import { EXAMPLE } from '../common/openapi-examples.js';
 import { InstanceUuidParam, RegistryReads } from '../workflows/index.js';
-import { BuildParams } from './dto/status-requests.dto.js';
+import { BuildParams, CancelBuildParams } from './dto/status-requests.dto.js';
 import {
   CancelledBuildDto,
   StartedBuildDto,
@@ -154,7 +154,7 @@ export class TestRunsController {
     ),
   })
   async cancel(
-    @Param() { instance_uuid, build_id }: BuildParams,
+    @Param() { instance_uuid, build_id }: CancelBuildParams,
     @CurrentUser() user: AuthUser,
   ): Promise<CancelledBuildDto> {
     return toCancelledBuildResponse(await this.runs.cancel(instance_uuid, build_id, user));
