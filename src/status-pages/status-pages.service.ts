@@ -7,6 +7,7 @@ import { DomainError } from '../common/errors/domain-error.js';
 import { plainName } from '../common/bidi.js';
 import {
   isFailingStatus,
+  isFinishedStatus,
   statusMessage,
   TestingServiceRegistry,
   TestStatusService,
@@ -382,6 +383,11 @@ export class StatusPagesService {
                   duration: duration(view.build.durationSeconds),
                   url: safeHref(view.build.url),
                   log: `/instances/${instance.uuid}/builds/${encodeURIComponent(view.build.buildId)}/logs`,
+                  // API.md 17: a managed instance's queued or running build can be stopped by whoever may run it.
+                  cancel:
+                    mayRun && instance.managed && !isFinishedStatus(view.build.status)
+                      ? `/status/${uuid}/instances/${instance.uuid}/builds/${encodeURIComponent(view.build.buildId)}/cancel`
+                      : undefined,
                   // API.md 16: beside a failed build, what changed since the last passing one.
                   changes: isFailingStatus(view.build.status)
                     ? `/instances/${instance.uuid}/builds/${encodeURIComponent(view.build.buildId)}/changes`

@@ -26,6 +26,7 @@ export type { DayCount } from './history.js';
 export type { StoredBuild } from './builds.repository.js';
 export {
   isFailingStatus,
+  isFinishedStatus,
   RegisterTestingService,
   TestingServiceRegistry,
   type Build,

@@ -170,7 +170,7 @@ describe(`managed test instances (${testDatabase()})`, () => {
 
   it('stops a running build on cancel: the build is aborted, classed as infrastructure', async () => {
     await startRunner();
-    const { instance } = await register('endless');
+    const { workflow, instance } = await register('endless');
     await scheduler.tick();
     await until(
       'the endless run to start',
@@ -178,6 +178,9 @@ describe(`managed test instances (${testDatabase()})`, () => {
       RUN_WAIT,
     );
     const build = (await latestBuild(instance))!;
+    // The status page offers its owner the button.
+    const page = await as(alice).get(`/status/${workflow}`).expect(200);
+    expect(page.text).toContain(`/status/${workflow}/instances/${instance}/builds/${build.build_id}/cancel`);
     const cancelled = await as(alice).post(`/instances/${instance}/builds/${build.build_id}/cancel`);
     expect(cancelled.status).toBe(202);
     expect(cancelled.body).toMatchObject({ instance, build_id: build.build_id });
