@@ -8,6 +8,7 @@ import type { AppConfig } from './config/app-config.js';
 import { ConfigModule } from './config/config.module.js';
 import { DatabaseModule } from './database/database.module.js';
 import { HealthModule } from './health/health.module.js';
+import { ManagedRunsModule } from './managed-runs/index.js';
 import { MetricsModule } from './metrics/metrics.module.js';
 import { NotificationsModule } from './notifications/index.js';
 import { OrchestrationModule } from './orchestration/index.js';
@@ -37,6 +38,7 @@ export class AppModule {
         RegistriesModule,
         AuthorizationServerModule,
         TestMonitoringModule,
+        ManagedRunsModule.register(),
         OrchestrationModule,
         NotificationsModule,
         TrsModule,

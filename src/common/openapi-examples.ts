@@ -11,6 +11,9 @@ export const EXAMPLE = {
   suiteUuid: '5c9d2b7e-1a3f-4c8e-b2d1-9e8f7a6b5c4d',
   instanceUuid: '7a1f7f3e-2b1c-4d7e-9a4b-1c2d3e4f5a6b',
   buildId: '8765_1',
+  /** A managed instance of the example suite (API.md 17) and its queued run, which can be cancelled. */
+  managedInstanceUuid: '3e0c6a52-9d4f-4b8e-a1c7-5f2d8b9e0a14',
+  managedBuildId: 'm-1',
   userId: 7,
   apiKeyId: 3,
   channelId: 3,

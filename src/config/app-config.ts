@@ -9,6 +9,7 @@ import { loadClouds, type CloudSettings } from './clouds-file.js';
 import { ConfigError } from './config-error.js';
 import { EnvSchema } from './env.schema.js';
 import { loadIdentityProviders, type IdentityProviderSettings } from './identity-providers-file.js';
+import { loadExecutors, type ExecutorSettings } from './executors-file.js';
 import { refusePlaceholderSecrets } from './placeholder-secrets.js';
 import { loadTestingServices, type TestingServiceCredentials } from './testing-services-file.js';
 import { loadFailurePatterns, type FailurePatternSetting } from './failure-patterns-file.js';
@@ -85,6 +86,19 @@ export class AppConfig {
     readonly gitlabWebhookSecret?: string;
     /** ALLOW_PRIVATE_NETWORK_LINKS, for webhook and Slack targets. */
     readonly allowPrivateTargets: boolean;
+  };
+  /** Managed test instances (API.md 17): their executors and the limits of a runner's runs. */
+  readonly managedRuns!: {
+    /** EXECUTORS_FILE's executors (always one named `local`). */
+    readonly executors: readonly ExecutorSettings[];
+    readonly timeoutSeconds: number;
+    readonly memoryMib: number;
+    readonly maxOutputBytes: number;
+    readonly maxProcesses: number;
+    readonly concurrency: number;
+    readonly claimMs: number;
+    readonly runnerUser?: string;
+    readonly workDir: string;
   };
   readonly orchestration!: {
     /** Undefined without CLOUDS_FILE: one cloud named `default`, of the provider type that serves it. */
@@ -191,6 +205,17 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
       githubWebhookSecret: schema.GITHUB_WEBHOOK_SECRET,
       gitlabWebhookSecret: schema.GITLAB_WEBHOOK_SECRET,
       allowPrivateTargets: schema.ALLOW_PRIVATE_NETWORK_LINKS,
+    },
+    managedRuns: {
+      executors: loadExecutors(schema.EXECUTORS_FILE, env),
+      timeoutSeconds: schema.RUN_TIMEOUT_SECONDS,
+      memoryMib: schema.RUN_MEMORY_MIB,
+      maxOutputBytes: schema.RUN_MAX_OUTPUT_BYTES,
+      maxProcesses: schema.RUN_MAX_PROCESSES,
+      concurrency: schema.RUN_CONCURRENCY,
+      claimMs: schema.RUN_CLAIM_SECONDS * 1000,
+      runnerUser: schema.RUNNER_USER,
+      workDir: resolve(schema.RUNNER_WORK_DIR ?? join(dataDir, 'runs')),
     },
     orchestration: {
       clouds: loadClouds(schema.CLOUDS_FILE, env),

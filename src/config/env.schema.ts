@@ -219,6 +219,50 @@ export class EnvSchema {
   @IsString()
   MAIL_FROM?: string;
 
+  /** Executors of managed test instances (API.md 17); unset: `local` only. */
+  @IsOptional()
+  @IsString()
+  EXECUTORS_FILE?: string;
+
+  /** Limits of one managed run (API.md 17): wall time, memory (address space), output. */
+  @IntegerSetting(1, 7 * 24 * 3600, 'seconds')
+  RUN_TIMEOUT_SECONDS: number = 3600;
+
+  @IntegerSetting(64, 1024 * 1024, 'MiB')
+  RUN_MEMORY_MIB: number = 4096;
+
+  @IntegerSetting(1024, TIB, 'bytes')
+  RUN_MAX_OUTPUT_BYTES: number = 100 * 1024 * 1024;
+
+  /** Runs one runner process works on at a time. */
+  @IntegerSetting(1, 256)
+  RUN_CONCURRENCY: number = 1;
+
+  /**
+   * How long a runner's claim on a run lasts unrenewed (it renews it every sixth of that): a runner
+   * that died leaves its run to another after it, and a cancel reaches a run within a sixth of it.
+   */
+  @IntegerSetting(2, 3600, 'seconds')
+  RUN_CLAIM_SECONDS: number = 60;
+
+  /** Processes (threads) one run may have at a time (RLIMIT_NPROC of its user). */
+  @IntegerSetting(8, 100_000)
+  RUN_MAX_PROCESSES: number = 256;
+
+  /**
+   * The unprivileged user the runner runs workflows as (a name or a uid); unset: the runner's own
+   * user, allowed only when that is not root.
+   */
+  @IsOptional()
+  @IsString()
+  @Matches(/^[a-z_][a-z0-9_-]{0,31}$|^\d{1,10}$/, { message: 'must be a user name or a numeric uid' })
+  RUNNER_USER?: string;
+
+  /** Where a runner makes each run's working folder; unset: `<DATA_DIR>/runs`. */
+  @IsOptional()
+  @IsString()
+  RUNNER_WORK_DIR?: string;
+
   /** The secret of incoming GitHub webhooks; they are refused (401) while unset. */
   @IsOptional()
   @IsString()

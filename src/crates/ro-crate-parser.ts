@@ -1,5 +1,5 @@
 import { DomainError } from '../common/errors/domain-error.js';
-import { canonicalTarget, type CrateServiceType } from './testing-service-catalog.js';
+import { canonicalTarget, serviceTypeNamed, type CrateServiceType } from './testing-service-catalog.js';
 import { isRecord } from '../common/is-record.js';
 import {
   ABOUT,
@@ -75,6 +75,8 @@ export interface ParsedInstance {
    * checked); absent when it can be.
    */
   uncheckedReason?: string;
+  /** Its service runs the suite itself (API.md 17); absent for the CI services. */
+  managed?: true;
 }
 
 export interface ParseOptions {
@@ -108,10 +110,12 @@ export function readCrateGraph(metadata: unknown, options: ParseOptions = {}): C
   // The terms naming CI services come from the registered services, beside the built-in ones.
   const builtIns = new Map([
     ...BUILT_IN_TERMS,
-    ...(options.services ?? []).map((service): [string, string] => [
-      service.crateTerm,
-      `${TEST}${service.crateTerm}`,
-    ]),
+    ...(options.services ?? []).flatMap((service) =>
+      [service.crateTerm, ...(service.otherCrateTerms ?? [])].map((term): [string, string] => [
+        term,
+        `${TEST}${term}`,
+      ]),
+    ),
   ]);
   return new CrateGraph(metadata, builtIns);
 }
@@ -279,7 +283,8 @@ function parseInstance(
   if (runsOn === undefined) {
     throw invalid(`the test instance ${quote(id)} does not say which service it runs on (runsOn)`);
   }
-  const serviceType = serviceTypeOf(runsOn);
+  const named = serviceTypeNamed(services, lastSegment(runsOn));
+  const serviceType = named?.type ?? serviceTypeOf(runsOn);
   if (serviceType === null || !known.includes(serviceType)) {
     throw invalid(
       `a test instance uses an unknown service type: ${quote(runsOn)} (instance ${quote(id)}; known: ${known.join(', ')})`,
@@ -294,7 +299,7 @@ function parseInstance(
   }
   // One test service row per (type, url): `https://ci.example.org/` and `https://ci.example.org` are one
   // service, and so are a service's web site and its API where the service says so.
-  const resource = textOf(entity.props.get(RESOURCE));
+  const resource = textOf(entity.props.get(RESOURCE)) ?? named?.defaultResource;
   const target = canonicalTarget(services, serviceType, { url, resource: resource ?? '' });
   const instance: ParsedInstance = {
     id,
@@ -302,6 +307,9 @@ function parseInstance(
     serviceUrl: target.url,
     resource: resource === undefined ? '' : target.resource,
   };
+  if (named?.managed === true) {
+    instance.managed = true;
+  }
   if (resource === undefined) {
     instance.uncheckedReason = 'the crate gives it no resource (where its tests are on the service)';
   }

@@ -23,6 +23,25 @@ export interface CrateServiceType {
    * it is well formed. Without it every resource is taken; the checks tell.
    */
   resourceProblem?(resource: string): string | undefined;
+  /** Other terms crates name it by (managed runs: LifeMonitor's `LifeMonitorService`), matched as `crateTerm` is. */
+  readonly otherCrateTerms?: readonly string[];
+  /** The resource of an instance whose crate gives none; without one such an instance is never checked. */
+  readonly defaultResource?: string;
+  /** The service runs the suites itself (API.md 17): its instances are `managed: true`. */
+  readonly managed?: boolean;
+}
+
+/** The registered service a crate's `runsOn` term names (its last segment, any namespace), if any. */
+export function serviceTypeNamed(
+  services: readonly CrateServiceType[],
+  term: string,
+): CrateServiceType | undefined {
+  const wanted = term.toLowerCase();
+  return services.find(
+    (service) =>
+      service.crateTerm.toLowerCase() === wanted ||
+      (service.otherCrateTerms ?? []).some((other) => other.toLowerCase() === wanted),
+  );
 }
 
 /** Where a test instance runs: the service's API base URL and the resource on it. */

@@ -34,6 +34,7 @@ import { RepositoryHosts1795790000000 } from '../../migrations/1795790000000-rep
 import { GitlabProjectInstances1795790000001 } from '../../migrations/1795790000001-gitlab-project-instances.js';
 import { SignInIdentities1795800000000 } from '../../migrations/1795800000000-sign-in-identities.js';
 import { AuthorizationServer1795810000000 } from '../../migrations/1795810000000-authorization-server.js';
+import { ManagedRuns1795820000000 } from '../../migrations/1795820000000-managed-runs.js';
 import { CiWorkflowDisabled1795940291861 } from '../../migrations/1795940291861-ci-workflow-disabled.js';
 
 /**
@@ -76,5 +77,6 @@ export const MIGRATIONS: (new () => MigrationInterface)[] = [
   GitlabProjectInstances1795790000001,
   SignInIdentities1795800000000,
   AuthorizationServer1795810000000,
+  ManagedRuns1795820000000,
   CiWorkflowDisabled1795940291861,
 ];

@@ -1,3 +1,4 @@
+import { IsString, Length } from 'class-validator';
 import {
   applyDecorators,
   Controller,
@@ -60,6 +61,12 @@ export class StatusPageQuery extends RefreshQuery {
 export class RunTestsParams extends WorkflowUuidParam {
   @IsUuidParam('The test instance uuid', EXAMPLE.instanceUuid)
   instance_uuid!: string;
+}
+
+export class CancelBuildFormParams extends RunTestsParams {
+  @IsString()
+  @Length(1, 64)
+  build_id!: string;
 }
 
 export class SignInQuery {
@@ -224,6 +231,32 @@ export class StatusPagesController {
       throw new DomainError('unauthorized', 'Sign in to start a build');
     }
     await this.runs.trigger(instance_uuid, viewer);
+    response.set('Cache-Control', 'no-store').redirect(303, `/status/${wf_uuid}`);
+  }
+
+  /**
+   * The cancel button beside a managed instance's queued or running build (API.md 17): POST
+   * /instances/{uuid}/builds/{build_id}/cancel for a browser, the same rules, then 303 back to the
+   * workflow's page; a refusal is an HTML error page that says so and links back.
+   */
+  @Post(':wf_uuid/instances/:instance_uuid/builds/:build_id/cancel')
+  @SameOriginForm()
+  @ApiExcludeEndpoint()
+  async cancelBuild(
+    @Param() { wf_uuid, instance_uuid, build_id }: CancelBuildFormParams,
+    @CurrentViewer() viewer: Viewer,
+    @Res() response: Response,
+  ): Promise<void> {
+    setFormPage(response, {
+      href: `/status/${wf_uuid}`,
+      label: 'Back to the workflow',
+      refused: 'The build was not stopped.',
+      retry: 'It can be asked again at',
+    });
+    if (!viewer) {
+      throw new DomainError('unauthorized', 'Sign in to stop a build');
+    }
+    await this.runs.cancel(instance_uuid, build_id, viewer);
     response.set('Cache-Control', 'no-store').redirect(303, `/status/${wf_uuid}`);
   }
 

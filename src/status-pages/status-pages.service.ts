@@ -9,6 +9,7 @@ import { plainName } from '../common/bidi.js';
 import {
   isFailingStatus,
   staleSentence,
+  isFinishedStatus,
   statusMessage,
   TestingServiceRegistry,
   TestStatusService,
@@ -402,6 +403,11 @@ export class StatusPagesService {
                   duration: duration(view.build.durationSeconds),
                   url: safeHref(view.build.url),
                   log: `/instances/${instance.uuid}/builds/${encodeURIComponent(view.build.buildId)}/logs`,
+                  // API.md 17: a managed instance's queued or running build can be stopped by whoever may run it.
+                  cancel:
+                    mayRun && instance.managed && !isFinishedStatus(view.build.status)
+                      ? `/status/${uuid}/instances/${instance.uuid}/builds/${encodeURIComponent(view.build.buildId)}/cancel`
+                      : undefined,
                   // API.md 16: beside a failed build, what changed since the last passing one.
                   changes: isFailingStatus(view.build.status)
                     ? `/instances/${instance.uuid}/builds/${encodeURIComponent(view.build.buildId)}/changes`

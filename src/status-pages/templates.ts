@@ -187,7 +187,7 @@ const WORKFLOW = `<% layout('@layout', { title: it.title, viewer: it.viewer, her
 <% if (instance.never) { %>
 <td colspan="5" data-label="Latest build"><span class="severity error-issue">never checked</span> <%= instance.never %></td>
 <% } else if (instance.build) { %>
-<td data-label="Latest build"><span class="state <%= instance.build.status %>"><%= instance.build.status %></span><% if (instance.build.failure) { %> <span class="failure" title="<%= instance.build.failure.evidence %>"><%= instance.build.failure.class %>: <%= instance.build.failure.reason %></span><% } %></td>
+<td data-label="Latest build"><span class="state <%= instance.build.status %>"><%= instance.build.status %></span><% if (instance.build.failure) { %> <span class="failure" title="<%= instance.build.failure.evidence %>"><%= instance.build.failure.class %>: <%= instance.build.failure.reason %></span><% } %><% if (instance.build.cancel) { %><form method="post" action="<%= instance.build.cancel %>" class="run"><button type="submit">Cancel</button></form><% } %></td>
 <td data-label="Started"><time datetime="<%= instance.build.started.iso %>"><%= instance.build.started.text %></time></td>
 <td data-label="Duration"><%= instance.build.duration %></td>
 <td data-label="CI run"><% if (instance.build.url) { %><a href="<%= instance.build.url %>">Build <%= instance.build.id %></a><% } else { %>Build <%= instance.build.id %><% } %></td>

@@ -68,6 +68,7 @@ export class BuildChangesService {
     const client = this.services.for(service.type);
     const now = new Date(this.clock.nowMs());
     const result = await client.buildDetails({
+      instanceId: instance.id,
       serviceUrl: service.url,
       resource: instance.resource,
       buildId: build.buildId,

@@ -73,6 +73,7 @@ export class BuildTriggers {
     try {
       const [latest] = await this.builds.latestBuilds(target.id, 1);
       result = await client.triggerBuild({
+        instanceId: target.id,
         serviceUrl: target.service.url,
         resource: target.resource,
         credentials: findConfiguredService(this.config.monitoring.services, client.type, target.service.url),

@@ -27,7 +27,22 @@ export type { DayCount } from './history.js';
 export type { StoredBuild } from './builds.repository.js';
 export {
   isFailingStatus,
+  isFinishedStatus,
+  RegisterTestingService,
   normalizeServiceUrl,
   TestingServiceRegistry,
+  type Build,
+  type BuildCheckRequest,
+  type BuildCheckResult,
+  type BuildDetailsResult,
+  type BuildLogRequest,
+  type BuildLogResult,
+  type BuildStatus,
+  type CancelRequest,
+  type CancelResult,
+  type ResourceTarget,
+  type TestingService,
+  type TriggerRequest,
+  type TriggerResult,
 } from './testing-services/testing-service.js';
 export { parseGitlabResource } from './testing-services/gitlab.service.js';

@@ -61,6 +61,7 @@ export class InstanceChecker {
     }
     try {
       const result = await client.latestBuilds({
+        instanceId: instance.id,
         serviceUrl: instance.service.url,
         resource: instance.resource,
         etag: instance.etag ?? undefined,
@@ -121,6 +122,7 @@ export class InstanceChecker {
     const abort = new AbortController();
     try {
       const result = await client.buildLog({
+        instanceId: instance.id,
         serviceUrl: instance.service.url,
         resource: instance.resource,
         credentials: this.credentials(client, instance),

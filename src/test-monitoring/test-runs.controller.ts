@@ -19,8 +19,13 @@ import { TAGS } from '../common/api-tags.js';
 import { problemExample, ProblemDto } from '../common/dto/error-bodies.dto.js';
 import { EXAMPLE } from '../common/openapi-examples.js';
 import { InstanceUuidParam, RegistryReads } from '../workflows/index.js';
-import { BuildParams } from './dto/status-requests.dto.js';
-import { StartedBuildDto, toStartedBuildResponse } from './dto/test-runs.dto.js';
+import { BuildParams, CancelBuildParams } from './dto/status-requests.dto.js';
+import {
+  CancelledBuildDto,
+  StartedBuildDto,
+  toCancelledBuildResponse,
+  toStartedBuildResponse,
+} from './dto/test-runs.dto.js';
 import { TestRunsService } from './test-runs.service.js';
 import { BuildChangesService } from './build-changes.service.js';
 import { BuildChangesDto, toBuildChangesResponse } from './dto/build-changes.dto.js';
@@ -118,6 +123,41 @@ export class TestRunsController {
     @CurrentUser() user: AuthUser,
   ): Promise<StartedBuildDto> {
     return toStartedBuildResponse(await this.runs.trigger(instance_uuid, user));
+  }
+
+  @Post(':instance_uuid/builds/:build_id/cancel')
+  @HttpCode(202)
+  @ApiOperation({
+    operationId: 'instances-builds-cancel',
+    summary: "Stop a queued or running build (the workflow's owner or an admin)",
+    description:
+      'Managed instances (API.md 17): a queued run ends at once, a running one is stopped by its runner (its whole ' +
+      'process group, or the WES run) within a sixth of `RUN_CLAIM_SECONDS`; the build then ends as `aborted`, its ' +
+      'failure class `infrastructure`. The instance is checked at once. The CI services watched here cannot be ' +
+      'stopped through this service (409).',
+  })
+  @ApiAcceptedResponse({ type: CancelledBuildDto, description: 'The build is being stopped' })
+  @ApiForbiddenResponse({
+    type: ProblemDto,
+    description: 'The workflow is public, but the caller is neither its owner nor an admin',
+    example: problemExample(
+      403,
+      `Only the owner of the workflow ${EXAMPLE.workflowUuid} or an admin may change it`,
+    ),
+  })
+  @ApiConflictResponse({
+    type: ProblemDto,
+    description: 'The build has ended, or its service cannot stop builds',
+    example: problemExample(
+      409,
+      "The build 'm-42' cannot be stopped: the run m-42 has ended or is not one of this instance",
+    ),
+  })
+  async cancel(
+    @Param() { instance_uuid, build_id }: CancelBuildParams,
+    @CurrentUser() user: AuthUser,
+  ): Promise<CancelledBuildDto> {
+    return toCancelledBuildResponse(await this.runs.cancel(instance_uuid, build_id, user));
   }
 
   @Get(':instance_uuid/builds/:build_id/changes')

@@ -27,6 +27,13 @@ export interface StartedBuild {
   how: TriggerHow;
 }
 
+/** A build asked to stop (API.md 17). */
+export interface CancelledBuild {
+  instanceUuid: string;
+  buildId: string;
+  requested: Date;
+}
+
 /** The tail of a build's log, as the log route sends it. */
 export interface BuildLogTail {
   contentType: string;
@@ -75,6 +82,7 @@ export class TestRunsService {
     }
     const now = new Date(this.clock.nowMs());
     const result = await client.buildLog({
+      instanceId: instance.id,
       serviceUrl: service.url,
       resource: instance.resource,
       buildId,
@@ -164,5 +172,55 @@ export class TestRunsService {
     const how = await this.triggers.start(target, now, new Date(now.getTime() - TRIGGER_SPACING_MS));
     await this.rechecks.now([instance.id]);
     return { instanceUuid, requested: now, how };
+  }
+
+  /**
+   * Stops a queued or running build of the instance (API.md 17); it is checked at once, so that
+   * its end shows as soon as its runner records it. Throws not_found for an instance the caller
+   * cannot see or a build that is not the instance's, forbidden for one they only see, conflict
+   * for a build that ended or a service that cannot stop builds.
+   */
+  async cancel(instanceUuid: string, buildId: string, user: AuthUser): Promise<CancelledBuild> {
+    const instance = await this.access.editableInstance(instanceUuid, user);
+    const service = instance.service;
+    if (!service || !this.services.has(service.type)) {
+      throw new DomainError('conflict', `No client for the testing service type '${service?.type ?? '?'}'`);
+    }
+    const client = this.services.for(service.type);
+    const now = new Date(this.clock.nowMs());
+    const result = await client.cancelBuild({
+      instanceId: instance.id,
+      serviceUrl: service.url,
+      resource: instance.resource,
+      buildId,
+      credentials: findConfiguredService(this.config.monitoring.services, client.type, service.url),
+      now,
+    });
+    const where = `the ${service.type} service ${service.url}`;
+    switch (result.kind) {
+      case 'cancelled':
+        await this.rechecks.now([instance.id]);
+        return { instanceUuid, buildId, requested: now };
+      case 'none': {
+        const stored = await this.builds.findBuild(instance.id, buildId);
+        throw stored
+          ? new DomainError('conflict', `The build '${buildId}' cannot be stopped: ${result.reason}`)
+          : new DomainError('not_found', `The test instance ${instanceUuid} has no build '${buildId}'`);
+      }
+      case 'unavailable':
+        throw new DomainError('conflict', `Cannot stop build '${buildId}': ${result.reason}`);
+      case 'refused':
+        throw new DomainError('upstream_failed', `${where} did not stop the build: ${result.reason}`);
+      case 'rate_limited':
+        await this.checkStates.pauseService(service.id, result.until);
+        throw new DomainError(
+          'upstream_rate_limited',
+          `${where} is rate-limited until ${utcMinute(minuteUp(result.until))}: ${result.reason}`,
+          [],
+          Math.max(1, Math.ceil((result.until.getTime() - now.getTime()) / 1000)),
+        );
+      case 'timeout':
+        throw new DomainError('gateway_timeout', `${where} did not answer in time: ${result.reason}`);
+    }
   }
 }

@@ -15,6 +15,7 @@ export {
   RegisteredInstances,
   type CheckTarget,
   type InstanceFacts,
+  type RunSource,
   type TargetVersion,
 } from './registered-instances.js';
 export {

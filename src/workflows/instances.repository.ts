@@ -20,6 +20,7 @@ export interface NewInstance {
   serviceType: string;
   serviceUrl: string;
   resource: string;
+  managed: boolean;
   now: Date;
 }
 
@@ -55,7 +56,7 @@ export class InstancesRepository {
               rocInstance: null,
               name: input.name,
               resource: input.resource,
-              managed: false,
+              managed: input.managed,
             }),
           );
           await this.events.instancesAdded(

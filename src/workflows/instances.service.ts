@@ -24,6 +24,8 @@ export interface NewInstanceInput {
   serviceType: string;
   serviceUrl: string;
   resource: string;
+  /** LifeMonitor's flag, when the client sent it: it must say what the service type says. */
+  managed?: boolean;
 }
 
 export interface InstanceChanges {
@@ -52,7 +54,7 @@ export class InstancesService {
   ) {}
 
   /**
-   * Adds an instance with `managed: false` and makes it due for a check at once. Throws not_found
+   * Adds an instance (`managed` when its service runs the tests itself) and makes it due for a check at once. Throws not_found
    * for a suite the caller cannot see, forbidden for one they may see but not change, invalid_input for an unknown service type, a URL on a
    * private address (unless allowed), a resource the service cannot check or values too long.
    */
@@ -71,12 +73,22 @@ export class InstancesService {
         `service.type '${input.serviceType}' is not a testing service of this deployment (one of ${known.join(', ') || 'none'})`,
       );
     }
+    const managed = services.find((service) => service.type === input.serviceType)?.managed === true;
+    if (input.managed !== undefined && input.managed !== managed) {
+      throw invalid(
+        'managed',
+        managed
+          ? `managed must be true (or left out): the ${input.serviceType} service runs the tests itself`
+          : `managed must be false (or left out): the ${input.serviceType} service is a CI this service watches; service.type managed runs tests here`,
+      );
+    }
     const target = canonicalTarget(services, input.serviceType, {
       url: input.serviceUrl,
       resource: input.resource,
     });
     this.checkTarget(input.serviceType, target.url, target.resource);
-    if (!this.config.registry.allowPrivateNetworkLinks) {
+    // A managed instance's URL names no service this one calls: nothing to guard.
+    if (!managed && !this.config.registry.allowPrivateNetworkLinks) {
       await checkServiceAddress(target.url);
     }
     const uuid = await this.repo.addInstance({
@@ -86,6 +98,7 @@ export class InstancesService {
       serviceType: input.serviceType,
       serviceUrl: target.url,
       resource: target.resource,
+      managed,
       now: new Date(this.clock.nowMs()),
     });
     return this.visible(uuid, user);

@@ -26,6 +26,17 @@ export interface TargetVersion {
   nextRegisteredAt: Date | null;
 }
 
+/** What a managed run of an instance runs (API.md 17): its version's crate and its suite's definition. */
+export interface RunSource {
+  instanceUuid: string;
+  /** The crate store's key of the version's archive. */
+  archiveSha256: string;
+  /** The suite's test definition, a path in the crate; null when the crate names none. */
+  definitionPath: string | null;
+  /** The definition's engine as the registry stores it (2.5's `test_engine.type`: `cwltool`). */
+  engine: string | null;
+}
+
 /** What a notification says about an instance. */
 export interface InstanceFacts {
   instanceId: number;
@@ -73,6 +84,19 @@ export class RegisteredInstances {
       });
     }
     return targets;
+  }
+
+  /** What a managed run of the instance runs; undefined for an instance that is gone. One query. */
+  async runSource(instanceId: number): Promise<RunSource | undefined> {
+    const row = await this.repo.runSource(instanceId);
+    return row
+      ? {
+          instanceUuid: row.instance_uuid,
+          archiveSha256: row.archive_sha256,
+          definitionPath: row.definition_path,
+          engine: row.engine_type,
+        }
+      : undefined;
   }
 
   /** These versions with the registration time of each one's next version, in one query. */

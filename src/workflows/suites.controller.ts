@@ -97,7 +97,7 @@ export class SuitesController {
     description:
       'The checks of registration apply: a service type this deployment knows, an http(s) URL that is not on a ' +
       'private address (unless ALLOW_PRIVATE_NETWORK_LINKS), a resource the service can check (in any form the ' +
-      'crate may use). The instance has `managed: false` `roc_instance: null` and `origin: api`, and is due for a check at once.',
+      'crate may use). The instance has `managed` true for a service that runs the tests itself (`managed`, API.md 17) and false for a CI, `roc_instance: null` and `origin: api`, and is due for a check at once.',
   })
   @ApiCreatedResponse({
     type: TestInstanceDto,
@@ -123,6 +123,7 @@ export class SuitesController {
         serviceType: body.service.type,
         serviceUrl: body.service.url,
         resource: body.resource,
+        managed: body.managed,
       },
       user,
     );

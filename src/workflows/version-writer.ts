@@ -151,7 +151,7 @@ export class VersionWriter {
             rocInstance: instance.id,
             name: instance.name ?? null,
             resource: instance.resource,
-            managed: false,
+            managed: instance.managed === true,
             uncheckedReason: instance.uncheckedReason ?? null,
           }),
         );

@@ -253,6 +253,19 @@ export class WorkflowsRepository {
     return this.instancesWithServiceAndSuite(ids);
   }
 
+  /** What a managed run of the instance needs (RegisteredInstances.runSource); undefined when it is gone. */
+  async runSource(instanceId: number): Promise<RunSourceRow | undefined> {
+    const [row] = await this.dataSource.query<RunSourceRow[]>(
+      `SELECT i.uuid AS instance_uuid, v.archive_sha256, s.definition_path, s.engine_type
+       FROM test_instances i
+         JOIN test_suites s ON s.id = i.suite_id
+         JOIN workflow_versions v ON v.id = s.version_id
+       WHERE i.id = ?`,
+      [instanceId],
+    );
+    return row;
+  }
+
   /** A streamed list reads its latest builds' instances a batch after another. */
   private instancesWithServiceAndSuite(ids: readonly number[]): Promise<TestInstanceEntity[]> {
     return this.instancesWhere(`i.id IN (${inList(ids.length)})`, ids);
@@ -529,4 +542,12 @@ export class WorkflowsRepository {
       }),
     );
   }
+}
+
+/** The columns of `runSource`'s one row. */
+export interface RunSourceRow {
+  instance_uuid: string;
+  archive_sha256: string;
+  definition_path: string | null;
+  engine_type: string | null;
 }

@@ -138,7 +138,14 @@ describe(`extension: a CI service registered by a test module (${testDatabase()}
         components: { schemas: Record<string, { properties: Record<string, { enum?: string[] }> }> };
       }
     ).components.schemas.TestServiceDto;
-    expect(schema.properties.type.enum).toEqual(['github', 'travis', 'jenkins', 'gitlab', 'drone']);
+    expect(schema.properties.type.enum).toEqual([
+      'github',
+      'travis',
+      'jenkins',
+      'gitlab',
+      'managed',
+      'drone',
+    ]);
   });
 
   it('is unknown without the module: a crate naming it is refused, and the settings naming it stop the start-up', async () => {
@@ -150,7 +157,7 @@ describe(`extension: a CI service registered by a test module (${testDatabase()}
         .send({ roc_link: droneCrate(`repo-${randomUUID().slice(0, 8)}`), version: '1' });
       expect(refused.status).toBe(400);
       expect((refused.body as { detail: string }).detail).toBe(
-        `a test instance uses an unknown service type: ${TEST_TERMS}DroneService (instance #drone; known: github, travis, jenkins, gitlab)`,
+        `a test instance uses an unknown service type: ${TEST_TERMS}DroneService (instance #drone; known: github, travis, jenkins, gitlab, managed)`,
       );
     } finally {
       await plain.close();

@@ -1,6 +1,7 @@
 import { createHmac } from 'node:crypto';
 import { DataSource } from 'typeorm';
 import { EXAMPLE } from '../../src/common/openapi-examples.js';
+import { ManagedRunEntity } from '../../src/managed-runs/entities/managed-run.entity.js';
 import { NotificationEntity } from '../../src/notifications/entities/notification.entity.js';
 import { DummyCloudEntity } from '../../src/orchestration/entities/dummy-cloud.entity.js';
 import { DummyNodeEntity } from '../../src/orchestration/entities/dummy-node.entity.js';
@@ -326,6 +327,16 @@ describe(`every request example of the OpenAPI document, sent as it is (${testDa
         { buildId: EXAMPLE.buildId, status: 'passed', startedAt: new Date() },
       ]);
     }
+    if (
+      !(await dataSource.getRepository(TestInstanceEntity).existsBy({ uuid: EXAMPLE.managedInstanceUuid }))
+    ) {
+      const added = await call('post', `/suites/${EXAMPLE.suiteUuid}/instances`, admin, {
+        name: 'run by the service',
+        service: { type: 'managed', url: 'https://lifemonitor.example.org' },
+        resource: 'local',
+      });
+      await moveId('test_instances', 'uuid', added.uuid, EXAMPLE.managedInstanceUuid);
+    }
     if ((await dataSource.getRepository(TestSuiteEntity).countBy({ uuid: EXAMPLE.suiteUuid })) !== 1) {
       throw new Error('seeding: the example suite is missing');
     }
@@ -457,6 +468,31 @@ describe(`every request example of the OpenAPI document, sent as it is (${testDa
     return (reply.body as { access_token: string }).access_token;
   };
 
+  /** The managed example instance's run m-1, queued (no runner runs here): a cancel stops it. */
+  const queueExampleRun = async (): Promise<void> => {
+    const instance = await dataSource
+      .getRepository(TestInstanceEntity)
+      .findOneByOrFail({ uuid: EXAMPLE.managedInstanceUuid });
+    const runs = dataSource.getRepository(ManagedRunEntity);
+    const now = new Date();
+    await runs.delete({ id: 1 });
+    await runs.insert({
+      id: 1,
+      instanceId: instance.id,
+      executor: 'local',
+      engine: 'planemo',
+      archiveSha256: '0'.repeat(64),
+      definitionPath: 'test/planemo.yml',
+      workflowUrl: null,
+      status: 'queued',
+      queuedAt: now,
+      changedAt: now,
+      dueAt: now,
+      attempts: 0,
+      cancelRequested: false,
+    });
+  };
+
   /**
    * What one operation needs beyond the things themselves: node 3 assigned or not, with a public address
    * or not; the example key pair not there yet for its import.
@@ -472,6 +508,8 @@ describe(`every request example of the OpenAPI document, sent as it is (${testDa
       await t.http.put('/api/v1/vm/address/release').set(as(admin)).send({ node: EXAMPLE.nodeId });
     } else if (/^vm-assign/.test(id)) {
       await t.http.put('/api/v1/vm/action/release').set(as(admin)).send({ node: EXAMPLE.nodeId });
+    } else if (id === 'instances-builds-cancel') {
+      await queueExampleRun();
     } else if (/^vm-(extend|release)/.test(id)) {
       await t.http.put('/api/v1/vm/action/assign').set(as(admin)).send(assignment);
     }

@@ -1,6 +1,6 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { IsOptional, IsString, Length, Matches } from 'class-validator';
-import { OptionalQueryInt } from '../../common/validation.js';
+import { IsUuidParam, OptionalQueryInt } from '../../common/validation.js';
 import { InstanceUuidParam, OptionalVersionQuery } from '../../workflows/index.js';
 import { BADGE_LABEL_MAX_LENGTH, DEFAULT_BADGE_LABEL } from '../badge.js';
 import { DEFAULT_HISTORY_DAYS, DEFAULT_STATS_DAYS, MAX_HISTORY_DAYS } from '../history.js';
@@ -56,6 +56,20 @@ export class BuildParams extends InstanceUuidParam {
     example: EXAMPLE.buildId,
     description:
       'The build id, as `build_id` of the builds shows it (each CI service numbers its builds its own way)',
+  })
+  build_id!: string;
+}
+
+/** A build of a managed instance to stop (API.md 17): any build id, the examples a queued run's. */
+export class CancelBuildParams {
+  @IsUuidParam('The test instance uuid', EXAMPLE.managedInstanceUuid)
+  instance_uuid!: string;
+
+  @IsString()
+  @Length(1, 64)
+  @ApiProperty({
+    example: EXAMPLE.managedBuildId,
+    description: 'The build id, as `build_id` of the builds shows it',
   })
   build_id!: string;
 }

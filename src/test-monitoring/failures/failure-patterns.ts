@@ -63,6 +63,17 @@ export const FIELD_RULES: readonly FieldRule[] = [
   { class: 'infrastructure', reason: 'aborted on the CI', pattern: '^result: ABORTED$', decisive: true },
   { class: 'infrastructure', reason: 'not built by the CI', pattern: '^result: NOT_BUILT$', decisive: true },
   { class: 'test', reason: 'test reports have failures', pattern: '^result: UNSTABLE$', decisive: true },
+  // Managed runs (API.md 17): `failed` is the engine reporting failing tests; `error` a run that
+  // did not finish its tests (a limit, a missing engine, a crate it could not run): the log may
+  // say more.
+  { class: 'infrastructure', reason: 'cancelled', pattern: '^run: cancelled$', decisive: true },
+  { class: 'test', reason: 'the engine reported failing tests', pattern: '^run: failed$', decisive: true },
+  {
+    class: 'infrastructure',
+    reason: 'the run ended before its tests finished',
+    pattern: '^run: error$',
+    decisive: false,
+  },
 ];
 
 export const BUILT_IN_PATTERNS: readonly FailurePattern[] = [

@@ -8,6 +8,7 @@ import {
   type BuildCheckResult,
   type BuildDetailsResult,
   type BuildLogResult,
+  type CancelResult,
   type ResourceTarget,
   type TestingService,
   type TriggerResult,
@@ -39,6 +40,10 @@ class StubService implements TestingService {
   }
 
   buildDetails(): Promise<BuildDetailsResult> {
+    return Promise.resolve({ kind: 'unavailable', reason: 'a stub' });
+  }
+
+  cancelBuild(): Promise<CancelResult> {
     return Promise.resolve({ kind: 'unavailable', reason: 'a stub' });
   }
 }

@@ -103,6 +103,8 @@ export const MAX_BUILD_LIMIT = 100;
 
 /** What the caller knows about one test instance; clients keep no state between checks. */
 export interface BuildCheckRequest {
+  /** The registry's id of the instance: what a service that keeps records per instance (managed runs) reads by. */
+  instanceId?: number;
   /** The API base URL of the service, from the crate (e.g. `https://ci.example.org/`). */
   serviceUrl: string;
   /** The instance's `resource`, e.g. `repos/o/r/actions/workflows/ci.yml`, `repo/o%2Fr`, `job/a/job/b`. */
@@ -161,6 +163,8 @@ export type BuildCheckResult =
 export interface ResourceTarget {
   serviceUrl: string;
   resource: string;
+  /** The registry's id of the instance: what a service that keeps records per instance (managed runs) reads by. */
+  instanceId?: number;
 }
 
 /** How a build was started (API.md 11): a workflow dispatch, a re-run, a Travis request, a Jenkins build. */
@@ -259,6 +263,22 @@ export type BuildDetailsResult =
   | Unavailable
   | UpstreamFault;
 
+/** A request to stop one queued or running build (API.md 17). */
+export interface CancelRequest extends ResourceTarget {
+  credentials?: TestingServiceCredentials;
+  /** The build, as `Build.buildId` reported it. */
+  buildId: string;
+  now?: Date;
+}
+
+export type CancelResult =
+  /** The build stops (at once when it had not started, else within a few seconds). */
+  | { kind: 'cancelled' }
+  /** No such build of the instance, or it ended already: nothing to stop. */
+  | { kind: 'none'; reason: string }
+  | Unavailable
+  | UpstreamFault;
+
 /** A log stream that broke off: the service went silent (`timeout`), failed, or nobody waits (`aborted`). */
 export class LogStreamError extends Error {
   constructor(
@@ -315,6 +335,13 @@ export interface TestingService extends CrateServiceType {
    * tells none of it. Never rejects for upstream problems; the same timeout and address guard.
    */
   buildDetails(request: BuildDetailsRequest): Promise<BuildDetailsResult>;
+
+  /**
+   * Stops a queued or running build (API.md 17). `unavailable` when the service cannot stop
+   * builds here; `none` for a build that is not the instance's or has ended. Never rejects for
+   * upstream problems; the same timeout and address guard as `triggerBuild`.
+   */
+  cancelBuild(request: CancelRequest): Promise<CancelResult>;
 }
 
 /** Registers a TestingService class: with this decorator and listed in any module's providers. */
@@ -388,6 +415,9 @@ export class TestingServiceRegistry implements TestingServiceCatalog, OnModuleIn
       crateTerm: service.crateTerm,
       canonicalTarget: service.canonicalTarget?.bind(service),
       resourceProblem: service.resourceProblem?.bind(service),
+      otherCrateTerms: service.otherCrateTerms,
+      defaultResource: service.defaultResource,
+      managed: service.managed,
     }));
   }
 

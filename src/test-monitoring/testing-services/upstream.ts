@@ -14,6 +14,8 @@ import {
   type BuildCheckResult,
   type BuildLogRequest,
   type BuildLogResult,
+  type CancelRequest,
+  type CancelResult,
   type BuildDetailsRequest,
   type BuildDetailsResult,
   type ResourceTarget,
@@ -563,6 +565,11 @@ export abstract class HttpTestingService implements TestingService {
   /** Without an override the service tells nothing of what a build ran (the changes reply has nulls). */
   buildDetails(_request: BuildDetailsRequest): Promise<BuildDetailsResult> {
     return Promise.resolve(this.unavailable('tell what a build ran'));
+  }
+
+  /** Without an override the service cannot stop builds (a 409 for the caller). */
+  cancelBuild(_request: CancelRequest): Promise<CancelResult> {
+    return Promise.resolve(this.unavailable('cancel builds'));
   }
 
   protected unavailable(what: string): Unavailable {

@@ -1,7 +1,7 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
 import {
-  Equals,
+  IsBoolean,
   IsDefined,
   IsNotEmptyObject,
   IsOptional,
@@ -48,13 +48,14 @@ export class AddInstanceDto {
   )
   resource!: string;
 
-  /** LifeMonitor's clients send it; only unmanaged instances exist here. */
+  /** LifeMonitor's flag: true for a service that runs the tests itself (`managed`, API.md 17). */
   @IsOptional()
-  @Equals(false, { message: 'managed must be false: this service does not run tests itself' })
+  @IsBoolean({ message: 'managed must be true or false' })
   @ApiPropertyOptional({
-    enum: [false],
     example: false,
-    description: "LifeMonitor's flag; only false is accepted",
+    description:
+      "LifeMonitor's flag: true with `service.type` `managed` (the service runs the suite itself on the executor " +
+      'the `resource` names, API.md 17), false (or left out) for a CI service',
   })
   managed?: boolean;
 }

@@ -1,0 +1,67 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { AppConfig } from '../../config/app-config.js';
+import { ConfigError } from '../../config/config-error.js';
+import { DEFAULT_EXECUTOR, type ExecutorSettings } from '../../config/executors-file.js';
+import { EXECUTOR_FACTORIES, type Executor, type ExecutorFactory } from './executor.js';
+
+/**
+ * The executors of EXECUTORS_FILE (STYLE.md 6, as clouds are): their types are checked against the
+ * registered factories at start-up, in the API (which only names them) and in runners alike; an
+ * executor object is made the first time a runner asks for it.
+ */
+@Injectable()
+export class ExecutorRegistry {
+  private readonly settings = new Map<string, ExecutorSettings>();
+  private readonly factories = new Map<string, ExecutorFactory>();
+  private readonly made = new Map<string, Executor>();
+
+  constructor(
+    @Inject(EXECUTOR_FACTORIES) factories: ExecutorFactory[],
+    private readonly config: AppConfig,
+  ) {
+    for (const factory of factories) {
+      this.factories.set(factory.type, factory);
+    }
+    for (const executor of config.managedRuns.executors) {
+      if (!this.factories.has(executor.type)) {
+        throw new ConfigError(
+          'EXECUTORS_FILE',
+          `executor '${executor.name}' has unknown type '${executor.type}' (types: ${[...this.factories.keys()].join(', ')})`,
+        );
+      }
+      this.settings.set(executor.name, executor);
+    }
+  }
+
+  /** The executor a managed instance's resource names: `local` for an empty one. */
+  static nameOf(resource: string): string {
+    return resource.trim() === '' ? DEFAULT_EXECUTOR : resource.trim();
+  }
+
+  names(): string[] {
+    return [...this.settings.keys()];
+  }
+
+  has(name: string): boolean {
+    return this.settings.has(name);
+  }
+
+  typeOf(name: string): string | undefined {
+    return this.settings.get(name)?.type;
+  }
+
+  /** The executor named `name`; throws when EXECUTORS_FILE has none of that name. */
+  get(name: string): Executor {
+    const made = this.made.get(name);
+    if (made) {
+      return made;
+    }
+    const settings = this.settings.get(name);
+    if (!settings) {
+      throw new Error(`No executor '${name}' in EXECUTORS_FILE`);
+    }
+    const executor = this.factories.get(settings.type)!.create(settings, this.config);
+    this.made.set(name, executor);
+    return executor;
+  }
+}
