@@ -6,9 +6,10 @@ import { ManagedRunnerEntity } from './entities/managed-runner.entity.js';
 import { EXECUTOR_FACTORIES, type ExecutorFactory } from './executors/executor.js';
 import { ExecutorRegistry } from './executors/executor.registry.js';
 import { LocalExecutorFactory } from './executors/local.executor.js';
+import { WesExecutorFactory } from './executors/wes.executor.js';
 
 /** Executor types: a class implementing ExecutorFactory and one line here (STYLE.md 6). */
-const EXECUTOR_TYPES = [LocalExecutorFactory];
+const EXECUTOR_TYPES = [LocalExecutorFactory, WesExecutorFactory];
 
 /**
  * Managed test instances (API.md 17): the runs queue, the executors of EXECUTORS_FILE. The API
