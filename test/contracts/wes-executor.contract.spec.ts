@@ -365,6 +365,23 @@ describe('WES executor (GA4GH WES 1.1 loopback fake)', () => {
     },
   );
 
+  it("runs a planemo suite's tests on the main workflow as GALAXY workflows, with each test's job", async () => {
+    const types = fake.workflowTypes;
+    fake.workflowTypes = { ...types, GALAXY: ['gxformat2'] };
+    try {
+      const [run] = runsOf(
+        await executor.submit(spec({ engine: 'planemo', definitionPath: 'checks/say-test.yml' })),
+      );
+      expect(WesFake.field(run, 'workflow_url')).toBe(WORKFLOW_URL);
+      expect(WesFake.field(run, 'workflow_type')).toBe('GALAXY');
+      expect(WesFake.field(run, 'workflow_type_version')).toBe('gxformat2');
+      expect(WesFake.field(run, 'workflow_engine')).toBeUndefined();
+      expect(JSON.parse(WesFake.field(run, 'workflow_params') ?? '')).toEqual({ message: 'hello' });
+    } finally {
+      fake.workflowTypes = types;
+    }
+  });
+
   it('runs a nextflow suite as one run of the main workflow without parameters', async () => {
     const [run] = runsOf(await executor.submit(spec({ engine: 'nextflow', definitionPath: 'main.nf' })));
     expect(WesFake.field(run, 'workflow_type')).toBe('NFL');
