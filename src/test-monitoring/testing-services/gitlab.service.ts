@@ -1,5 +1,7 @@
 import { Injectable } from '@nestjs/common';
+import { jobMatcher } from '../../common/job-selector.js';
 import {
+  isFailingStatus,
   isFinishedStatus,
   LogStreamError,
   normalizeServiceUrl,
@@ -7,9 +9,13 @@ import {
   type Build,
   type BuildCheckRequest,
   type BuildCheckResult,
+  type BuildDetailsRequest,
+  type BuildDetailsResult,
+  type BuildJob,
   type BuildLogRequest,
   type BuildLogResult,
   type BuildStatus,
+  type JobStatus,
   type ResourceTarget,
   type TriggerRequest,
   type TriggerResult,
@@ -18,6 +24,7 @@ import {
 import type { TestingServiceCredentials } from '../../config/testing-services-file.js';
 import type { InstanceTarget } from '../../crates/index.js';
 import { inRegistrationWindow, MissingRefs } from '../build-selection.js';
+import { MAX_JOB_REQUESTS, selectJobs, withSelectedJobs } from './job-builds.js';
 import {
   buildLimit,
   contentTypeOf,
@@ -44,6 +51,21 @@ const STATES: Readonly<Record<string, BuildStatus | 'skip'>> = {
   running: 'running',
   scheduled: 'running',
   manual: 'running',
+};
+
+/** A job's status as a job's of a build (API.md 16): a `manual` job left alone did not run. */
+const JOB_STATES: Readonly<Record<string, JobStatus>> = {
+  success: 'passed',
+  failed: 'failed',
+  canceled: 'error',
+  skipped: 'skipped',
+  manual: 'skipped',
+  created: 'waiting',
+  waiting_for_resource: 'waiting',
+  preparing: 'waiting',
+  pending: 'waiting',
+  scheduled: 'waiting',
+  running: 'running',
 };
 
 /** Space, DEL, control characters and what git gives a meaning in revisions: never in a ref's name. */
@@ -76,6 +98,43 @@ export interface GitlabJob {
   failureReason?: string;
   /** Its page. */
   url?: string;
+  startedAt?: Date;
+  finishedAt?: Date;
+  /** The commit the pipeline ran (the job's `pipeline.sha`, else its `commit.id`). */
+  sha?: string;
+  /** The `description` of the runner that took it; undefined before one did. */
+  runner?: string;
+  /** Its `tags` (`tag_list`): what runners it asked for. */
+  tags: string[];
+}
+
+/**
+ * A GitLab job as a build's job (API.md 16): GitLab's status its conclusion; its `status` and
+ * `failure_reason` fields for the classifier, whose rows read GitLab's reasons as gitlabhq lists
+ * them (app/models/concerns/enums/ci/commit_status.rb, `failure_reasons`: `script_failure`,
+ * `runner_system_failure`, `stuck_or_timeout_failure`, `scheduler_failure`, …).
+ */
+export function buildJobOf(job: GitlabJob): BuildJob {
+  const status = JOB_STATES[job.status] ?? (job.finishedAt ? 'error' : 'running');
+  return {
+    id: job.id,
+    name: job.name,
+    status,
+    conclusion: job.status === '' ? null : job.status,
+    startedAt: job.startedAt,
+    finishedAt: job.finishedAt,
+    url: job.url,
+    // GitLab's jobs have no steps: a trace's sections are the script's, not reported apart.
+    steps: [],
+    runner:
+      job.runner === undefined && job.tags.length === 0
+        ? undefined
+        : { os: null, image: job.runner ?? null, version: null, labels: job.tags },
+    ciFields: [
+      `status: ${job.status}`,
+      ...(job.failureReason === undefined ? [] : [`failure_reason: ${job.failureReason}`]),
+    ],
+  };
 }
 
 /**
@@ -213,6 +272,58 @@ export class GitlabService extends HttpTestingService {
    * its start, once finished.
    */
   async latestBuilds(request: BuildCheckRequest): Promise<BuildCheckResult> {
+    const listed = await this.listedBuilds(request);
+    const named = parseGitlabResource(request.resource);
+    if (listed.kind !== 'builds' || named === undefined) {
+      return listed;
+    }
+    const jobsOf = async (buildId: string) => {
+      const jobs = await this.pipelineJobs(request, buildId, request.now ?? new Date());
+      return jobs.kind === 'none'
+        ? { kind: 'jobs' as const, jobs: [] }
+        : jobs.kind === 'jobs'
+          ? { kind: 'jobs' as const, jobs: jobsInStageOrder(jobs.jobs).map(buildJobOf) }
+          : jobs;
+    };
+    return named.jobGlob === undefined
+      ? this.withFailingJobFields(listed, request, jobsOf)
+      : withSelectedJobs(listed, request, named.jobGlob, jobsOf);
+  }
+
+  /**
+   * API.md 16: a failing pipeline's own `status` says little; why its jobs failed is in their
+   * `failure_reason`, read (one jobs listing per failing pipeline not stored finished, at most
+   * MAX_JOB_REQUESTS a check) and handed to the classifier beside it. Trouble reading the jobs
+   * leaves the pipeline's status alone to decide, with its log.
+   */
+  private async withFailingJobFields(
+    listed: Extract<BuildCheckResult, { kind: 'builds' }>,
+    request: BuildCheckRequest,
+    jobsOf: (buildId: string) => Promise<{ kind: 'jobs'; jobs: BuildJob[] } | UpstreamTrouble>,
+  ): Promise<BuildCheckResult> {
+    const finished = request.finishedBuildIds ?? new Set<string>();
+    let asked = 0;
+    const builds: Build[] = [];
+    for (const build of listed.builds) {
+      if (!isFailingStatus(build.status) || finished.has(build.buildId) || asked === MAX_JOB_REQUESTS) {
+        builds.push(build);
+        continue;
+      }
+      asked++;
+      const jobs = await jobsOf(build.buildId);
+      const reasons =
+        jobs.kind === 'jobs'
+          ? jobs.jobs
+              .filter((job) => isFailingStatus(job.status as BuildStatus))
+              .flatMap((job) => (job.ciFields ?? []).filter((field) => field.startsWith('failure_reason: ')))
+          : [];
+      builds.push({ ...build, ciFields: [...new Set([...(build.ciFields ?? []), ...reasons])] });
+    }
+    return { ...listed, builds };
+  }
+
+  /** The pipelines of the project, as latestBuilds reads them, before job selection. */
+  private async listedBuilds(request: BuildCheckRequest): Promise<BuildCheckResult> {
     const named = parseGitlabResource(request.resource);
     if (named === undefined) {
       return { kind: 'failed', reason: notAProject(request.resource) };
@@ -400,7 +511,9 @@ export class GitlabService extends HttpTestingService {
       }
       return answer;
     };
-    const order = jobsInStageOrder(listed.jobs).map((job) => job.id);
+    // A selecting instance's log is its matching jobs' (API.md 16).
+    const matches = named.jobGlob === undefined ? () => true : jobMatcher(named.jobGlob);
+    const order = jobsInStageOrder(listed.jobs.filter((job) => matches(job.name))).map((job) => job.id);
     let at = 0;
     let first: Awaited<ReturnType<typeof open>>;
     for (; at < order.length && first === undefined; at++) {
@@ -428,6 +541,42 @@ export class GitlabService extends HttpTestingService {
       }
     }
     return { kind: 'log', contentType: contentTypeOf(first.headers), chunks: chunks() };
+  }
+
+  /**
+   * API.md 16: what a pipeline ran, from its jobs (`GET …/pipelines/{id}/jobs`; the selected ones
+   * when the resource selects jobs): their stages' order, statuses and GitLab's `failure_reason`,
+   * the commit (the jobs' `pipeline.sha`), the runner of the first job one took (its
+   * `description`, the job's tags as labels). Commits compare at `{url}/{path}/-/compare/…`; a
+   * project named by its id has no such page here. `none` for a pipeline GitLab does not know.
+   */
+  override async buildDetails(request: BuildDetailsRequest): Promise<BuildDetailsResult> {
+    const named = parseGitlabResource(request.resource);
+    if (named === undefined) {
+      return { kind: 'unavailable', reason: notAProject(request.resource) };
+    }
+    const listed = await this.pipelineJobs(request, request.buildId, request.now ?? new Date());
+    if (listed.kind === 'none') {
+      return { kind: 'none', reason: `GitLab has no pipeline ${request.buildId} of ${named.project}` };
+    }
+    if (listed.kind !== 'jobs') {
+      return faultOfTrouble(listed);
+    }
+    const all = jobsInStageOrder(listed.jobs).map(buildJobOf);
+    const jobs = named.jobGlob === undefined ? all : selectJobs(all, named.jobGlob);
+    const base = request.serviceUrl.trim().replace(/\/+$/, '');
+    return {
+      kind: 'details',
+      details: {
+        headSha: listed.jobs.find((job) => job.sha !== undefined)?.sha,
+        // buildChanges appends `/compare/{from}...{to}`: GitLab's comparison lives under `/-/`.
+        repositoryPage: /^\d+$/.test(named.project)
+          ? undefined
+          : `${base}/${named.project.split('/').map(encodeURIComponent).join('/')}/-`,
+        runner: jobs.find((job) => (job.runner?.image ?? null) !== null)?.runner,
+        jobs,
+      },
+    };
   }
 
   /** The first of the version's refs that is a branch or tag of the project, else its default branch. */
@@ -542,6 +691,8 @@ function toBuild(raw: unknown, serviceUrl: string, project: string): (Build & { 
     durationSeconds: isFinishedStatus(mapped) ? Math.max(0, Math.round(duration)) : 0,
     url: web ?? `${serviceUrl.replace(/\/+$/, '')}/${project}/-/pipelines/${raw.id}`,
     ref: typeof raw.ref === 'string' ? raw.ref : undefined,
+    headSha: typeof raw.sha === 'string' && raw.sha !== '' ? raw.sha : undefined,
+    ...(isFailingStatus(mapped) && native !== '' ? { ciFields: [`status: ${native}`] } : {}),
   };
 }
 
@@ -549,7 +700,9 @@ function toJob(raw: unknown): GitlabJob[] {
   if (!isRecord(raw) || typeof raw.id !== 'number') {
     return [];
   }
-  const text = (value: unknown) => (typeof value === 'string' ? value : undefined);
+  const text = (value: unknown) => (typeof value === 'string' && value !== '' ? value : undefined);
+  const pipeline = isRecord(raw.pipeline) ? raw.pipeline : {};
+  const commit = isRecord(raw.commit) ? raw.commit : {};
   return [
     {
       id: raw.id,
@@ -558,6 +711,13 @@ function toJob(raw: unknown): GitlabJob[] {
       status: text(raw.status) ?? '',
       failureReason: text(raw.failure_reason),
       url: text(raw.web_url),
+      startedAt: toDate(raw.started_at),
+      finishedAt: toDate(raw.finished_at),
+      sha: text(pipeline.sha) ?? text(commit.id),
+      runner: isRecord(raw.runner) ? text(raw.runner.description) : undefined,
+      tags: Array.isArray(raw.tag_list)
+        ? raw.tag_list.filter((tag): tag is string => typeof tag === 'string')
+        : [],
     },
   ];
 }
