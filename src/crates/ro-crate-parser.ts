@@ -279,13 +279,20 @@ function parseInstance(
   if (runsOn === undefined) {
     throw invalid(`the test instance ${quote(id)} does not say which service it runs on (runsOn)`);
   }
-  const serviceType = serviceTypeOf(runsOn);
-  if (serviceType === null || !known.includes(serviceType)) {
+  const url = graph.refs(entity.props.get(URL_TERM))[0] ?? textOf(entity.props.get(URL_TERM));
+  const named = serviceTypeOf(runsOn);
+  // A runsOn no service answers to still runs where its URL is, on a host one service claims.
+  const serviceType =
+    named !== null && known.includes(named)
+      ? named
+      : url !== undefined && isHttpUrl(url)
+        ? (services.find((service) => service.claimsUrl?.(url) === true)?.type ?? null)
+        : null;
+  if (serviceType === null) {
     throw invalid(
       `a test instance uses an unknown service type: ${quote(runsOn)} (instance ${quote(id)}; known: ${known.join(', ')})`,
     );
   }
-  const url = graph.refs(entity.props.get(URL_TERM))[0] ?? textOf(entity.props.get(URL_TERM));
   if (url === undefined) {
     throw invalid(`the test instance ${quote(id)} has no url`);
   }

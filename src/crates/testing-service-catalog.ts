@@ -23,6 +23,11 @@ export interface CrateServiceType {
    * it is well formed. Without it every resource is taken; the checks tell.
    */
   resourceProblem?(resource: string): string | undefined;
+  /**
+   * Whether an instance URL is on a host only this service answers for: an instance whose
+   * `runsOn` names no known service runs on the service that claims its URL.
+   */
+  claimsUrl?(url: string): boolean;
 }
 
 /** Where a test instance runs: the service's API base URL and the resource on it. */

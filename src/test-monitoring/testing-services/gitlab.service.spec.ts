@@ -1,12 +1,14 @@
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { GitlabFake, type FakeGitlabJob } from '../../../test/fakes/gitlab-fake.js';
-import { clientSpec } from '../../../test/support/testing-service-spec.js';
+import { clientConfig, clientSpec } from '../../../test/support/testing-service-spec.js';
 import { FailureClassifier } from '../failures/failure-classifier.js';
 import { GitlabService } from './gitlab.service.js';
 
 const PATH = 'lab/ci-matrix';
 const RESOURCE = GitlabFake.resource(PATH);
 
-const { fake, service, builds } = clientSpec({
+const { fake, service, builds, dataDir } = clientSpec({
   name: 'gitlab',
   fake: new GitlabFake(),
   service: (config) => new GitlabService(config),
@@ -225,5 +227,20 @@ describe('GitlabService.buildDetails (API.md 16: the changes route)', () => {
     const result = await service.buildDetails({ serviceUrl: fake.url, resource: String(id), buildId: '5' });
     expect(result.kind === 'details' && result.details.repositoryPage).toBeUndefined();
     expect(result.kind === 'details' && result.details.jobs.length).toBe(1);
+  });
+});
+
+describe('GitlabService.claimsUrl (API.md 18: a crate names GitLab by its instance url)', () => {
+  it('claims gitlab.com and the configured gitlab instances, nothing else', () => {
+    const file = join(dataDir, 'claims-services.yaml');
+    writeFileSync(file, 'services:\n  - {type: gitlab, url: "https://git.example.org/lab", token: "t"}\n');
+    const configured = new GitlabService(clientConfig(dataDir, { TESTING_SERVICES_FILE: file }));
+    expect(configured.claimsUrl('https://gitlab.com')).toBe(true);
+    expect(configured.claimsUrl('https://GitLab.com/api/v4/')).toBe(true);
+    expect(configured.claimsUrl('https://git.example.org/lab/')).toBe(true);
+    expect(configured.claimsUrl('https://git.example.org/lab/api/v4')).toBe(true);
+    expect(configured.claimsUrl('https://git.example.org')).toBe(false);
+    expect(configured.claimsUrl('https://github.com')).toBe(false);
+    expect(configured.claimsUrl('not a url')).toBe(false);
   });
 });

@@ -2,6 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { jobMatcher } from '../../common/job-selector.js';
 import {
   isFailingStatus,
+  findConfiguredService,
   isFinishedStatus,
   LogStreamError,
   normalizeServiceUrl,
@@ -225,6 +226,22 @@ export class GitlabService extends HttpTestingService {
   readonly type = 'gitlab';
   readonly settings = ['token'] as const;
   private readonly missingRefs = new MissingRefs();
+
+  /**
+   * API.md 18: an instance on gitlab.com, or on an instance configured as a `gitlab` service, is
+   * GitLab's whatever its crate's `runsOn` says (when that names no known service).
+   */
+  claimsUrl(url: string): boolean {
+    const base = this.canonicalTarget({ url, resource: '' }).url;
+    try {
+      if (new URL(base).hostname.toLowerCase() === 'gitlab.com') {
+        return true;
+      }
+    } catch {
+      return false;
+    }
+    return findConfiguredService(this.config.monitoring.services, this.type, base) !== undefined;
+  }
 
   resourceProblem(resource: string): string | undefined {
     return parseGitlabResource(resource) === undefined ? notAProject(resource) : undefined;

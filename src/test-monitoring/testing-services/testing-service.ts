@@ -393,6 +393,7 @@ export class TestingServiceRegistry implements TestingServiceCatalog, OnModuleIn
       crateTerm: service.crateTerm,
       canonicalTarget: service.canonicalTarget?.bind(service),
       resourceProblem: service.resourceProblem?.bind(service),
+      claimsUrl: service.claimsUrl?.bind(service),
     }));
   }
 
