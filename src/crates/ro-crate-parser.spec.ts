@@ -411,6 +411,27 @@ describe('parseRoCrate', () => {
     ).toBe('gitlab');
   });
 
+  it("takes an instance whose runsOn names no known service to the service that claims its url's host", () => {
+    const crate = compactCrate();
+    entity(crate, '#test1_1').runsOn = { '@id': `${T}GitLabCIService` };
+    entity(crate, '#test1_1').url = { '@id': 'https://gitlab.example.org' };
+    const claiming = [
+      ...CRATE_SERVICES,
+      {
+        type: 'gitlab',
+        crateTerm: 'GitlabService',
+        claimsUrl: (url: string) => url.startsWith('https://gitlab.'),
+      },
+    ];
+    const [instance] = parseRoCrate(crate, { services: claiming }).suites[0].instances;
+    expect(instance).toMatchObject({ serviceType: 'gitlab', serviceUrl: 'https://gitlab.example.org' });
+    entity(crate, '#test1_1').url = { '@id': 'https://ci.example.org' };
+    expectInvalid(
+      () => parseRoCrate(crate, { services: claiming }),
+      /^a test instance uses an unknown service type: https:\/\/w3id.org\/ro\/terms\/test#GitLabCIService/,
+    );
+  });
+
   it('refuses an instance url that is not http(s)', () => {
     const crate = compactCrate();
     entity(crate, '#test1_1').url = 'file:///etc/passwd';

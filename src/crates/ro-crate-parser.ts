@@ -283,14 +283,21 @@ function parseInstance(
   if (runsOn === undefined) {
     throw invalid(`the test instance ${quote(id)} does not say which service it runs on (runsOn)`);
   }
-  const named = serviceTypeNamed(services, lastSegment(runsOn));
-  const serviceType = named?.type ?? serviceTypeOf(runsOn);
-  if (serviceType === null || !known.includes(serviceType)) {
+  const url = graph.refs(entity.props.get(URL_TERM))[0] ?? textOf(entity.props.get(URL_TERM));
+  const named = serviceTypeNamed(services, lastSegment(runsOn))?.type ?? serviceTypeOf(runsOn);
+  // A runsOn no service answers to still runs where its URL is, on a host one service claims.
+  const serviceType =
+    named !== null && known.includes(named)
+      ? named
+      : url !== undefined && isHttpUrl(url)
+        ? (services.find((service) => service.claimsUrl?.(url) === true)?.type ?? null)
+        : null;
+  const service = services.find((candidate) => candidate.type === serviceType);
+  if (serviceType === null || service === undefined) {
     throw invalid(
       `a test instance uses an unknown service type: ${quote(runsOn)} (instance ${quote(id)}; known: ${known.join(', ')})`,
     );
   }
-  const url = graph.refs(entity.props.get(URL_TERM))[0] ?? textOf(entity.props.get(URL_TERM));
   if (url === undefined) {
     throw invalid(`the test instance ${quote(id)} has no url`);
   }
@@ -299,7 +306,7 @@ function parseInstance(
   }
   // One test service row per (type, url): `https://ci.example.org/` and `https://ci.example.org` are one
   // service, and so are a service's web site and its API where the service says so.
-  const resource = textOf(entity.props.get(RESOURCE)) ?? named?.defaultResource;
+  const resource = textOf(entity.props.get(RESOURCE)) ?? service.defaultResource;
   const target = canonicalTarget(services, serviceType, { url, resource: resource ?? '' });
   const instance: ParsedInstance = {
     id,
@@ -307,7 +314,7 @@ function parseInstance(
     serviceUrl: target.url,
     resource: resource === undefined ? '' : target.resource,
   };
-  if (named?.managed === true) {
+  if (service.managed === true) {
     instance.managed = true;
   }
   if (resource === undefined) {

@@ -29,6 +29,11 @@ export interface CrateServiceType {
   readonly defaultResource?: string;
   /** The service runs the suites itself (API.md 17): its instances are `managed: true`. */
   readonly managed?: boolean;
+  /**
+   * Whether an instance URL is on a host only this service answers for: an instance whose
+   * `runsOn` names no known service runs on the service that claims its URL.
+   */
+  claimsUrl?(url: string): boolean;
 }
 
 /** The registered service a crate's `runsOn` term names (its last segment, any namespace), if any. */

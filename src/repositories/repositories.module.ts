@@ -1,4 +1,5 @@
 import { Module } from '@nestjs/common';
+import { DiscoveryModule } from '@nestjs/core';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { Clock } from '../common/clock.js';
 import { FollowedRefEntity } from './follow/entities/followed-ref.entity.js';
@@ -10,10 +11,13 @@ import { FollowedRepositoriesService } from './follow/followed-repositories.serv
 import { FollowsRepository } from './follow/follows.repository.js';
 import { GithubRepositories } from './hosts/github-repository.js';
 import { GitlabRepositories } from './hosts/gitlab-repository.js';
-import { REPOSITORY_HOSTS, RepositoryHosts, type RepositoryHost } from './hosts/repository-host.js';
+import { REPOSITORY_HOSTS_PROVIDER, RepositoryHosts } from './hosts/repository-host.js';
 import { RegistryPort } from './registry-port.js';
 
-/** The repository hosts: a new one is its class and a line here (a link goes to the first that knows it). */
+/**
+ * The built-in repository hosts, classes marked @RegisterRepositoryHost() (a link goes to the
+ * first that knows it; another module's hosts come after these).
+ */
 const HOSTS = [GithubRepositories, GitlabRepositories];
 
 /**
@@ -25,10 +29,13 @@ const HOSTS = [GithubRepositories, GitlabRepositories];
  * registry's module, after the registry's own (the order the API document lists routes in).
  */
 @Module({
-  imports: [TypeOrmModule.forFeature([FollowedRepositoryEntity, FollowedRefEntity, GithubApiPauseEntity])],
+  imports: [
+    DiscoveryModule,
+    TypeOrmModule.forFeature([FollowedRepositoryEntity, FollowedRefEntity, GithubApiPauseEntity]),
+  ],
   providers: [
     ...HOSTS,
-    { provide: REPOSITORY_HOSTS, useFactory: (...hosts: RepositoryHost[]) => hosts, inject: HOSTS },
+    REPOSITORY_HOSTS_PROVIDER,
     RepositoryHosts,
     RegistryPort,
     FollowsRepository,

@@ -45,4 +45,4 @@ export {
   type TriggerRequest,
   type TriggerResult,
 } from './testing-services/testing-service.js';
-export { parseGitlabResource } from './testing-services/gitlab.service.js';
+export { parseGitlabResource } from './testing-services/gitlab-pipelines.js';

@@ -3,11 +3,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import { request as httpRequest } from 'node:http';
+import { GitlabService } from '../../src/test-monitoring/testing-services/gitlab.service.js';
 import {
-  GitlabService,
   jobsInStageOrder,
   parseGitlabResource,
-} from '../../src/test-monitoring/testing-services/gitlab.service.js';
+} from '../../src/test-monitoring/testing-services/gitlab-pipelines.js';
 import { GitlabFake, type FakeGitlabPipeline } from '../fakes/gitlab-fake.js';
 import { gitlabSchemas } from '../support/gitlab-schemas.js';
 import { buildsOf, clientConfig } from '../support/testing-service-spec.js';
@@ -98,7 +98,17 @@ describe('GitLab CI client', () => {
         {
           id: 1,
           status: 'failed',
-          jobs: [{ id: 11, name: 'unit', stage: 'test', status: 'failed', failureReason: 'script_failure' }],
+          jobs: [
+            {
+              id: 11,
+              name: 'unit',
+              stage: 'test',
+              status: 'failed',
+              failureReason: 'script_failure',
+              runner: 'shared-runners-manager-1',
+              tags: ['docker'],
+            },
+          ],
         },
         { id: 2, status: 'running', jobs: [{ id: 12, name: 'build', stage: 'build', status: 'running' }] },
       ]);
@@ -244,13 +254,14 @@ describe('GitLab CI client', () => {
     const target = { serviceUrl: fake.url, resource: 'logs/stages' };
     const jobs = await service.pipelineJobs(target, '7');
     expect(jobs).toMatchObject({ kind: 'jobs' });
-    expect(jobs.kind === 'jobs' ? jobs.jobs.find((job) => job.id === 21) : undefined).toEqual({
+    expect(jobs.kind === 'jobs' ? jobs.jobs.find((job) => job.id === 21) : undefined).toMatchObject({
       id: 21,
       name: 'unit',
       stage: 'test',
       status: 'failed',
       failureReason: 'script_failure',
       url: `${fake.url}/logs/stages/-/jobs/21`,
+      tags: [],
     });
     const log = await service.buildLog({ ...target, buildId: '7', signal: new AbortController().signal });
     const parts: Buffer[] = [];

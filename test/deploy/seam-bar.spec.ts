@@ -10,6 +10,7 @@ import { join } from 'node:path';
 const OWN_FILES = new Set([
   'src/repositories/hosts/gitlab-repository.ts',
   'src/test-monitoring/testing-services/gitlab.service.ts',
+  'src/test-monitoring/testing-services/gitlab-pipelines.ts',
   'src/notifications/gitlab-webhooks.controller.ts',
   'src/notifications/gitlab-webhooks.service.ts',
   'src/notifications/entities/gitlab-project-instance.entity.ts',

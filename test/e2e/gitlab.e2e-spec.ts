@@ -166,6 +166,60 @@ describe(`GitLab CI and repositories (${testDatabase()})`, () => {
     expect(log.text.endsWith(`line ${String(size / LINE_BYTES - 1).padStart(10, '0')}\n`)).toBe(true);
   });
 
+  it("makes a #job= instance's builds of its jobs, classes its failure by failure_reason, and tells what changed", async () => {
+    const path = 'science/matrix';
+    gitlab.addProject(path);
+    gitlab.push(path, { branch: 'main', files: crateFiles('matrix', `${path}#job=wf-a`) });
+    const job = (id: number, name: string, status: string, failureReason?: string) => ({
+      id,
+      name,
+      stage: 'test',
+      status,
+      failureReason,
+      runner: 'blue-3.saas-linux-small-amd64',
+      tags: ['saas-linux-small-amd64'],
+    });
+    gitlab.setPipelines(path, [
+      { id: 30, status: 'success', jobs: [job(3001, 'wf-a', 'success'), job(3002, 'wf-b', 'success')] },
+      // The pipeline passed for wf-b alone; wf-a's runner failed.
+      {
+        id: 31,
+        status: 'failed',
+        jobs: [job(3101, 'wf-a', 'failed', 'runner_system_failure'), job(3102, 'wf-b', 'success')],
+      },
+      { id: 32, status: 'success', jobs: [job(3202, 'wf-b', 'success')] },
+    ]);
+    const uuid = await register(path);
+    await check();
+    const suites = await get(`/workflows/${uuid}/suites`);
+    const instance = (suites.body as { items: { instances: { uuid: string }[] }[] }).items[0].instances[0]
+      .uuid;
+    const builds = await get(`/instances/${instance}/latest-builds`);
+    expect(builds.status).toBe(200);
+    const items = (builds.body as { items: Json[] }).items;
+    // Pipeline 32 ran no wf-a: no build of this instance.
+    expect(items.map((build) => [build.build_id, build.status])).toEqual([
+      ['31', 'failed'],
+      ['30', 'passed'],
+    ]);
+    expect(items[0].failure).toEqual({
+      class: 'infrastructure',
+      reason: 'the runner failed',
+      evidence: ['failure_reason: runner_system_failure'],
+    });
+
+    const changes = await get(`/instances/${instance}/builds/31/changes`);
+    expect(changes.status).toBe(200);
+    const sha = (changes.body as { commits: { to: string } }).commits.to;
+    expect(changes.body).toMatchObject({
+      last_passing: { build_id: '30' },
+      commits: { from: sha, compare_url: `${gitlab.url}/${path}/-/compare/${sha}...${sha}` },
+      runner: { after: { image: 'blue-3.saas-linux-small-amd64', labels: ['saas-linux-small-amd64'] } },
+      failed_jobs: [{ name: 'wf-a', conclusion: 'failed', url: `${gitlab.url}/${path}/-/jobs/3101` }],
+      failed_steps: [],
+    });
+  });
+
   describe('webhooks in', () => {
     it('refuses a wrong or missing X-Gitlab-Token with 401, changing nothing', async () => {
       const path = 'science/guarded';
@@ -314,22 +368,25 @@ describe(`GitLab CI and repositories (${testDatabase()})`, () => {
 
 const LINE_BYTES = 16;
 
-/** `bytes` of numbered lines (`line 0000000000\n`), made as they are read. */
+/**
+ * `bytes` of lines (`line 0000000000\n`), made as they are read: the same 64 KiB chunk again and
+ * again (numbering 13 million lines one by one costs the test more than the service's read), the
+ * last line numbered, so that the tail shows it came from the very end.
+ */
 function numberedLines(bytes: number): Readable {
-  let next = 0;
-  const count = bytes / LINE_BYTES;
+  const chunk = Buffer.from('line filler----\n'.repeat(4096));
+  const last = Buffer.from(`line ${String(bytes / LINE_BYTES - 1).padStart(10, '0')}\n`);
+  let left = bytes - last.length;
   return new Readable({
     read() {
-      if (next >= count) {
+      if (left <= 0) {
+        this.push(last);
         this.push(null);
         return;
       }
-      const end = Math.min(count, next + 4096);
-      let text = '';
-      for (; next < end; next++) {
-        text += `line ${String(next).padStart(10, '0')}\n`;
-      }
-      this.push(text);
+      const size = Math.min(left, chunk.length);
+      left -= size;
+      this.push(size === chunk.length ? chunk : chunk.subarray(0, size));
     },
   });
 }

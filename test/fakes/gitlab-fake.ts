@@ -46,6 +46,10 @@ export interface FakeGitlabJob {
   /** GitLab's job status: `success`, `failed`, `running`, `canceled`, … */
   status: string;
   failureReason?: string;
+  /** The `description` of the runner that took it; none: `runner` is null. */
+  runner?: string;
+  /** Its `tag_list`. */
+  tags?: string[];
   /** The trace; a function makes a large one as it is read. Absent: 404. */
   trace?: string | (() => Readable);
 }
@@ -373,8 +377,20 @@ export class GitlabFake extends FakeServer {
       artifacts: [],
       artifacts_file: null,
       artifacts_expire_at: null,
-      tag_list: [],
-      runner: null,
+      tag_list: job.tags ?? [],
+      runner:
+        job.runner === undefined
+          ? null
+          : {
+              id: 40 + job.id,
+              description: job.runner,
+              ip_address: '127.0.0.1',
+              active: true,
+              is_shared: true,
+              name: 'gitlab-runner',
+              online: true,
+              status: 'online',
+            },
       project: { ci_job_token_scope_enabled: false },
       archived: false,
       ...(job.failureReason === undefined ? {} : { failure_reason: job.failureReason }),

@@ -8,6 +8,7 @@ import { AppConfig } from '../../config/app-config.js';
 import { UpstreamUnavailable } from '../../crates/index.js';
 import {
   refProblem,
+  RegisterRepositoryHost,
   RepositoryGone,
   type RefKind,
   type RefsPage,
@@ -152,6 +153,7 @@ function notRepository(what: string): DomainError {
  * configured testing service); the archive host it redirects to is not, and goes through the
  * registration's download with its guard and limits.
  */
+@RegisterRepositoryHost()
 @Injectable()
 export class GithubRepositories implements RepositoryHost {
   readonly name = 'github';

@@ -9,6 +9,7 @@ import { UpstreamUnavailable } from '../../crates/index.js';
 import { OWNER_LENGTH, REPO_LENGTH } from '../follow/entities/followed-repository.entity.js';
 import {
   refProblem,
+  RegisterRepositoryHost,
   RepositoryGone,
   type RefKind,
   type RefsPage,
@@ -72,6 +73,7 @@ function siteOf(url: string): string | undefined {
  * archive is `…/repository/archive.zip?sha=`, downloaded with the token through the
  * registration's guarded download.
  */
+@RegisterRepositoryHost()
 @Injectable()
 export class GitlabRepositories implements RepositoryHost {
   readonly name = 'gitlab';

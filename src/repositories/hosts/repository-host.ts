@@ -1,4 +1,6 @@
-import { Inject, Injectable } from '@nestjs/common';
+import { Inject, Injectable, type Provider } from '@nestjs/common';
+import { DiscoveryService } from '@nestjs/core';
+import { registrationsProvider } from '../../common/discovered.js';
 import { DomainError } from '../../common/errors/domain-error.js';
 
 /** A `roc_link` naming a repository on a host (GitHub's: `https://github.com/{owner}/{repo}[/tree/{ref}]`). */
@@ -85,8 +87,9 @@ export class RepositoryGone extends DomainError {
 }
 
 /**
- * A repository host: what the registry and following ask of one. A new host is a
- * class implementing this and one entry in RepositoriesModule's HOSTS; nothing else names it.
+ * A repository host: what the registry and following ask of one. A new host is a class
+ * implementing this, marked @RegisterRepositoryHost(), and one line in a module's providers
+ * (RepositoriesModule's HOSTS for the built-in ones); nothing else names it.
  * Each turns its API's failures into DomainErrors: `invalid_input` for what the caller asked
  * (a repository or ref that is not there), UpstreamUnavailable when the host fails or limits the rate.
  */
@@ -120,13 +123,33 @@ export interface RepositoryHost {
   tagCommit(link: RepositoryLink, tag: string): Promise<string | undefined>;
 }
 
-/** Injection token of every RepositoryHost, in the order links are offered to them. */
+/** Registers a RepositoryHost class: with this decorator and listed in any module's providers. */
+export const RegisterRepositoryHost = DiscoveryService.createDecorator<void>();
+
+/** Injection token of the function listing every registered RepositoryHost, in registration order. */
 export const REPOSITORY_HOSTS = Symbol('REPOSITORY_HOSTS');
 
-/** The hosts, chosen by the link a caller has. */
+/** REPOSITORY_HOSTS as the app provides it: every class marked with RegisterRepositoryHost. */
+export const REPOSITORY_HOSTS_PROVIDER: Provider = registrationsProvider(
+  REPOSITORY_HOSTS,
+  RegisterRepositoryHost,
+);
+
+/**
+ * The hosts, chosen by the link a caller has; links are offered to them in registration order
+ * (modules as the app imports them: the built-in hosts first).
+ */
 @Injectable()
 export class RepositoryHosts {
-  constructor(@Inject(REPOSITORY_HOSTS) private readonly hosts: readonly RepositoryHost[]) {}
+  private registered?: readonly RepositoryHost[];
+
+  constructor(@Inject(REPOSITORY_HOSTS) private readonly list: () => readonly RepositoryHost[]) {}
+
+  /** Listed on first use: every provider of the app exists once anything asks for a host. */
+  private get hosts(): readonly RepositoryHost[] {
+    this.registered ??= this.list();
+    return this.registered;
+  }
 
   /**
    * The host a link names a repository on, with that repository; undefined for a link that is no

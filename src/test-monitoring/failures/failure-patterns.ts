@@ -74,6 +74,37 @@ export const FIELD_RULES: readonly FieldRule[] = [
     pattern: '^run: error$',
     decisive: false,
   },
+  // Pipelines: a pipeline's or job's `status`, and a failed job's `failure_reason` (the CI's own
+  // list of reasons; the client that writes these fields cites it): those naming the runner,
+  // the scheduler, a timeout or the CI service itself are the CI's; `script_failure` is the
+  // job's script exiting non-zero, usually, not always, the tests.
+  { class: 'infrastructure', reason: 'cancelled on the CI', pattern: '^status: canceled$', decisive: true },
+  {
+    class: 'infrastructure',
+    reason: 'the runner failed',
+    pattern: '^failure_reason: (runner_system_failure|runner_unsupported|no_matching_runner)$',
+    decisive: true,
+  },
+  {
+    class: 'infrastructure',
+    reason: 'timed out on the CI',
+    pattern:
+      '^failure_reason: (stuck_or_timeout_failure|job_execution_timeout|job_execution_server_timeout|stuck_pending_with_matching_runners|stuck_pending_no_matching_runners)$',
+    decisive: true,
+  },
+  {
+    class: 'infrastructure',
+    reason: 'the CI service failed',
+    pattern:
+      '^failure_reason: (api_failure|scheduler_failure|data_integrity_failure|archived_failure|unmet_prerequisites|ci_quota_exceeded|trace_size_exceeded)$',
+    decisive: true,
+  },
+  {
+    class: 'test',
+    reason: 'the job script failed',
+    pattern: '^failure_reason: script_failure$',
+    decisive: false,
+  },
 ];
 
 export const BUILT_IN_PATTERNS: readonly FailurePattern[] = [

@@ -1,12 +1,17 @@
 import { Injectable } from '@nestjs/common';
+import { jobMatcher } from '../../common/job-selector.js';
 import {
-  isFinishedStatus,
+  isFailingStatus,
+  findConfiguredService,
   LogStreamError,
   normalizeServiceUrl,
   RegisterTestingService,
   type Build,
   type BuildCheckRequest,
   type BuildCheckResult,
+  type BuildDetailsRequest,
+  type BuildDetailsResult,
+  type BuildJob,
   type BuildLogRequest,
   type BuildLogResult,
   type BuildStatus,
@@ -18,6 +23,19 @@ import {
 import type { TestingServiceCredentials } from '../../config/testing-services-file.js';
 import type { InstanceTarget } from '../../crates/index.js';
 import { inRegistrationWindow, MissingRefs } from '../build-selection.js';
+import { MAX_JOB_REQUESTS, selectJobs, withSelectedJobs } from './job-builds.js';
+import {
+  buildJobOf,
+  type GitlabJob,
+  JOBS_PER_PAGE,
+  jobsInStageOrder,
+  MAX_JOB_PAGES,
+  notAProject,
+  parseGitlabResource,
+  toBuild,
+  toJob,
+} from './gitlab-pipelines.js';
+
 import {
   buildLimit,
   contentTypeOf,
@@ -25,133 +43,10 @@ import {
   HttpTestingService,
   isRecord,
   joinUrl,
-  toDate,
   type UpstreamCall,
   type UpstreamGet,
   type UpstreamTrouble,
 } from './upstream.js';
-
-/** API.md 18: a pipeline's status as a build's; `skipped` pipelines are no build at all. */
-const STATES: Readonly<Record<string, BuildStatus | 'skip'>> = {
-  success: 'passed',
-  failed: 'failed',
-  canceled: 'error',
-  skipped: 'skip',
-  created: 'running',
-  waiting_for_resource: 'running',
-  preparing: 'running',
-  pending: 'running',
-  running: 'running',
-  scheduled: 'running',
-  manual: 'running',
-};
-
-/** Space, DEL, control characters and what git gives a meaning in revisions: never in a ref's name. */
-// eslint-disable-next-line no-control-regex
-const NOT_IN_REFS = /[\x00-\x20\x7f~^:?*[\\]/;
-/** A namespace or project path segment as GitLab allows it. */
-const SEGMENT = /^[A-Za-z0-9_][A-Za-z0-9_.-]*$/;
-/** Jobs read per page, and pages read of one pipeline's jobs at most (1,000 jobs). */
-const JOBS_PER_PAGE = 100;
-const MAX_JOB_PAGES = 10;
-
-/** What an instance's `resource` names on a GitLab instance. */
-export interface GitlabResource {
-  /** The project's path (`group/sub/project`) or numeric id. */
-  project: string;
-  /** `?ref=`: the only ref whose pipelines count. */
-  ref?: string;
-  /** `#job=<glob>`: the jobs that make the instance's status (API.md 16). */
-  jobGlob?: string;
-}
-
-/** One job of a pipeline, as GitLab reports it: what job selection and failure classes read. */
-export interface GitlabJob {
-  id: number;
-  name: string;
-  stage: string;
-  /** GitLab's job status (`success`, `failed`, `canceled`, …). */
-  status: string;
-  /** Why GitLab says it failed (`script_failure`, `runner_system_failure`, `stuck_or_timeout_failure`, …). */
-  failureReason?: string;
-  /** Its page. */
-  url?: string;
-}
-
-/**
- * Reads a `resource`: a project path (`group/sub/project`, or URL-encoded as one segment,
- * `group%2Fsub%2Fproject`) or id, then optionally `?ref=<ref>` and `#job=<glob>`. Undefined for
- * anything else: `.`/`..` segments, an encoded slash inside a path written with slashes, other
- * query members or fragments, an empty glob, a ref git would refuse.
- */
-export function parseGitlabResource(resource: string): GitlabResource | undefined {
-  const trimmed = resource.trim();
-  const hash = trimmed.indexOf('#');
-  const fragment = hash < 0 ? undefined : trimmed.slice(hash + 1);
-  const beforeHash = hash < 0 ? trimmed : trimmed.slice(0, hash);
-  const question = beforeHash.indexOf('?');
-  const query = question < 0 ? undefined : beforeHash.slice(question + 1);
-  const rawPath = (question < 0 ? beforeHash : beforeHash.slice(0, question)).replace(/^\/+|\/+$/g, '');
-  let jobGlob: string | undefined;
-  if (fragment !== undefined) {
-    const match = /^job=(.+)$/.exec(fragment);
-    if (!match) {
-      return undefined;
-    }
-    try {
-      jobGlob = decodeURIComponent(match[1]);
-    } catch {
-      return undefined;
-    }
-  }
-  let ref: string | undefined;
-  if (query !== undefined) {
-    const params = new URLSearchParams(query);
-    const keys = [...params.keys()];
-    ref = params.get('ref') ?? undefined;
-    if (keys.length !== 1 || keys[0] !== 'ref' || !ref || ref.includes('..') || NOT_IN_REFS.test(ref)) {
-      return undefined;
-    }
-  }
-  if (rawPath === '' || /\\|%5c/i.test(rawPath)) {
-    return undefined;
-  }
-  let segments: string[];
-  try {
-    // One segment is the whole path encoded; written with slashes, no segment may hide another.
-    segments = rawPath.includes('/')
-      ? rawPath.split('/').map((segment) => {
-          if (/%2f/i.test(segment)) {
-            throw new Error('encoded slash');
-          }
-          return decodeURIComponent(segment);
-        })
-      : decodeURIComponent(rawPath).split('/');
-  } catch {
-    return undefined;
-  }
-  if (segments.length === 1 && /^\d+$/.test(segments[0])) {
-    return { project: segments[0], ref, jobGlob };
-  }
-  if (segments.length < 2 || !segments.every((segment) => SEGMENT.test(segment))) {
-    return undefined;
-  }
-  return { project: segments.join('/'), ref, jobGlob };
-}
-
-/**
- * A pipeline's jobs in stage order, as its log reads them: stages in the order their first job was
- * created (GitLab creates a pipeline's jobs stage by stage), jobs in creation order within one.
- */
-export function jobsInStageOrder<T extends { id: number; stage: string }>(jobs: readonly T[]): T[] {
-  const firstOfStage = new Map<string, number>();
-  for (const job of jobs) {
-    firstOfStage.set(job.stage, Math.min(firstOfStage.get(job.stage) ?? Infinity, job.id));
-  }
-  return [...jobs].sort(
-    (a, b) => (firstOfStage.get(a.stage) ?? 0) - (firstOfStage.get(b.stage) ?? 0) || a.id - b.id,
-  );
-}
 
 /**
  * GitLab CI (API.md 18), gitlab.com or self-hosted: the service URL is the instance's base
@@ -166,6 +61,22 @@ export class GitlabService extends HttpTestingService {
   readonly type = 'gitlab';
   readonly settings = ['token'] as const;
   private readonly missingRefs = new MissingRefs();
+
+  /**
+   * API.md 18: an instance on gitlab.com, or on an instance configured as a `gitlab` service, is
+   * GitLab's whatever its crate's `runsOn` says (when that names no known service).
+   */
+  claimsUrl(url: string): boolean {
+    const base = this.canonicalTarget({ url, resource: '' }).url;
+    try {
+      if (new URL(base).hostname.toLowerCase() === 'gitlab.com') {
+        return true;
+      }
+    } catch {
+      return false;
+    }
+    return findConfiguredService(this.config.monitoring.services, this.type, base) !== undefined;
+  }
 
   resourceProblem(resource: string): string | undefined {
     return parseGitlabResource(resource) === undefined ? notAProject(resource) : undefined;
@@ -213,6 +124,58 @@ export class GitlabService extends HttpTestingService {
    * its start, once finished.
    */
   async latestBuilds(request: BuildCheckRequest): Promise<BuildCheckResult> {
+    const listed = await this.listedBuilds(request);
+    const named = parseGitlabResource(request.resource);
+    if (listed.kind !== 'builds' || named === undefined) {
+      return listed;
+    }
+    const jobsOf = async (buildId: string) => {
+      const jobs = await this.pipelineJobs(request, buildId, request.now ?? new Date());
+      return jobs.kind === 'none'
+        ? { kind: 'jobs' as const, jobs: [] }
+        : jobs.kind === 'jobs'
+          ? { kind: 'jobs' as const, jobs: jobsInStageOrder(jobs.jobs).map(buildJobOf) }
+          : jobs;
+    };
+    return named.jobGlob === undefined
+      ? this.withFailingJobFields(listed, request, jobsOf)
+      : withSelectedJobs(listed, request, named.jobGlob, jobsOf);
+  }
+
+  /**
+   * API.md 16: a failing pipeline's own `status` says little; why its jobs failed is in their
+   * `failure_reason`, read (one jobs listing per failing pipeline not stored finished, at most
+   * MAX_JOB_REQUESTS a check) and handed to the classifier beside it. Trouble reading the jobs
+   * leaves the pipeline's status alone to decide, with its log.
+   */
+  private async withFailingJobFields(
+    listed: Extract<BuildCheckResult, { kind: 'builds' }>,
+    request: BuildCheckRequest,
+    jobsOf: (buildId: string) => Promise<{ kind: 'jobs'; jobs: BuildJob[] } | UpstreamTrouble>,
+  ): Promise<BuildCheckResult> {
+    const finished = request.finishedBuildIds ?? new Set<string>();
+    let asked = 0;
+    const builds: Build[] = [];
+    for (const build of listed.builds) {
+      if (!isFailingStatus(build.status) || finished.has(build.buildId) || asked === MAX_JOB_REQUESTS) {
+        builds.push(build);
+        continue;
+      }
+      asked++;
+      const jobs = await jobsOf(build.buildId);
+      const reasons =
+        jobs.kind === 'jobs'
+          ? jobs.jobs
+              .filter((job) => isFailingStatus(job.status as BuildStatus))
+              .flatMap((job) => (job.ciFields ?? []).filter((field) => field.startsWith('failure_reason: ')))
+          : [];
+      builds.push({ ...build, ciFields: [...new Set([...(build.ciFields ?? []), ...reasons])] });
+    }
+    return { ...listed, builds };
+  }
+
+  /** The pipelines of the project, as latestBuilds reads them, before job selection. */
+  private async listedBuilds(request: BuildCheckRequest): Promise<BuildCheckResult> {
     const named = parseGitlabResource(request.resource);
     if (named === undefined) {
       return { kind: 'failed', reason: notAProject(request.resource) };
@@ -400,7 +363,9 @@ export class GitlabService extends HttpTestingService {
       }
       return answer;
     };
-    const order = jobsInStageOrder(listed.jobs).map((job) => job.id);
+    // A selecting instance's log is its matching jobs' (API.md 16).
+    const matches = named.jobGlob === undefined ? () => true : jobMatcher(named.jobGlob);
+    const order = jobsInStageOrder(listed.jobs.filter((job) => matches(job.name))).map((job) => job.id);
     let at = 0;
     let first: Awaited<ReturnType<typeof open>>;
     for (; at < order.length && first === undefined; at++) {
@@ -428,6 +393,42 @@ export class GitlabService extends HttpTestingService {
       }
     }
     return { kind: 'log', contentType: contentTypeOf(first.headers), chunks: chunks() };
+  }
+
+  /**
+   * API.md 16: what a pipeline ran, from its jobs (`GET …/pipelines/{id}/jobs`; the selected ones
+   * when the resource selects jobs): their stages' order, statuses and GitLab's `failure_reason`,
+   * the commit (the jobs' `pipeline.sha`), the runner of the first job one took (its
+   * `description`, the job's tags as labels). Commits compare at `{url}/{path}/-/compare/…`; a
+   * project named by its id has no such page here. `none` for a pipeline GitLab does not know.
+   */
+  override async buildDetails(request: BuildDetailsRequest): Promise<BuildDetailsResult> {
+    const named = parseGitlabResource(request.resource);
+    if (named === undefined) {
+      return { kind: 'unavailable', reason: notAProject(request.resource) };
+    }
+    const listed = await this.pipelineJobs(request, request.buildId, request.now ?? new Date());
+    if (listed.kind === 'none') {
+      return { kind: 'none', reason: `GitLab has no pipeline ${request.buildId} of ${named.project}` };
+    }
+    if (listed.kind !== 'jobs') {
+      return faultOfTrouble(listed);
+    }
+    const all = jobsInStageOrder(listed.jobs).map(buildJobOf);
+    const jobs = named.jobGlob === undefined ? all : selectJobs(all, named.jobGlob);
+    const base = request.serviceUrl.trim().replace(/\/+$/, '');
+    return {
+      kind: 'details',
+      details: {
+        headSha: listed.jobs.find((job) => job.sha !== undefined)?.sha,
+        // buildChanges appends `/compare/{from}...{to}`: GitLab's comparison lives under `/-/`.
+        repositoryPage: /^\d+$/.test(named.project)
+          ? undefined
+          : `${base}/${named.project.split('/').map(encodeURIComponent).join('/')}/-`,
+        runner: jobs.find((job) => (job.runner?.image ?? null) !== null)?.runner,
+        jobs,
+      },
+    };
   }
 
   /** The first of the version's refs that is a branch or tag of the project, else its default branch. */
@@ -512,56 +513,4 @@ interface Listing {
   kind: 'listing';
   builds: (Build & { ref?: string })[];
   etag?: string;
-}
-
-function toBuild(raw: unknown, serviceUrl: string, project: string): (Build & { ref?: string }) | undefined {
-  if (!isRecord(raw) || typeof raw.id !== 'number') {
-    return undefined;
-  }
-  const native = typeof raw.status === 'string' ? raw.status : '';
-  const finishedAt = toDate(raw.finished_at);
-  // A status GitLab adds later is final once the pipeline has finished, running before.
-  const mapped = STATES[native] ?? (finishedAt ? 'error' : 'running');
-  if (mapped === 'skip') {
-    return undefined;
-  }
-  const createdAt = toDate(raw.created_at) ?? toDate(raw.updated_at);
-  const startedAt = toDate(raw.started_at) ?? createdAt ?? new Date(0);
-  const endedAt = finishedAt ?? toDate(raw.updated_at);
-  const duration =
-    typeof raw.duration === 'number'
-      ? raw.duration
-      : endedAt
-        ? (endedAt.getTime() - startedAt.getTime()) / 1000
-        : 0;
-  const web = typeof raw.web_url === 'string' && /^https?:\/\//.test(raw.web_url) ? raw.web_url : undefined;
-  return {
-    buildId: String(raw.id),
-    status: mapped,
-    startedAt,
-    durationSeconds: isFinishedStatus(mapped) ? Math.max(0, Math.round(duration)) : 0,
-    url: web ?? `${serviceUrl.replace(/\/+$/, '')}/${project}/-/pipelines/${raw.id}`,
-    ref: typeof raw.ref === 'string' ? raw.ref : undefined,
-  };
-}
-
-function toJob(raw: unknown): GitlabJob[] {
-  if (!isRecord(raw) || typeof raw.id !== 'number') {
-    return [];
-  }
-  const text = (value: unknown) => (typeof value === 'string' ? value : undefined);
-  return [
-    {
-      id: raw.id,
-      name: text(raw.name) ?? '',
-      stage: text(raw.stage) ?? '',
-      status: text(raw.status) ?? '',
-      failureReason: text(raw.failure_reason),
-      url: text(raw.web_url),
-    },
-  ];
-}
-
-function notAProject(resource: string): string {
-  return `'${resource.slice(0, 200)}' is not a GitLab project (a path such as group/project or its id, optionally ?ref= and #job=)`;
 }

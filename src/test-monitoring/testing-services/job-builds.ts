@@ -59,7 +59,8 @@ export function buildOfJobs(build: Build, selected: readonly BuildJob[]): Build 
 /**
  * What the classifier reads first for a build made of jobs: the failing selected jobs' own words
  * under the field name the client gives the whole build (`conclusion` on GitHub, `state` on
- * Travis), not the whole run's, which other jobs may have decided.
+ * Travis), or their own fields when the client gives them, not the whole run's, which
+ * other jobs may have decided.
  */
 function ciFieldsOfJobs(
   build: Build,
@@ -71,8 +72,8 @@ function ciFieldsOfJobs(
   }
   const field = build.ciFields?.[0]?.split(':')[0] ?? 'conclusion';
   const words = ran
-    .filter((job) => isFailingStatus(job.status as BuildStatus) && job.conclusion !== null)
-    .map((job) => `${field}: ${job.conclusion}`);
+    .filter((job) => isFailingStatus(job.status as BuildStatus))
+    .flatMap((job) => job.ciFields ?? (job.conclusion === null ? [] : [`${field}: ${job.conclusion}`]));
   return { ciFields: words.length > 0 ? [...new Set(words)] : build.ciFields };
 }
 

@@ -82,6 +82,11 @@ export interface BuildJob {
   runner?: RunnerInfo;
   /** The CI's id of the job, for reading more of it (GitHub's job log). */
   id?: number;
+  /**
+   * The job's own fields for the failure classifier, `name: value`, where its conclusion alone
+   * does not say why it failed (a pipeline job's `status` and `failure_reason`).
+   */
+  ciFields?: readonly string[];
 }
 
 /** The machine a build ran on, as the CI reports it (API.md 16); null where it does not say. */
@@ -418,6 +423,7 @@ export class TestingServiceRegistry implements TestingServiceCatalog, OnModuleIn
       otherCrateTerms: service.otherCrateTerms,
       defaultResource: service.defaultResource,
       managed: service.managed,
+      claimsUrl: service.claimsUrl?.bind(service),
     }));
   }
 
