@@ -20,6 +20,7 @@ import {
   ApiResponse,
   ApiTags,
 } from '@nestjs/swagger';
+import { IsString, Length } from 'class-validator';
 import type { Request, Response } from 'express';
 import { ApiAuth } from '../auth/api-auth.decorator.js';
 import { CurrentViewer, OptionalAuth, type Viewer } from '../auth/optional-auth.decorator.js';
@@ -60,6 +61,13 @@ export class StatusPageQuery extends RefreshQuery {
 export class RunTestsParams extends WorkflowUuidParam {
   @IsUuidParam('The test instance uuid', EXAMPLE.instanceUuid)
   instance_uuid!: string;
+}
+
+export class ChangesPageParams extends RunTestsParams {
+  // As the API's BuildParams: each CI service numbers its builds its own way.
+  @IsString()
+  @Length(1, 64)
+  build_id!: string;
 }
 
 export class SignInQuery {
@@ -225,6 +233,21 @@ export class StatusPagesController {
     }
     await this.runs.trigger(instance_uuid, viewer);
     response.set('Cache-Control', 'no-store').redirect(303, `/status/${wf_uuid}`);
+  }
+
+  /**
+   * What changed since the last passing build (API.md 16) as a page, linked beside a failed build;
+   * GET /instances/{uuid}/builds/{id}/changes is the API's way to it.
+   */
+  @Get(':wf_uuid/builds/:instance_uuid/:build_id/changes')
+  @ApiExcludeEndpoint()
+  @Header('Content-Type', 'text/html; charset=utf-8')
+  @Header('Cache-Control', 'private, no-cache')
+  async changes(
+    @Param() { wf_uuid, instance_uuid, build_id }: ChangesPageParams,
+    @CurrentViewer() viewer: Viewer,
+  ): Promise<string> {
+    return this.pages.changes(wf_uuid, instance_uuid, build_id, viewer);
   }
 
   @Get(':wf_uuid')
