@@ -1,50 +1,14 @@
 import { DataSource } from 'typeorm';
 import { DEFAULT_REFRESH_INTERVAL_MS } from '../../src/test-monitoring/refresh-schedule.js';
 import { RefreshScheduler } from '../../src/test-monitoring/refresh.scheduler.js';
-import { GithubFake, type FakeGithubJob } from '../fakes/github-fake.js';
+import { GithubFake } from '../fakes/github-fake.js';
+import { passedThenFailed } from '../support/changed-runs.js';
 import { createTestApp, testDatabase, type TestApp } from '../support/create-test-app.js';
 import { seedVersion, type SeededVersion } from '../support/monitoring-seed.js';
-
-const HEADER = (version: string): string =>
-  [
-    '2024-01-01T00:00:01.0000000Z ##[group]Operating System',
-    '2024-01-01T00:00:01.0000000Z Ubuntu',
-    '2024-01-01T00:00:01.0000000Z 22.04.3',
-    '2024-01-01T00:00:01.0000000Z LTS',
-    '2024-01-01T00:00:01.0000000Z ##[endgroup]',
-    '2024-01-01T00:00:01.0000000Z ##[group]Runner Image',
-    '2024-01-01T00:00:01.0000000Z Image: ubuntu-22.04',
-    `2024-01-01T00:00:01.0000000Z Version: ${version}`,
-    '2024-01-01T00:00:01.0000000Z ##[endgroup]',
-  ].join('\n');
 
 /** A job name and a step name a CI would show as they are: the page must show them as text. */
 const HOSTILE_JOB = 'test (<script>alert(1)</script>)';
 const HOSTILE_STEP = 'Run <b>planemo</b> & "test"';
-
-function jobs(second: string, version: string, at: string): FakeGithubJob[] {
-  const start = Date.parse(at);
-  const time = (minutes: number): string => new Date(start + minutes * 60_000).toISOString();
-  return [
-    {
-      name: 'test (ubuntu-latest, 3.11)',
-      conclusion: 'success',
-      startedAt: time(0),
-      completedAt: time(3),
-      log: HEADER(version),
-    },
-    {
-      name: HOSTILE_JOB,
-      conclusion: second,
-      startedAt: time(1),
-      completedAt: time(second === 'success' ? 5 : 9),
-      steps: [
-        { name: 'Set up job', conclusion: 'success' },
-        { name: HOSTILE_STEP, conclusion: second },
-      ],
-    },
-  ];
-}
 
 /** API.md 16 as a page: /status/{wf}/builds/{instance}/{build}/changes. */
 describe(`the page of what changed since the last passing build (${testDatabase()})`, () => {
@@ -69,22 +33,7 @@ describe(`the page of what changed since the last passing build (${testDatabase(
     alice = await t.userToken(['user']);
     bob = await t.userToken(['user']);
     const aliceId = (await as(alice, '/users/current')).body.id as number;
-    github.setRuns('octo', 'matrix', 'ci.yml', [
-      {
-        id: 1,
-        conclusion: 'success',
-        headSha: 'aaaa111',
-        startedAt: '2024-01-01T10:00:00Z',
-        jobs: jobs('success', '20240101.1.0', '2024-01-01T10:00:00Z'),
-      },
-      {
-        id: 2,
-        conclusion: 'failure',
-        headSha: 'bbbb222',
-        startedAt: '2024-01-02T10:00:00Z',
-        jobs: jobs('failure', '20240108.2.0', '2024-01-02T10:00:00Z'),
-      },
-    ]);
+    github.setRuns('octo', 'matrix', 'ci.yml', passedThenFailed(HOSTILE_JOB, HOSTILE_STEP));
     const instance = {
       type: 'github' as const,
       url: github.url,
