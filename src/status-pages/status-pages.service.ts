@@ -133,10 +133,12 @@ export type SignInOutcome =
   | { kind: 'refused'; status: 400 | 403 | 429; retryAfterSeconds?: number; page: string };
 
 /**
- * Where a sign-in may send the browser back to: a page of these pages or the authorization
- * endpoint's consent page (API.md 15), never another site.
+ * Where a sign-in may send the browser back to: a page of these pages (a build's page of what
+ * changed too, API.md 16) or the authorization endpoint's consent page (API.md 15), never another
+ * site.
  */
-const NEXT_PAGE = /^\/(?:status(?:\/[A-Za-z0-9-]*)?|oauth2\/authorize)(?:\?[^\s#\\]*)?$/;
+const NEXT_PAGE =
+  /^\/(?:status(?:\/[A-Za-z0-9-]*(?:\/builds\/[A-Za-z0-9-]+\/[A-Za-z0-9._~%-]+\/changes)?)?|oauth2\/authorize)(?:\?[^\s#\\]*)?$/;
 /** An authorization request carries its redirect URI, state and PKCE challenge: longer than a status page's address. */
 export const MAX_NEXT = 4096;
 

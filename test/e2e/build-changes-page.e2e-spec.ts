@@ -30,7 +30,7 @@ describe(`the page of what changed since the last passing build (${testDatabase(
     github = new GithubFake();
     await github.start();
     t = await createTestApp({ UPSTREAM_TIMEOUT_SECONDS: '2' });
-    alice = await t.userToken(['user']);
+    alice = await t.userToken(['user'], 'alice');
     bob = await t.userToken(['user']);
     const aliceId = (await as(alice, '/users/current')).body.id as number;
     github.setRuns('octo', 'matrix', 'ci.yml', passedThenFailed(HOSTILE_JOB, HOSTILE_STEP));
@@ -122,6 +122,26 @@ describe(`the page of what changed since the last passing build (${testDatabase(
       expect(reply.text).not.toContain('pipeline');
     }
     expect(github.requests.length).toBe(asked);
+  });
+
+  it('signs in from the 404 page and comes back to the page', async () => {
+    const path = page(owned, '2_1');
+    const anonymous = await as(undefined, path).expect(404);
+    expect(anonymous.text).toContain(
+      `<a href="/status/sign-in?next=${encodeURIComponent(path)}">Sign in</a>`,
+    );
+    const signedIn = await t.http
+      .post('/status/sign-in')
+      .set('Origin', t.baseUrl)
+      .type('form')
+      .send(new URLSearchParams({ username: 'alice', password: 'a-test-password', next: path }).toString())
+      .expect(303);
+    expect(signedIn.headers.location).toBe(path);
+    const session = /^session=([^;]*)/.exec(
+      (signedIn.headers['set-cookie'] as unknown as string[]).find((c) => c.startsWith('session=')) ?? '',
+    )?.[1];
+    const html = (await t.http.get(path).set('Cookie', `session=${session}`).expect(200)).text;
+    expect(html).toContain('Signed in as <strong><bdi>alice</bdi></strong>');
   });
 
   it("is anybody's for a public workflow", async () => {
