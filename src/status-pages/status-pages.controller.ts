@@ -63,7 +63,8 @@ export class RunTestsParams extends WorkflowUuidParam {
   instance_uuid!: string;
 }
 
-export class CancelBuildFormParams extends RunTestsParams {
+/** A build on a workflow's page (the cancel form, the page of what changed); as the API's BuildParams: each CI service numbers its builds its own way. */
+export class BuildPageParams extends RunTestsParams {
   @IsString()
   @Length(1, 64)
   build_id!: string;
@@ -243,7 +244,7 @@ export class StatusPagesController {
   @SameOriginForm()
   @ApiExcludeEndpoint()
   async cancelBuild(
-    @Param() { wf_uuid, instance_uuid, build_id }: CancelBuildFormParams,
+    @Param() { wf_uuid, instance_uuid, build_id }: BuildPageParams,
     @CurrentViewer() viewer: Viewer,
     @Res() response: Response,
   ): Promise<void> {
@@ -258,6 +259,21 @@ export class StatusPagesController {
     }
     await this.runs.cancel(instance_uuid, build_id, viewer);
     response.set('Cache-Control', 'no-store').redirect(303, `/status/${wf_uuid}`);
+  }
+
+  /**
+   * What changed since the last passing build (API.md 16) as a page, linked beside a failed build;
+   * GET /instances/{uuid}/builds/{id}/changes is the API's way to it.
+   */
+  @Get(':wf_uuid/builds/:instance_uuid/:build_id/changes')
+  @ApiExcludeEndpoint()
+  @Header('Content-Type', 'text/html; charset=utf-8')
+  @Header('Cache-Control', 'private, no-cache')
+  async changes(
+    @Param() { wf_uuid, instance_uuid, build_id }: BuildPageParams,
+    @CurrentViewer() viewer: Viewer,
+  ): Promise<string> {
+    return this.pages.changes(wf_uuid, instance_uuid, build_id, viewer);
   }
 
   @Get(':wf_uuid')

@@ -7,6 +7,7 @@ import { Clock } from '../common/clock.js';
 import { DomainError } from '../common/errors/domain-error.js';
 import { plainName } from '../common/bidi.js';
 import {
+  BuildChangesService,
   isFailingStatus,
   staleSentence,
   isFinishedStatus,
@@ -14,6 +15,7 @@ import {
   TestingServiceRegistry,
   TestStatusService,
   type BuildView,
+  type StoredBuild,
 } from '../test-monitoring/index.js';
 import {
   canEdit,
@@ -44,6 +46,21 @@ export interface PageOptions {
   refresh?: number;
 }
 const HISTORY_DAYS = 30;
+
+/** The CI services' failures (API.md 16): a page that asked one says so above what it answered. */
+const UPSTREAM_KINDS: ReadonlySet<string> = new Set([
+  'upstream_failed',
+  'upstream_timeout',
+  'upstream_rate_limited',
+  'gateway_timeout',
+]);
+
+/** What a runner's fields are called on the page of what changed, in its order. */
+const RUNNER_FIELDS = [
+  ['os', 'Operating system'],
+  ['image', 'Image'],
+  ['version', 'Image version'],
+] as const;
 
 const MESSAGES: Record<AggregateTestStatus, string> = {
   all_passing: 'passing',
@@ -117,10 +134,12 @@ export type SignInOutcome =
   | { kind: 'refused'; status: 400 | 403 | 429; retryAfterSeconds?: number; page: string };
 
 /**
- * Where a sign-in may send the browser back to: a page of these pages or the authorization
- * endpoint's consent page (API.md 15), never another site.
+ * Where a sign-in may send the browser back to: a page of these pages (a build's page of what
+ * changed too, API.md 16) or the authorization endpoint's consent page (API.md 15), never another
+ * site.
  */
-const NEXT_PAGE = /^\/(?:status(?:\/[A-Za-z0-9-]*)?|oauth2\/authorize)(?:\?[^\s#\\]*)?$/;
+const NEXT_PAGE =
+  /^\/(?:status(?:\/[A-Za-z0-9-]*(?:\/builds\/[A-Za-z0-9-]+\/[A-Za-z0-9._~%-]+\/changes)?)?|oauth2\/authorize)(?:\?[^\s#\\]*)?$/;
 /** An authorization request carries its redirect URI, state and PKCE challenge: longer than a status page's address. */
 export const MAX_NEXT = 4096;
 
@@ -146,6 +165,7 @@ export class StatusPagesService {
     private readonly stored: StoredTestStatuses,
     private readonly config: AppConfig,
     private readonly providers: IdentityProviders,
+    private readonly changesOf: BuildChangesService,
   ) {}
 
   /** The sign-in form; after signing in the browser goes to `next` (a status page, else /status). */
@@ -284,6 +304,72 @@ export class StatusPagesService {
     });
   }
 
+  /**
+   * /status/{uuid}/builds/{instance}/{build}/changes: GET /instances/{uuid}/builds/{id}/changes
+   * (API.md 16) for a person, under the same visibility rule; an instance of another workflow is
+   * not_found. The CI service's refusal, limit or silence stays its 502, 503 or 504, its message
+   * led by what could not be done.
+   */
+  async changes(
+    workflowUuid: string,
+    instanceUuid: string,
+    buildId: string,
+    viewer: Viewer,
+  ): Promise<string> {
+    const view = await this.changesOf
+      .changes(instanceUuid, buildId, viewer, workflowUuid)
+      .catch((error: unknown) => {
+        throw error instanceof DomainError && UPSTREAM_KINDS.has(error.kind)
+          ? new DomainError(
+              error.kind,
+              `The CI service could not be asked what changed: ${error.message}`,
+              [],
+              error.retryAfterSeconds,
+            )
+          : error;
+      });
+    const { build, lastPassing, commits, runner } = view;
+    const version = view.instance.suite?.version;
+    const instanceName = view.instance.name ?? view.instance.rocInstance;
+    const buildOf = (shownBuild: StoredBuild, headSha: string | null) => ({
+      id: shownBuild.buildId,
+      status: shownBuild.status,
+      started: shown(shownBuild.startedAt),
+      duration: duration(shownBuild.durationSeconds),
+      url: safeHref(shownBuild.url),
+      commit: headSha,
+      log: `/instances/${instanceUuid}/builds/${encodeURIComponent(shownBuild.buildId)}/logs`,
+    });
+    return renderPage('changes', {
+      viewer: viewer?.username,
+      title: `What changed before build ${plainName(build.buildId)}`,
+      here: `/status/${workflowUuid}/builds/${instanceUuid}/${encodeURIComponent(buildId)}/changes`,
+      back: `/status/${workflowUuid}${version ? `?version=${encodeURIComponent(version.version)}` : ''}`,
+      workflow: version?.name ?? workflowUuid,
+      version: version?.version,
+      instance: instanceName,
+      service: view.instance.service?.type ?? 'unknown',
+      build: buildOf(build, commits.to),
+      lastPassing: lastPassing && buildOf(lastPassing, commits.from),
+      compare: safeHref(commits.compareUrl),
+      runner: [
+        ...RUNNER_FIELDS.map(([field, label]) => ({
+          label,
+          before: runner.before?.[field] ?? null,
+          after: runner.after?.[field] ?? null,
+        })),
+        {
+          label: 'Labels',
+          before: runner.before?.labels.join(', ') || null,
+          after: runner.after?.labels.join(', ') || null,
+        },
+      ],
+      json: `/instances/${instanceUuid}/builds/${encodeURIComponent(buildId)}/changes`,
+      failedJobs: view.failedJobs.map((job) => ({ ...job, url: safeHref(job.url) })),
+      failedSteps: view.failedSteps,
+    });
+  }
+
   /** /workflows/issues.html: the types of issue the repository checks report (API.md 12). */
   issueTypes(viewer: Viewer, back: string | undefined): string {
     return renderPage('issue-types', {
@@ -410,7 +496,7 @@ export class StatusPagesService {
                       : undefined,
                   // API.md 16: beside a failed build, what changed since the last passing one.
                   changes: isFailingStatus(view.build.status)
-                    ? `/instances/${instance.uuid}/builds/${encodeURIComponent(view.build.buildId)}/changes`
+                    ? `/status/${uuid}/builds/${instance.uuid}/${encodeURIComponent(view.build.buildId)}/changes`
                     : undefined,
                 }
               : undefined,

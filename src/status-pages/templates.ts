@@ -251,6 +251,63 @@ const WALL = `<% layout('@layout', { title: 'Wall', viewer: it.viewer, here: it.
 <% } %>
 `;
 
+/** API.md 16 for a person: what differs between a build and its instance's last passing build before it. */
+const CHANGES = `<% layout('@layout', { title: it.title, viewer: it.viewer, here: it.here }) %>
+<p><a href="<%= it.back %>">← <bdi><%= it.workflow %></bdi></a></p>
+<h1>What changed before build <%= it.build.id %></h1>
+<p class="summary">Instance <strong><bdi><%= it.instance %></bdi></strong> (<%= it.service %>) of <bdi><%= it.workflow %></bdi><% if (it.version) { %>, version <bdi><%= it.version %></bdi><% } %>: <span class="state <%= it.build.status %>"><%= it.build.status %></span></p>
+<% if (!it.lastPassing) { %><p class="summary">No passing build before this one: nothing to compare it with.</p><% } %>
+
+<h2>Builds</h2>
+<table class="stack">
+<thead><tr><th scope="col">Build</th><th scope="col">State</th><th scope="col">Started</th><th scope="col">Duration</th><th scope="col">Commit</th><th scope="col">Log</th></tr></thead>
+<tbody>
+<% [['This build', it.build], ['Last passing build', it.lastPassing]].forEach(function (row) { var b = row[1]; if (!b) { return; } %>
+<tr>
+<th scope="row"><%= row[0] %>: <% if (b.url) { %><a href="<%= b.url %>">build <%= b.id %></a><% } else { %>build <%= b.id %><% } %></th>
+<td data-label="State"><span class="state <%= b.status %>"><%= b.status %></span></td>
+<td data-label="Started"><time datetime="<%= b.started.iso %>"><%= b.started.text %></time></td>
+<td data-label="Duration"><%= b.duration %></td>
+<td data-label="Commit"><% if (b.commit) { %><code><%= b.commit %></code><% } else { %><span class="muted">not known</span><% } %></td>
+<td data-label="Log"><a href="<%= b.log %>">Log<span class="visually-hidden"> of build <%= b.id %></span></a></td>
+</tr>
+<% }) %>
+</tbody>
+</table>
+<% if (it.lastPassing) { %>
+<p>Commits: <% if (it.compare) { %><a href="<%= it.compare %>">compare <code><%= it.lastPassing.commit %></code>…<code><%= it.build.commit %></code></a><% } else if (it.lastPassing.commit && it.build.commit && it.lastPassing.commit === it.build.commit) { %>the same commit, <code><%= it.build.commit %></code><% } else { %><span class="muted">no comparison: the CI service did not name both commits or the repository</span><% } %></p>
+<% } %>
+
+<h2>Runner</h2>
+<table class="stack">
+<thead><tr><th scope="col"><span class="visually-hidden">What</span></th><% if (it.lastPassing) { %><th scope="col">Last passing build</th><% } %><th scope="col">This build</th></tr></thead>
+<tbody>
+<% it.runner.forEach(function (field) { %>
+<tr>
+<th scope="row"><%= field.label %><% if (field.before && field.after && field.before !== field.after) { %> <span class="tag">changed</span><% } %></th>
+<% if (it.lastPassing) { %><td data-label="Last passing build"><% if (field.before) { %><%= field.before %><% } else { %><span class="muted">not known</span><% } %></td><% } %>
+<td data-label="This build"><% if (field.after) { %><%= field.after %><% } else { %><span class="muted">not known</span><% } %></td>
+</tr>
+<% }) %>
+</tbody>
+</table>
+
+<h2>Failed jobs</h2>
+<% if (it.failedJobs.length === 0) { %><p class="muted">The CI service named no job of this build that did not pass.</p><% } else { %>
+<ul>
+<% it.failedJobs.forEach(function (job) { %><li><% if (job.url) { %><a href="<%= job.url %>"><bdi><%= job.name %></bdi></a><% } else { %><bdi><%= job.name %></bdi><% } %><% if (job.conclusion) { %> <span class="state failed"><%= job.conclusion %></span><% } %></li>
+<% }) %></ul>
+<% } %>
+
+<h2>Failed steps</h2>
+<% if (it.failedSteps.length === 0) { %><p class="muted">The CI service named no step that did not pass.</p><% } else { %>
+<ul>
+<% it.failedSteps.forEach(function (step) { %><li><bdi><%= step.job %></bdi> › <strong><bdi><%= step.name %></bdi></strong><% if (step.conclusion) { %> <span class="state failed"><%= step.conclusion %></span><% } %></li>
+<% }) %></ul>
+<% } %>
+<p class="muted">The same as JSON: <a href="<%= it.json %>"><code><%= it.json %></code></a></p>
+`;
+
 const SIGN_IN = `<% layout('@layout', { title: 'Sign in' }) %>
 <h1>Sign in</h1>
 <p>Signed in, you see your private workflows beside the public ones.</p>
@@ -426,6 +483,7 @@ export type PageName =
   | 'overview'
   | 'wall'
   | 'workflow'
+  | 'changes'
   | 'issue-types'
   | 'sign-in'
   | 'unsubscribe'
@@ -442,6 +500,7 @@ engine.loadTemplate('@layout', LAYOUT);
 engine.loadTemplate('@overview', OVERVIEW);
 engine.loadTemplate('@wall', WALL);
 engine.loadTemplate('@workflow', WORKFLOW);
+engine.loadTemplate('@changes', CHANGES);
 engine.loadTemplate('@issue-types', ISSUE_TYPES);
 engine.loadTemplate('@sign-in', SIGN_IN);
 engine.loadTemplate('@unsubscribe', UNSUBSCRIBE);

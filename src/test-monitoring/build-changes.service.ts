@@ -41,10 +41,20 @@ export class BuildChangesService {
   /**
    * Throws not_found for an instance the caller cannot see or a build that is not the instance's;
    * upstream_failed, upstream_rate_limited, gateway_timeout when the CI service refuses, limits or
-   * does not answer. What the service cannot tell (Jenkins, an expired run) is null.
+   * does not answer. What the service cannot tell (Jenkins, an expired run) is null. With
+   * `workflowUuid` (a status page's address), an instance of another workflow is not_found too,
+   * before the CI service is asked.
    */
-  async changes(instanceUuid: string, buildId: string, user: Viewer): Promise<BuildChangesView> {
+  async changes(
+    instanceUuid: string,
+    buildId: string,
+    user: Viewer,
+    workflowUuid?: string,
+  ): Promise<BuildChangesView> {
     const instance = await this.access.visibleInstance(instanceUuid, user);
+    if (workflowUuid !== undefined && instance.suite?.version?.workflow?.uuid !== workflowUuid) {
+      throw new DomainError('not_found', `The workflow ${workflowUuid} has no test instance ${instanceUuid}`);
+    }
     const build = await this.builds.findBuild(instance.id, buildId);
     if (!build) {
       throw new DomainError('not_found', `The test instance ${instanceUuid} has no build '${buildId}'`);

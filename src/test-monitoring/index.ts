@@ -14,6 +14,7 @@ export {
 export { Rechecks } from './rechecks.js';
 export { StatusSubscriptions, type WorkflowSubscription } from './status-subscriptions.js';
 export { TestRunsService } from './test-runs.service.js';
+export { BuildChangesService, type BuildChangesView } from './build-changes.service.js';
 export { buildSelectionOf, inRegistrationWindow, type BuildSelection } from './build-selection.js';
 export {
   TestStatusService,

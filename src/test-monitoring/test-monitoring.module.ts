@@ -80,6 +80,7 @@ import { Clock } from '../common/clock.js';
   ],
   controllers: [TestStatusController, TestRunsController, BadgesController],
   exports: [
+    BuildChangesService,
     RefreshMetrics,
     TestingServiceRegistry,
     TestRunsService,

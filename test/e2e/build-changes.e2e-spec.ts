@@ -159,7 +159,7 @@ describe(`what changed since the last passing build, and job selection (${testDa
 
   it('links what changed beside a failed build on the status page', async () => {
     const page = await get(`/status/${seeded.workflowUuid}`).expect(200);
-    const link = `href="/instances/${seeded.instances[0].uuid}/builds/2_1/changes"`;
+    const link = `href="/status/${seeded.workflowUuid}/builds/${seeded.instances[0].uuid}/2_1/changes"`;
     expect(page.text.split(link)).toHaveLength(2);
     expect(page.text).toContain(
       'What changed<span class="visually-hidden"> since the last passing build before build 2_1</span>',
