@@ -36,7 +36,7 @@ describe('deployment files', () => {
       services: Record<string, ComposeService>;
       volumes: Record<string, unknown>;
     };
-    expect(Object.keys(compose.services).sort()).toEqual(['app', 'db', 'proxy']);
+    expect(Object.keys(compose.services).sort()).toEqual(['app', 'db', 'proxy', 'runner']);
     const app = compose.services.app;
     expect(app.deploy?.replicas).toBe(2);
     expect(app.build).toEqual({ context: '..', dockerfile: 'docker/Dockerfile' });
@@ -54,6 +54,11 @@ describe('deployment files', () => {
       expect(Object.keys(compose.volumes)).toContain(volume);
     }
     expect(app.volumes).toContain('crates:/data');
+    // The runner of managed runs (API.md 17): the image's runner stage, on the same database and crates.
+    const runner = compose.services.runner as ComposeService & { build?: { target?: string } };
+    expect(runner.build).toEqual({ context: '..', dockerfile: 'docker/Dockerfile', target: 'runner' });
+    expect(runner.environment?.DATABASE_URL).toBe(app.environment?.DATABASE_URL);
+    expect(runner.volumes).toContain('crates:/data');
     for (const mounted of Object.values(compose.services).flatMap((service) => service.volumes ?? [])) {
       const source = mounted.split(':')[0];
       if (source.startsWith('./')) {
@@ -69,7 +74,9 @@ describe('deployment files', () => {
 
   it('builds a non-root runtime image with a health check on /health/ready and DATA_DIR as a volume', () => {
     const dockerfile = readFileSync(join(DOCKER, 'Dockerfile'), 'utf8');
-    expect(dockerfile.match(/^FROM /gm)).toHaveLength(2);
+    // build, runner (managed runs: `--target runner`), and the runtime last, what a plain build makes.
+    expect(dockerfile.match(/^FROM /gm)).toHaveLength(3);
+    expect(dockerfile.match(/^FROM \S+ AS (\S+)$/gm)?.at(-1)).toMatch(/ AS runtime$/);
     expect(dockerfile).toMatch(/npm prune --omit=dev/);
     expect(dockerfile).toMatch(/^USER node$/m);
     expect(dockerfile).toMatch(/^HEALTHCHECK .*\n?.*\/health\/ready/m);
@@ -80,6 +87,7 @@ describe('deployment files', () => {
   it('builds and runs on Node 24 LTS, installing exactly the lock file, without the Node 20 stand-in', () => {
     const dockerfile = readFileSync(join(DOCKER, 'Dockerfile'), 'utf8');
     expect(dockerfile.match(/^FROM \S+/gm)).toEqual([
+      'FROM node:24-bookworm-slim',
       'FROM node:24-bookworm-slim',
       'FROM node:24-bookworm-slim',
     ]);
