@@ -155,6 +155,16 @@ describe('FailureClassifier', () => {
       });
     });
 
+    it("finds nothing to go by in a real GitHub job's set-up lines (masci/elastic-logs)", () => {
+      // Runner debug lines, temp folders, the image header: none of it is a failure.
+      const failure = classifier.classify({
+        fields: ['conclusion: failure'],
+        log: fixture('github-masci-elastic-logs-job.txt'),
+      });
+      expect(failure.class).toBe('unknown');
+      expect(failure.evidence).toEqual(['conclusion: failure']);
+    });
+
     it('keeps the last three matching lines as evidence, each cut to 300 characters', () => {
       const log = ['--- FAIL: A', '--- FAIL: B', '--- FAIL: C', `--- FAIL: ${'d'.repeat(1000)}`].join('\n');
       const { evidence } = classifier.classify({ fields: [], log });

@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { runnerOfLogHead } from './github-runs.js';
 import { buildOfJobs, selectJobs } from './job-builds.js';
 import type { Build, BuildJob } from './testing-service.js';
@@ -111,5 +112,17 @@ describe('runnerOfLogHead', () => {
       ),
     ).toEqual({ os: null, image: 'ubuntu-20.04', version: '20220101.1' });
     expect(runnerOfLogHead('just a log\n')).toEqual({ os: null, image: null, version: null });
+  });
+
+  it("reads a real job log's head, as GitHub's runner 2.283 wrote it (test/fixtures/ci-logs)", () => {
+    const log = readFileSync(
+      new URL('../../../test/fixtures/ci-logs/github-masci-elastic-logs-job.txt', import.meta.url),
+      'utf8',
+    );
+    expect(runnerOfLogHead(log)).toEqual({
+      os: 'Ubuntu 20.04.3 LTS',
+      image: 'ubuntu-20.04',
+      version: '20210919.1',
+    });
   });
 });
