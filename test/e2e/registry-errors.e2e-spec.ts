@@ -353,7 +353,7 @@ describe('workflow registration refusals (API.md 2.1, 2.9)', () => {
       await expectRefused(
         { roc_link: serve(crate), version: '1' },
         400,
-        `a test instance uses an unknown service type: ${TEST}CircleCIService (instance #ci; known: github, travis, jenkins, gitlab)`,
+        `a test instance uses an unknown service type: ${TEST}CircleCIService (instance #ci; known: github, travis, jenkins, gitlab, managed)`,
       );
     });
 
