@@ -74,7 +74,9 @@ describe('Swagger UI in a real browser', () => {
     const operation = await openOperation(page, t.baseUrl, 'users', 'users-get-current');
     mkdirSync(SCREENSHOTS, { recursive: true });
     await page.screenshot({ path: `${SCREENSHOTS}/swagger-ui-overview.png` });
-    await page.locator('button.authorize').first().click();
+    // The operation's own lock: the page's Authorize button is at its top, and scrolling there
+    // leaves the operation far below, where Swagger UI no longer renders it.
+    await operation.locator('button.authorization__btn').click();
     const bearer = page.locator('.auth-container').filter({ hasText: 'bearer' }).first();
     await bearer.locator('input').fill(token);
     await bearer.locator('button.authorize').click();
@@ -87,7 +89,11 @@ describe('Swagger UI in a real browser', () => {
     await live.first().waitFor();
     expect((await live.locator('.response-col_status').first().innerText()).trim()).toBe('200');
     const body = await live.locator('.response-col_description pre.microlight').first().innerText();
-    expect(JSON.parse(body)).toEqual({ id: expect.any(Number), username: ADMIN.username, roles: ['admin'] });
+    expect(JSON.parse(body)).toEqual({
+      id: expect.any(Number),
+      username: ADMIN.username,
+      roles: ['admin'],
+    });
     await operation.screenshot({ path: `${SCREENSHOTS}/swagger-ui-try-it-out.png` });
     expect(outsideRequests).toEqual([]);
     await page.close();
@@ -105,7 +111,9 @@ describe('Swagger UI in a real browser', () => {
     const page = await browser.newPage();
     await page.setViewportSize({ width: 1280, height: 900 });
     const operation = await openOperation(page, t.baseUrl, 'users', 'users-get-current');
-    await page.locator('button.authorize').first().click();
+    // The operation's own lock: the page's Authorize button is at its top, and scrolling there
+    // leaves the operation far below, where Swagger UI no longer renders it.
+    await operation.locator('button.authorization__btn').click();
     const alone = page
       .locator('.auth-container')
       .filter({ has: page.locator('h4', { hasText: /^apiKeyHeader\b/ }) })
@@ -121,7 +129,11 @@ describe('Swagger UI in a real browser', () => {
     await live.first().waitFor();
     expect((await live.locator('.response-col_status').first().innerText()).trim()).toBe('200');
     const body = await live.locator('.response-col_description pre.microlight').first().innerText();
-    expect(JSON.parse(body)).toEqual({ id: expect.any(Number), username: ADMIN.username, roles: ['admin'] });
+    expect(JSON.parse(body)).toEqual({
+      id: expect.any(Number),
+      username: ADMIN.username,
+      roles: ['admin'],
+    });
     expect(await operation.locator('.curl-command').innerText()).toContain(`X-API-Key: ${key}`);
     await page.close();
   });
