@@ -42,6 +42,11 @@ export const CWL_SUITES = {
     tool: tool(['sh', '-c', 'for i in $(seq 1 400); do sleep 60 & done; wait'], false),
     expected: {},
   },
+  /** Leaves a process behind, in a session of its own whose parent exited, and passes. */
+  daemon: {
+    tool: tool(['sh', '-c', 'setsid sleep 600 </dev/null >/dev/null 2>&1 & echo started'], false),
+    expected: {},
+  },
   /**
    * Prints its environment, every process's environment it can read (the runner's among them) and
    * a file four folders above cwltool's HOME for the tool (`<run>/tmp/<x>`) (where the spec keeps a secret, 0600).

@@ -18,6 +18,12 @@ export interface EngineAvailability {
   version: string | null;
 }
 
+/** The user a run's processes run as. */
+export interface RunUser {
+  uid: number;
+  gid: number;
+}
+
 /** The limits of one run (RUN_* settings, API.md 17). */
 export interface RunLimits {
   timeoutSeconds: number;

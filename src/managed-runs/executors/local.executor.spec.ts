@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { chmodSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { loadConfig } from '../../config/app-config.js';
@@ -19,15 +19,30 @@ const LIMITS: RunLimits = {
 };
 const SECRET = 'the-service-secret-that-no-run-may-read-42';
 
-/** Live processes of the user: zombies are dead already (an init that does not reap keeps them listed). */
-function processesOf(user: string): number {
-  try {
-    const states = execFileSync('ps', ['-o', 'stat=', '-u', user], { encoding: 'utf8' });
-    return states.split('\n').filter((state) => state.trim() !== '' && !state.startsWith('Z')).length;
-  } catch {
-    // ps exits 1 when it finds none.
-    return 0;
+/**
+ * Live processes of the user that belong to runs under `runs` (their HOME is a run's folder): other
+ * suites may run as the same user at the same time. Zombies are dead already (an init that does
+ * not reap keeps them listed).
+ */
+function processesOf(user: string, runs: string): number {
+  const uid = Number(execFileSync('id', ['-u', user], { encoding: 'utf8' }).trim());
+  let count = 0;
+  for (const pid of readdirSync('/proc').filter((name) => /^\d+$/.test(name))) {
+    try {
+      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+      const state = stat.slice(stat.lastIndexOf(')') + 2).split(' ')[0];
+      const owner = Number(/^Uid:\s+(\d+)/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1]);
+      const home = readFileSync(`/proc/${pid}/environ`, 'latin1')
+        .split('\0')
+        .find((entry) => entry.startsWith('HOME='));
+      if (owner === uid && state !== 'Z' && home?.startsWith(`HOME=${runs}/`)) {
+        count += 1;
+      }
+    } catch {
+      // Gone while we read.
+    }
   }
+  return count;
 }
 
 describe('LocalExecutor', () => {
@@ -105,21 +120,39 @@ describe('LocalExecutor', () => {
   it('kills a run at the wall-time limit, with its whole process group', async () => {
     const { state } = await run(crate('endless'), {}, { timeoutSeconds: 8 });
     expect(state).toMatchObject({ state: 'error', reason: expect.stringContaining('wall-time limit') });
-    expect(processesOf(RUNNER_USER)).toBe(0);
+    expect(processesOf(RUNNER_USER, join(dir, 'runs'))).toBe(0);
   });
 
   it('kills a run that writes more than the output limit', async () => {
     const { state } = await run(crate('loud'), {}, { maxOutputBytes: 64 * 1024 });
     expect(state).toMatchObject({ state: 'error', reason: expect.stringContaining('output limit') });
-    expect(processesOf(RUNNER_USER)).toBe(0);
+    expect(processesOf(RUNNER_USER, join(dir, 'runs'))).toBe(0);
   });
 
   it('stops a run from starting more processes than the limit, and leaves none behind', async () => {
     const { state, log } = await run(crate('forking'), {}, { maxProcesses: 48, timeoutSeconds: 15 });
     expect(state).toMatchObject({ state: 'error', reason: expect.stringContaining('wall-time limit') });
     expect(log).toMatch(/fork|Resource temporarily unavailable|Cannot/i);
-    expect(processesOf(RUNNER_USER)).toBe(0);
+    expect(processesOf(RUNNER_USER, join(dir, 'runs'))).toBe(0);
   });
+
+  it('kills what a run leaves behind outside its tree, and leaves another run of the same user running', async () => {
+    const other = run(crate('endless'), {}, { timeoutSeconds: 20 });
+    // The other run's tool is up before this run ends and cleans up after itself.
+    while (processesOf(RUNNER_USER, join(dir, 'runs')) < 2) {
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    const { state, log } = await run(crate('daemon'));
+    expect(state).toMatchObject({ state: 'passed' });
+    expect(log).toContain('started');
+    const daemons = execFileSync('ps', ['-o', 'args=', '-u', RUNNER_USER], { encoding: 'utf8' });
+    expect(daemons).not.toContain('sleep 600');
+    expect(daemons).toContain('sleep 3600');
+    await expect(other).resolves.toMatchObject({
+      state: { state: 'error', reason: expect.stringContaining('wall-time limit') },
+    });
+    expect(processesOf(RUNNER_USER, join(dir, 'runs'))).toBe(0);
+  }, 60_000);
 
   it('gives a run none of the runner environment, process environments or secret files', async () => {
     const snoop = managedCrate('snooping', {
@@ -189,6 +222,6 @@ describe('LocalExecutor', () => {
     await executor.release(handle);
     await expect(executor.poll(handle)).resolves.toEqual({ state: 'lost' });
     await expect(executor.poll('another-process/1')).resolves.toEqual({ state: 'lost' });
-    expect(processesOf(RUNNER_USER)).toBe(0);
+    expect(processesOf(RUNNER_USER, join(dir, 'runs'))).toBe(0);
   });
 });

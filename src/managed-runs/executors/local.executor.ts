@@ -17,9 +17,10 @@ import {
   type ExecutorFactory,
   type RunSpec,
   type RunState,
+  type RunUser,
 } from './executor.js';
 import { OutputTail } from './output-tail.js';
-import { killProcessesOf, runEnvironment, runSandboxed, type RunUser } from './sandbox.js';
+import { killLeftoversOf, runEnvironment, runSandboxed } from './sandbox.js';
 import { insideFolder, prepareWorkingFolder, type WorkingFolder } from './working-folder.js';
 
 /** The engines a local runner knows how to run, when installed on its machine. */
@@ -184,9 +185,9 @@ export class LocalExecutor implements Executor {
               return run.tail.total <= spec.limits.maxOutputBytes;
             },
           });
-          // One run at a time per run user: whatever of it outlived its tree goes now.
-          if (this.user && this.config.managedRuns.concurrency === 1) {
-            await killProcessesOf(this.user.uid);
+          // Whatever of the command outlived its tree goes now; other runs of the user stay.
+          if (this.user) {
+            await killLeftoversOf(this.user.uid, folder.root);
           }
           switch (end.kind) {
             case 'exited':

@@ -1,12 +1,7 @@
 import { spawn } from 'node:child_process';
-import { readdirSync, readFileSync } from 'node:fs';
-import type { RunLimits } from './executor.js';
-
-/** The user a run's processes run as. */
-export interface RunUser {
-  uid: number;
-  gid: number;
-}
+import { readdirSync, readFileSync, readlinkSync } from 'node:fs';
+import type { RunLimits, RunUser } from './executor.js';
+import { isWithin } from './working-folder.js';
 
 /** One command of a run, in its working folder. */
 export interface SandboxedCommand {
@@ -60,7 +55,7 @@ export function runEnvironment(workDir: string, tmpDir: string): Record<string, 
  * `setpriv --pdeathsig TERM` has the kernel tell `timeout`, which passes the signal on to the group
  * and kills it 5 s later; `timeout`'s own limit, a little after the runner's, ends a group whose
  * runner was killed before it could. A process that leaves the tree (a daemon whose parent exited)
- * escapes it but not `killProcessesOf` after the run, nor the user's RLIMIT_NPROC: README says how
+ * escapes it but not `killLeftoversOf` after each command, nor the user's RLIMIT_NPROC: README says how
  * to isolate runners further.
  */
 export function runSandboxed(command: SandboxedCommand): Promise<SandboxEnd> {
@@ -209,16 +204,18 @@ export async function killProcessTree(root: number): Promise<void> {
 }
 
 /**
- * Kills every process of `uid`: what a run left behind outside its tree, when no other run of that
- * user can be running (one run at a time per run user). Never for uid 0.
+ * Kills what a run left behind outside its tree (a daemon whose parent exited): every process of
+ * `uid` that still carries the run's environment (a HOME inside the run's folder, runEnvironment) or
+ * works inside the run's folder. Other runs of the same user, in this runner or in a copy of it
+ * beside, are left alone. Never for uid 0.
  */
-export async function killProcessesOf(uid: number): Promise<void> {
+export async function killLeftoversOf(uid: number, folder: string): Promise<void> {
   if (uid === 0) {
     return;
   }
   for (let round = 0; round < 10; round++) {
     const pids = processTable()
-      .filter((entry) => entry.uid === uid)
+      .filter((entry) => entry.uid === uid && belongsToRun(entry.pid, folder))
       .map((entry) => entry.pid);
     if (pids.length === 0) {
       return;
@@ -226,6 +223,22 @@ export async function killProcessesOf(uid: number): Promise<void> {
     signalAll(pids, 'SIGSTOP');
     signalAll(pids, 'SIGKILL');
     await sleep(50);
+  }
+}
+
+function belongsToRun(pid: number, folder: string): boolean {
+  try {
+    // cwltool gives each tool a HOME of its own, inside the run's folder.
+    const home = readFileSync(`/proc/${pid}/environ`, 'latin1')
+      .split('\0')
+      .find((entry) => entry.startsWith('HOME='));
+    if (home !== undefined && isWithin(folder, home.slice('HOME='.length))) {
+      return true;
+    }
+    return isWithin(folder, readlinkSync(`/proc/${pid}/cwd`));
+  } catch {
+    // Gone while we read, or not ours to read.
+    return false;
   }
 }
 

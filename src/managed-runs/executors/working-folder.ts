@@ -3,7 +3,7 @@ import { chmod, chown, lstat, mkdir, readdir, realpath, rm } from 'node:fs/promi
 import { dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import { resolveInCrate, type CrateReader } from '../../crates/index.js';
-import type { RunUser } from './sandbox.js';
+import type { RunUser } from './executor.js';
 
 /** A run's folder: the crate unpacked in `crate/`, its own temporary files in `tmp/`, outputs beside. */
 export interface WorkingFolder {
