@@ -2,6 +2,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
+import { GitlabWebhooksService } from '../../src/notifications/gitlab-webhooks.service.js';
 import { FollowScheduler } from '../../src/repositories/follow/follow.scheduler.js';
 import { RefreshScheduler } from '../../src/test-monitoring/refresh.scheduler.js';
 import { GitlabFake, sampleTrace } from '../fakes/gitlab-fake.js';
@@ -325,6 +326,29 @@ describe(`GitLab CI and repositories (${testDatabase()})`, () => {
             .send('not json')
         ).status,
       ).toBe(400);
+    });
+
+    it('finds an instance given another project (PUT /instances/{uuid}) by that project', async () => {
+      const from = 'science/moved-from';
+      gitlab.addProject(from);
+      gitlab.push(from, { branch: 'main', files: crateFiles('moved', from) });
+      const uuid = await register(from);
+      const suites = await get(`/workflows/${uuid}/suites`);
+      const instance = (suites.body as { items: { instances: { uuid: string }[] }[] }).items[0].instances[0]
+        .uuid;
+      const webhooks = t.app.get(GitlabWebhooksService, { strict: false });
+      const watching = (path: string) => webhooks.instancesWatching([`${gitlab.url}/${path}`]);
+      const ids = await watching(from);
+      expect(ids).toHaveLength(1);
+
+      const moved = await t.http
+        .put(`/instances/${instance}`)
+        .set(as(alice))
+        .send({ resource: 'science/Moved-To' });
+      expect(moved.status).toBe(200);
+      expect(await watching(from)).toEqual([]);
+      // Keys are lower case: GitLab's paths are not case-sensitive.
+      expect(await watching('science/moved-to')).toEqual(ids);
     });
 
     it('registers followed tags and branches from Tag Push, Release and Push Hooks', async () => {
