@@ -1,15 +1,15 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import { Injectable, Logger, type OnModuleInit } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
-import { In, Repository } from 'typeorm';
+import { Repository } from 'typeorm';
 import { DomainError } from '../common/errors/domain-error.js';
 import { isRecord } from '../common/is-record.js';
 import { AppConfig } from '../config/app-config.js';
 import { Rechecks } from '../test-monitoring/index.js';
-import { insertMissing } from '../database/dialect.js';
 import { FollowedRepositoriesService, GITHUB_SITE, type RepositoryRefEvent } from '../repositories/index.js';
 import { RegistryEvents } from '../workflows/index.js';
 import { GithubWorkflowInstanceEntity, workflowKeyOf } from './entities/github-workflow-instance.entity.js';
+import { WatchedInstances } from './watched-instances.js';
 
 /** What a delivery of GitHub's did here. */
 export type WebhookOutcome = 'pong' | 'rechecked' | 'queued' | 'ignored';
@@ -28,49 +28,30 @@ const REF_EVENTS = new Set(['create', 'release', 'push']);
 export class GithubWebhooksService implements OnModuleInit {
   private readonly logger = new Logger(GithubWebhooksService.name);
 
+  /** The GitHub Actions instances by `owner/repo/workflow`. */
+  private readonly watched: WatchedInstances<GithubWorkflowInstanceEntity>;
+
   constructor(
     private readonly config: AppConfig,
     @InjectRepository(GithubWorkflowInstanceEntity)
-    private readonly watched: Repository<GithubWorkflowInstanceEntity>,
+    rows: Repository<GithubWorkflowInstanceEntity>,
     private readonly registry: RegistryEvents,
     private readonly rechecks: Rechecks,
     private readonly repositories: FollowedRepositoriesService,
-  ) {}
-
-  /** The instances that watch one of the `owner/repo/workflow` keys. */
-  async instancesWatching(keys: readonly string[]): Promise<number[]> {
-    if (keys.length === 0) {
-      return [];
-    }
-    const rows = await this.watched.find({
-      select: { instanceId: true },
-      where: { workflowKey: In([...keys]) },
-    });
-    return rows.map((row) => row.instanceId);
+  ) {
+    this.watched = new WatchedInstances(rows, 'workflowKey', (instance) =>
+      instance.serviceType === 'github' ? workflowKeyOf(instance.resource) : undefined,
+    );
   }
 
-  /** Keys the GitHub instances of each registration, in its transaction. */
+  /** The instances that watch one of the `owner/repo/workflow` keys. */
+  instancesWatching(keys: readonly string[]): Promise<number[]> {
+    return this.watched.watching(keys);
+  }
+
+  /** Keys the GitHub instances of each registration, and an instance given a new resource, in its transaction. */
   onModuleInit(): void {
-    this.registry.onInstancesAdded(async (tx, added) => {
-      const rows = added.flatMap((instance) => {
-        const workflowKey = instance.serviceType === 'github' ? workflowKeyOf(instance.resource) : undefined;
-        return workflowKey ? [{ instanceId: instance.instanceId, workflowKey }] : [];
-      });
-      for (let at = 0; at < rows.length; at += 200) {
-        await insertMissing(tx, GithubWorkflowInstanceEntity, rows.slice(at, at + 200));
-      }
-    });
-    // An instance added through the API comes through onInstancesAdded too; one given a new
-    // resource (PUT /instances/{uuid}) is keyed again, in the transaction that changed it.
-    this.registry.onInstanceRetargeted(async (tx, instance) => {
-      await tx.delete(GithubWorkflowInstanceEntity, { instanceId: instance.instanceId });
-      const workflowKey = instance.serviceType === 'github' ? workflowKeyOf(instance.resource) : undefined;
-      if (workflowKey) {
-        await insertMissing(tx, GithubWorkflowInstanceEntity, [
-          { instanceId: instance.instanceId, workflowKey },
-        ]);
-      }
-    });
+    this.watched.keepWith(this.registry);
   }
 
   async receive(

@@ -1,11 +1,10 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { Injectable, Logger, type OnModuleInit } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
-import { In, Repository, type EntityManager } from 'typeorm';
+import { Repository } from 'typeorm';
 import { DomainError } from '../common/errors/domain-error.js';
 import { isRecord } from '../common/is-record.js';
 import { AppConfig } from '../config/app-config.js';
-import { insertMissing } from '../database/dialect.js';
 import { FollowedRepositoriesService, type RepositoryRefEvent } from '../repositories/index.js';
 import { normalizeServiceUrl, parseGitlabResource, Rechecks } from '../test-monitoring/index.js';
 import { RegistryEvents } from '../workflows/index.js';
@@ -13,6 +12,7 @@ import {
   GitlabProjectInstanceEntity,
   PROJECT_KEY_LENGTH,
 } from './entities/gitlab-project-instance.entity.js';
+import { WatchedInstances } from './watched-instances.js';
 
 /** What a delivery of GitLab's did here. */
 export type GitlabWebhookOutcome = 'rechecked' | 'queued' | 'ignored';
@@ -49,42 +49,32 @@ export function projectKeyOf(serviceUrl: string, resource: string): string | und
 export class GitlabWebhooksService implements OnModuleInit {
   private readonly logger = new Logger(GitlabWebhooksService.name);
 
+  /** The GitLab CI instances by project key. */
+  private readonly watched: WatchedInstances<GitlabProjectInstanceEntity>;
+
   constructor(
     private readonly config: AppConfig,
     @InjectRepository(GitlabProjectInstanceEntity)
-    private readonly watched: Repository<GitlabProjectInstanceEntity>,
+    rows: Repository<GitlabProjectInstanceEntity>,
     private readonly registry: RegistryEvents,
     private readonly rechecks: Rechecks,
     private readonly repositories: FollowedRepositoriesService,
-  ) {}
+  ) {
+    this.watched = new WatchedInstances(rows, 'projectKey', (instance) =>
+      instance.serviceType === SERVICE_TYPE
+        ? projectKeyOf(instance.serviceUrl, instance.resource)
+        : undefined,
+    );
+  }
 
   /** The instances that watch one of the project keys. */
-  async instancesWatching(keys: readonly string[]): Promise<number[]> {
-    if (keys.length === 0) {
-      return [];
-    }
-    const rows = await this.watched.find({
-      select: { instanceId: true },
-      where: { projectKey: In([...keys]) },
-    });
-    return rows.map((row) => row.instanceId);
+  instancesWatching(keys: readonly string[]): Promise<number[]> {
+    return this.watched.watching(keys);
   }
 
   /** Keys the GitLab instances of each registration, and an instance given a new resource, in its transaction. */
   onModuleInit(): void {
-    this.registry.onInstancesAdded(async (tx, added) => {
-      const rows = added.flatMap((instance) => this.rowOf(instance));
-      for (let at = 0; at < rows.length; at += 200) {
-        await insertMissing(tx, GitlabProjectInstanceEntity, rows.slice(at, at + 200));
-      }
-    });
-    this.registry.onInstanceRetargeted(async (tx: EntityManager, instance) => {
-      await tx.delete(GitlabProjectInstanceEntity, { instanceId: instance.instanceId });
-      const rows = this.rowOf(instance);
-      if (rows.length > 0) {
-        await insertMissing(tx, GitlabProjectInstanceEntity, rows);
-      }
-    });
+    this.watched.keepWith(this.registry);
   }
 
   async receive(
@@ -130,14 +120,6 @@ export class GitlabWebhooksService implements OnModuleInit {
       default:
         return 'ignored';
     }
-  }
-
-  private rowOf(instance: { instanceId: number; serviceType: string; serviceUrl: string; resource: string }) {
-    const projectKey =
-      instance.serviceType === SERVICE_TYPE
-        ? projectKeyOf(instance.serviceUrl, instance.resource)
-        : undefined;
-    return projectKey ? [{ instanceId: instance.instanceId, projectKey }] : [];
   }
 }
 

@@ -2,9 +2,10 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
+import { GitlabWebhooksService } from '../../src/notifications/gitlab-webhooks.service.js';
 import { FollowScheduler } from '../../src/repositories/follow/follow.scheduler.js';
 import { RefreshScheduler } from '../../src/test-monitoring/refresh.scheduler.js';
-import { GitlabFake } from '../fakes/gitlab-fake.js';
+import { GitlabFake, sampleTrace } from '../fakes/gitlab-fake.js';
 import { createTestApp, testDatabase, type TestApp } from '../support/create-test-app.js';
 import { crateMetadata, TEST_TERMS } from '../support/registry.js';
 import { until } from '../support/until.js';
@@ -166,6 +167,63 @@ describe(`GitLab CI and repositories (${testDatabase()})`, () => {
     expect(log.text.endsWith(`line ${String(size / LINE_BYTES - 1).padStart(10, '0')}\n`)).toBe(true);
   });
 
+  it("serves the tail of gitlabhq's own runner trace as GitLab keeps it, and classes its failure", async () => {
+    const path = 'science/real-trace';
+    const trace = sampleTrace();
+    gitlab.addProject(path);
+    gitlab.push(path, { branch: 'main', files: crateFiles('real trace', path) });
+    gitlab.setPipelines(path, [
+      {
+        id: 41,
+        status: 'failed',
+        jobs: [
+          {
+            id: 4101,
+            name: 'rspec-mysql 5 20',
+            stage: 'test',
+            status: 'failed',
+            failureReason: 'script_failure',
+            trace,
+          },
+        ],
+      },
+    ]);
+    const uuid = await register(path);
+    await check();
+    const suites = await get(`/workflows/${uuid}/suites`);
+    const instance = (suites.body as { items: { instances: { uuid: string }[] }[] }).items[0].instances[0]
+      .uuid;
+
+    // The trace reports 819 examples, 0 failures and "Job succeeded": nothing in the log tells
+    // a failure, so GitLab's failure_reason is what the class rests on.
+    const builds = await get(`/instances/${instance}/latest-builds`);
+    expect((builds.body as { items: Json[] }).items[0]).toMatchObject({
+      build_id: '41',
+      status: 'failed',
+      failure: {
+        class: 'test',
+        reason: 'the job script failed',
+        evidence: ['failure_reason: script_failure'],
+      },
+    });
+
+    const log = await get(`/instances/${instance}/builds/41/logs`);
+    expect(log.status).toBe(200);
+    const tail = Buffer.from(log.text, 'utf8');
+    const whole = Buffer.from(trace, 'utf8');
+    expect(tail.length).toBeLessThanOrEqual(MAX_LOG_BYTES);
+    expect(tail.length).toBeGreaterThan(MAX_LOG_BYTES - 1024);
+    // The last bytes of the trace, from the start of a line: colours and section markers kept.
+    expect(whole.subarray(whole.length - tail.length).equals(tail)).toBe(true);
+    expect(whole[whole.length - tail.length - 1]).toBe(0x0a);
+    expect(log.text).toContain('\u001b[0Ksection_start:1522927516:upload_artifacts\n');
+    expect(
+      log.text.endsWith(
+        'section_end:1522927520:upload_artifacts\n\u001b[0K\u001b[32;1mJob succeeded\n\u001b[0;m\n',
+      ),
+    ).toBe(true);
+  });
+
   it("makes a #job= instance's builds of its jobs, classes its failure by failure_reason, and tells what changed", async () => {
     const path = 'science/matrix';
     gitlab.addProject(path);
@@ -268,6 +326,29 @@ describe(`GitLab CI and repositories (${testDatabase()})`, () => {
             .send('not json')
         ).status,
       ).toBe(400);
+    });
+
+    it('finds an instance given another project (PUT /instances/{uuid}) by that project', async () => {
+      const from = 'science/moved-from';
+      gitlab.addProject(from);
+      gitlab.push(from, { branch: 'main', files: crateFiles('moved', from) });
+      const uuid = await register(from);
+      const suites = await get(`/workflows/${uuid}/suites`);
+      const instance = (suites.body as { items: { instances: { uuid: string }[] }[] }).items[0].instances[0]
+        .uuid;
+      const webhooks = t.app.get(GitlabWebhooksService, { strict: false });
+      const watching = (path: string) => webhooks.instancesWatching([`${gitlab.url}/${path}`]);
+      const ids = await watching(from);
+      expect(ids).toHaveLength(1);
+
+      const moved = await t.http
+        .put(`/instances/${instance}`)
+        .set(as(alice))
+        .send({ resource: 'science/Moved-To' });
+      expect(moved.status).toBe(200);
+      expect(await watching(from)).toEqual([]);
+      // Keys are lower case: GitLab's paths are not case-sensitive.
+      expect(await watching('science/moved-to')).toEqual(ids);
     });
 
     it('registers followed tags and branches from Tag Push, Release and Push Hooks', async () => {

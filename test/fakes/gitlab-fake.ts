@@ -32,6 +32,16 @@ function fixture(name: string): Json {
   return JSON.parse(readFileSync(join(folder, name), 'utf8')) as Json;
 }
 
+/**
+ * gitlabhq's own runner trace (test/fixtures/gitlab/trace/sample_trace): a real job log with its
+ * ANSI colours and `section_start:`/`section_end:` markers, byte for byte, for a job's `trace`.
+ */
+export function sampleTrace(): string {
+  const nearby = fileURLToPath(new URL('../fixtures/gitlab/trace/sample_trace', import.meta.url));
+  const file = existsSync(nearby) ? nearby : join(process.cwd(), 'test/fixtures/gitlab/trace/sample_trace');
+  return readFileSync(file, 'utf8');
+}
+
 const TEMPLATES = {
   project: fixture('project.json'),
   commit: fixture('project_commit.json'),

@@ -1,9 +1,7 @@
-import { STATUS_CODES } from 'node:http';
 import { Injectable } from '@nestjs/common';
 import { DomainError } from '../../common/errors/domain-error.js';
 import { isRecord } from '../../common/is-record.js';
 import { OutboundError, readBody, sendRequest, type OutboundResponse } from '../../common/net/http-client.js';
-import { parseRateLimit } from '../../common/net/rate-limit.js';
 import { AppConfig } from '../../config/app-config.js';
 import { UpstreamUnavailable } from '../../crates/index.js';
 import {
@@ -18,6 +16,7 @@ import {
   type RepositoryRef,
   type RepositorySource,
 } from './repository-host.js';
+import { answerFailure, sendFailure, upstreamRefusal, type HostWords } from './host-failures.js';
 
 /** GitHub's repository pages: the `site` of every GitHub repository link. */
 export const GITHUB_SITE = 'https://github.com';
@@ -66,6 +65,13 @@ const RESERVED = new Set([
 /** Repository and commit answers are a few KiB. */
 const MAX_ANSWER_BYTES = 1024 * 1024;
 const REDIRECTS = new Set([301, 302, 303, 307, 308]);
+/** GitHub in failures; its 403 or 429 without a rate limit's headers is a limit or a token's reach. */
+const GITHUB: HostWords = {
+  host: 'GitHub',
+  credential: 'GITHUB_TOKEN',
+  refusal: (status, what) =>
+    `GitHub refused to answer (${status}; a rate limit, or GITHUB_TOKEN may not read ${what})`,
+};
 
 /**
  * Reads a `roc_link` on github.com: undefined for any other host (an ordinary link), the
@@ -237,7 +243,7 @@ export class GithubRepositories implements RepositoryHost {
       try {
         return { url: new URL(location, url).toString() };
       } catch {
-        throw upstream(`GitHub redirected the archive to an invalid location`);
+        throw upstreamRefusal(`GitHub redirected the archive to an invalid location`);
       }
     }
     if (response.status >= 200 && response.status < 300) {
@@ -308,7 +314,7 @@ export class GithubRepositories implements RepositoryHost {
     const body = await this.readJson(response, `the commit of '${ref}'`);
     const sha = isRecord(body) ? body.sha : undefined;
     if (typeof sha !== 'string' || !/^[0-9a-f]{40}(?:[0-9a-f]{24})?$/.test(sha)) {
-      throw upstream('GitHub answered a commit without a valid sha');
+      throw upstreamRefusal('GitHub answered a commit without a valid sha');
     }
     return sha;
   }
@@ -332,7 +338,7 @@ export class GithubRepositories implements RepositoryHost {
     } catch (error) {
       throw error instanceof OutboundError
         ? this.outbound(error)
-        : upstream(`GitHub answered ${what} with something that is not JSON`);
+        : upstreamRefusal(`GitHub answered ${what} with something that is not JSON`);
     }
   }
 
@@ -350,38 +356,12 @@ export class GithubRepositories implements RepositoryHost {
     }
   }
 
-  /** A rate limit, a 5xx and a refused token may pass (UpstreamUnavailable); other answers are about what was asked. */
   private failure(response: OutboundResponse, what: string): DomainError {
-    const { status } = response;
-    if (status === 401) {
-      return new UpstreamUnavailable('GitHub refused GITHUB_TOKEN (401 Unauthorized)');
-    }
-    const limitedUntil = parseRateLimit(status, response.headers, new Date());
-    if (limitedUntil) {
-      return new UpstreamUnavailable(
-        `GitHub limited the rate of requests (${status}) until ${limitedUntil.toISOString()}`,
-        limitedUntil,
-      );
-    }
-    if (status === 403 || status === 429) {
-      return upstream(
-        `GitHub refused to answer (${status}; a rate limit, or GITHUB_TOKEN may not read ${what})`,
-      );
-    }
-    const phrase = STATUS_CODES[status];
-    const detail = `GitHub answered ${status}${phrase ? ` ${phrase}` : ''} for ${what}`;
-    return status >= 500 ? new UpstreamUnavailable(detail) : upstream(detail);
+    return answerFailure(GITHUB, response, what);
   }
 
   private outbound(error: OutboundError): DomainError {
-    const seconds = Math.round(this.config.registry.downloadTimeoutMs / 1000);
-    if (error.reason === 'timeout') {
-      return new UpstreamUnavailable(`GitHub's API did not answer within ${seconds} s`);
-    }
-    // A refused address or redirect is the setting's fault and stays so; a network failure may pass.
-    return error.reason === 'unreachable'
-      ? new UpstreamUnavailable(`GitHub's API is unreachable (${error.message})`)
-      : upstream(`GitHub's API is unreachable (${error.message})`);
+    return sendFailure(GITHUB, error, this.config.registry.downloadTimeoutMs);
   }
 
   private authorization(): string | undefined {
@@ -392,9 +372,4 @@ export class GithubRepositories implements RepositoryHost {
   private endpoint(segments: readonly string[]): string {
     return `${this.config.registry.github.apiUrl}/${segments.map((segment) => encodeURIComponent(segment)).join('/')}`;
   }
-}
-
-/** GitHub's failures refuse the registration like an unreachable link does (API.md 2.1: 400, the detail says which). */
-function upstream(detail: string): DomainError {
-  return new DomainError('invalid_input', detail);
 }

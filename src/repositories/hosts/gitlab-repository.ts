@@ -1,9 +1,7 @@
-import { STATUS_CODES } from 'node:http';
 import { Injectable } from '@nestjs/common';
 import { DomainError } from '../../common/errors/domain-error.js';
 import { isRecord } from '../../common/is-record.js';
 import { OutboundError, readBody, sendRequest, type OutboundResponse } from '../../common/net/http-client.js';
-import { parseRateLimit } from '../../common/net/rate-limit.js';
 import { AppConfig } from '../../config/app-config.js';
 import { UpstreamUnavailable } from '../../crates/index.js';
 import { OWNER_LENGTH, REPO_LENGTH } from '../follow/entities/followed-repository.entity.js';
@@ -19,11 +17,14 @@ import {
   type RepositoryRef,
   type RepositorySource,
 } from './repository-host.js';
+import { answerFailure, sendFailure, upstreamRefusal, type HostWords } from './host-failures.js';
 
 /** gitlab.com, known without settings (API.md 18). */
 export const GITLAB_COM = 'https://gitlab.com';
 /** The `type` of GitLab's entries in TESTING_SERVICES_FILE: each is an instance whose projects are repositories. */
 const SERVICE_TYPE = 'gitlab';
+/** GitLab in failures. */
+const GITLAB: HostWords = { host: 'GitLab', credential: "the instance's token" };
 /** GitLab's listings serve at most 100 items a page. */
 const REFS_PER_PAGE = 100;
 /** Project, ref and commit answers are a few KiB. */
@@ -297,7 +298,7 @@ export class GitlabRepositories implements RepositoryHost {
     }
     const sha = isRecord(body) ? (isRecord(body.commit) ? body.commit.id : body.id) : undefined;
     if (typeof sha !== 'string' || !/^[0-9a-f]{40}(?:[0-9a-f]{24})?$/.test(sha)) {
-      throw upstream('GitLab answered a commit without a valid id');
+      throw upstreamRefusal('GitLab answered a commit without a valid id');
     }
     return sha;
   }
@@ -326,7 +327,7 @@ export class GitlabRepositories implements RepositoryHost {
     } catch (error) {
       throw error instanceof OutboundError
         ? this.outbound(error)
-        : upstream(`GitLab answered ${what} with something that is not JSON`);
+        : upstreamRefusal(`GitLab answered ${what} with something that is not JSON`);
     }
   }
 
@@ -349,32 +350,12 @@ export class GitlabRepositories implements RepositoryHost {
     }
   }
 
-  /** A rate limit, a 5xx and a refused token may pass (UpstreamUnavailable); other answers are about what was asked. */
   private failure(response: OutboundResponse, what: string): DomainError {
-    const { status } = response;
-    if (status === 401) {
-      return new UpstreamUnavailable("GitLab refused the instance's token (401 Unauthorized)");
-    }
-    const limitedUntil = parseRateLimit(status, response.headers, new Date());
-    if (limitedUntil) {
-      return new UpstreamUnavailable(
-        `GitLab limited the rate of requests (${status}) until ${limitedUntil.toISOString()}`,
-        limitedUntil,
-      );
-    }
-    const phrase = STATUS_CODES[status];
-    const detail = `GitLab answered ${status}${phrase ? ` ${phrase}` : ''} for ${what}`;
-    return status >= 500 ? new UpstreamUnavailable(detail) : upstream(detail);
+    return answerFailure(GITLAB, response, what);
   }
 
   private outbound(error: OutboundError): DomainError {
-    const seconds = Math.round(this.config.registry.downloadTimeoutMs / 1000);
-    if (error.reason === 'timeout') {
-      return new UpstreamUnavailable(`GitLab's API did not answer within ${seconds} s`);
-    }
-    return error.reason === 'unreachable'
-      ? new UpstreamUnavailable(`GitLab's API is unreachable (${error.message})`)
-      : upstream(`GitLab's API is unreachable (${error.message})`);
+    return sendFailure(GITLAB, error, this.config.registry.downloadTimeoutMs);
   }
 
   /** What would give access to a private project: the instance's token. */
@@ -401,9 +382,4 @@ function notProject(what: string): DomainError {
     'invalid_input',
     `the GitLab link ${what}: link a project as {instance}/{group}/{project}, optionally with /-/tree/{ref}`,
   );
-}
-
-/** GitLab's failures refuse the registration like an unreachable link does (API.md 2.1: 400, the detail says which). */
-function upstream(detail: string): DomainError {
-  return new DomainError('invalid_input', detail);
 }

@@ -1,8 +1,8 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { GitlabFake, type FakeGitlabJob } from '../../../test/fakes/gitlab-fake.js';
+import { GitlabFake, sampleTrace, type FakeGitlabJob } from '../../../test/fakes/gitlab-fake.js';
 import { clientConfig, clientSpec } from '../../../test/support/testing-service-spec.js';
-import { FailureClassifier } from '../failures/failure-classifier.js';
+import { cleanLine, FailureClassifier } from '../failures/failure-classifier.js';
 import { GitlabService } from './gitlab.service.js';
 
 const PATH = 'lab/ci-matrix';
@@ -157,6 +157,66 @@ describe('GitLab fields for failure classes (API.md 16)', () => {
       class: 'test',
       reason: 'the job script failed',
       evidence: ['failure_reason: script_failure'],
+    });
+  });
+});
+
+describe("gitlabhq's own runner trace (test/fixtures/gitlab/trace/sample_trace)", () => {
+  const classifier = new FailureClassifier();
+  const trace = sampleTrace();
+
+  it('is read through buildLog byte for byte: colours and section markers as GitLab keeps them', async () => {
+    fake.setPipelines(PATH, [
+      { id: 9, status: 'failed', jobs: matrix(9, { 'wf-a': { status: 'failed', trace } }) },
+    ]);
+    const result = await service.buildLog({
+      serviceUrl: fake.url,
+      resource: RESOURCE,
+      buildId: '9',
+      signal: new AbortController().signal,
+    });
+    expect(result.kind).toBe('log');
+    const chunks: Buffer[] = [];
+    for await (const chunk of result.kind === 'log' ? result.chunks : []) {
+      // Each chunk is a view of a buffer the next one reuses.
+      chunks.push(Buffer.from(chunk));
+    }
+    expect(Buffer.concat(chunks).equals(Buffer.from(trace, 'utf8'))).toBe(true);
+    expect(trace).toContain('section_start:1522927141:build_script\n');
+    expect(trace).toContain('\u001b[32;1m$ bundle --version\u001b[0;m\n');
+  });
+
+  it('holds no failure the patterns know: 819 examples, 0 failures, 92 pending, and the job succeeded', () => {
+    // The pending list opens "Failures listed here are expected"; the uploads answered 200 and 201.
+    const lines = trace.split('\n').map(cleanLine);
+    expect(lines).toContain('819 examples, 0 failures, 92 pending');
+    expect(lines).toContain('Job succeeded');
+    expect(lines).toContain('section_end:1522927520:upload_artifacts');
+    expect(classifier.classify({ fields: ['status: failed'], log: trace })).toEqual({
+      class: 'unknown',
+      reason: 'no known pattern in the CI fields or the log',
+      evidence: ['status: failed'],
+    });
+    // A script_failure on such a log: the field is all there is to go by.
+    const fields = ['status: failed', 'failure_reason: script_failure'];
+    expect(classifier.classify({ fields, log: trace })).toEqual({
+      class: 'test',
+      reason: 'the job script failed',
+      evidence: ['failure_reason: script_failure'],
+    });
+  });
+
+  it('names the failing tests when the same trace ends in failures', () => {
+    const failing = trace.replace(
+      '819 examples, 0 failures, 92 pending',
+      '819 examples, 2 failures, 92 pending',
+    );
+    expect(
+      classifier.classify({ fields: ['status: failed', 'failure_reason: script_failure'], log: failing }),
+    ).toEqual({
+      class: 'test',
+      reason: 'failing tests reported',
+      evidence: ['819 examples, 2 failures, 92 pending'],
     });
   });
 });
