@@ -419,4 +419,14 @@ describe('WES executor (GA4GH WES 1.1 loopback fake)', () => {
     expect((thrown as ConfigError).message).toMatch(message);
     expect((thrown as ConfigError).message).not.toContain('\n');
   });
+
+  it('refuses settings with several mistakes with one line for each', () => {
+    expect(() => make({ url: 'ftp://wes.example', username: 'u', timeout: 3 })).toThrow(
+      [
+        "Invalid setting EXECUTORS_FILE: executor 'cluster': type wes takes url, token, username, password, not timeout",
+        "Invalid setting EXECUTORS_FILE: executor 'cluster': 'url' must be the http(s) URL of a WES API (…/ga4gh/wes/v1)",
+        "Invalid setting EXECUTORS_FILE: executor 'cluster': 'username' and 'password' go together",
+      ].join('\n'),
+    );
+  });
 });

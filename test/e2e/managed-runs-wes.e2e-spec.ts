@@ -6,12 +6,20 @@ import type { INestApplicationContext } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { DataSource } from 'typeorm';
 import { loadConfig } from '../../src/config/app-config.js';
+import { ConfigError } from '../../src/config/config-error.js';
 import { ManagedRunEntity } from '../../src/managed-runs/entities/managed-run.entity.js';
 import { RunnerAppModule } from '../../src/managed-runs/runner/index.js';
 import { RefreshScheduler } from '../../src/test-monitoring/refresh.scheduler.js';
 import { LinkServer } from '../fakes/link-server.js';
 import { WesFake, type FakeWesRun } from '../fakes/wes-fake.js';
-import { createTestApp, testDatabase, type TestApp } from '../support/create-test-app.js';
+import {
+  baseTestEnv,
+  createTestApp,
+  createTestDatabase,
+  startApp,
+  testDatabase,
+  type TestApp,
+} from '../support/create-test-app.js';
 import { managedCrate } from '../support/managed-crates.js';
 import { until } from '../support/until.js';
 
@@ -157,4 +165,55 @@ describe(`managed test instances on a WES executor (${testDatabase()})`, () => {
     wes.setState(second.runId, 'EXECUTOR_ERROR');
     expect(await ended(instance, `m-${again.id}`)).toMatchObject({ status: 'failed' });
   }, 60_000);
+});
+
+// A bad executor stops the service and the runner alike at start-up, not the first run on it.
+describe(`EXECUTORS_FILE problems stop the start-up with one line each (${testDatabase()})`, () => {
+  const BAD = [
+    'executors:',
+    '  cluster: {type: wes, url: "ftp://wes.example", username: u}',
+    '  other: {type: wes, url: "https://wes.example/ga4gh/wes/v1?x=1", timeout: 3}',
+    '  elsewhere: {type: slurm}',
+    '',
+  ].join('\n');
+  const LINES = [
+    "Invalid setting EXECUTORS_FILE: executor 'cluster': 'url' must be the http(s) URL of a WES API (…/ga4gh/wes/v1)",
+    "Invalid setting EXECUTORS_FILE: executor 'cluster': 'username' and 'password' go together",
+    "Invalid setting EXECUTORS_FILE: executor 'other': type wes takes url, token, username, password, not timeout",
+    "Invalid setting EXECUTORS_FILE: executor 'other': 'url' must have no query, fragment or credentials (give token, or username and password)",
+    "Invalid setting EXECUTORS_FILE: executor 'elsewhere' has unknown type 'slurm' (types: local, wes)",
+  ];
+  let dataDir: string;
+  let drop: () => Promise<void>;
+  let file: { path: string; remove(): void };
+  let env: Record<string, string>;
+
+  beforeAll(async () => {
+    dataDir = mkdtempSync(join(tmpdir(), 'executors-startup-'));
+    const database = await createTestDatabase(dataDir);
+    drop = database.drop;
+    file = executorsFile(BAD);
+    env = { ...baseTestEnv(dataDir, database.url), RUNNER_USER: 'wfrunner', EXECUTORS_FILE: file.path };
+  });
+
+  afterAll(async () => {
+    await drop?.();
+    file?.remove();
+    rmSync(dataDir, { recursive: true, force: true });
+  });
+
+  it('the service refuses to start', async () => {
+    const starting = startApp(env);
+    await expect(starting).rejects.toBeInstanceOf(ConfigError);
+    await expect(starting).rejects.toThrow(LINES.join('\n'));
+  });
+
+  it('a runner refuses to start', async () => {
+    const starting = NestFactory.createApplicationContext(RunnerAppModule.register(loadConfig(env)), {
+      logger: false,
+      abortOnError: false,
+    });
+    await expect(starting).rejects.toBeInstanceOf(ConfigError);
+    await expect(starting).rejects.toThrow(LINES.join('\n'));
+  });
 });
