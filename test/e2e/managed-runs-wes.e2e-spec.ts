@@ -21,6 +21,7 @@ import {
   type TestApp,
 } from '../support/create-test-app.js';
 import { managedCrate } from '../support/managed-crates.js';
+import { startServiceProcess } from '../support/service-process.js';
 import { until } from '../support/until.js';
 
 // The address the service is reached at by others (a WES endpoint among them); never dialled here.
@@ -215,5 +216,15 @@ describe(`EXECUTORS_FILE problems stop the start-up with one line each (${testDa
     });
     await expect(starting).rejects.toBeInstanceOf(ConfigError);
     await expect(starting).rejects.toThrow(LINES.join('\n'));
+  });
+
+  // The built entry points (dist/, `npm run build` first): the lines alone, no stack, exit code 1.
+  it.each([
+    ['the built service', [process.execPath, 'dist/src/main.js']],
+    ['a built runner (npm run runner)', [process.execPath, 'dist/src/runner.js']],
+  ])('%s exits 1 printing one line per mistake', async (_name, command) => {
+    const started = await startServiceProcess(env, false, command);
+    expect(await started.exited).toBe(1);
+    expect(started.output()).toBe(`${LINES.join('\n')}\n`);
   });
 });
