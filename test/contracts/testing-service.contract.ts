@@ -297,7 +297,9 @@ export function testingServiceContract(
       it('serves the whole log in order, a build without one is none, or says it serves no logs', async () => {
         if (!subject.seedLog) {
           subject.fake.resetLog();
-          await expect(read(await subject.seed(['passed']), '1')).resolves.toMatchObject({ kind: 'unavailable' });
+          await expect(read(await subject.seed(['passed']), '1')).resolves.toMatchObject({
+            kind: 'unavailable',
+          });
           expect(subject.fake.requests).toHaveLength(0);
           return;
         }
