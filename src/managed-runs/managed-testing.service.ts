@@ -18,6 +18,7 @@ import {
   type TriggerRequest,
   type TriggerResult,
 } from '../test-monitoring/index.js';
+import { mainDescriptorUrlOf } from '../trs/index.js';
 import { RegisteredInstances } from '../workflows/index.js';
 import { buildIdOf, runIdOf } from './entities/managed-run.entity.js';
 import { ExecutorRegistry } from './executors/executor.registry.js';
@@ -157,7 +158,11 @@ export class ManagedTestingService implements TestingService {
         engine: source.engine,
         archiveSha256: source.archiveSha256,
         definitionPath: source.definitionPath,
-        workflowUrl: null,
+        // What a remote executor (wes) fetches: this service's TRS, so only at the address others reach it by.
+        workflowUrl:
+          this.config.publicBaseUrl === undefined
+            ? null
+            : (mainDescriptorUrlOf(this.config.publicBaseUrl, source) ?? null),
       },
       at ?? new Date(this.clock.nowMs()),
     );

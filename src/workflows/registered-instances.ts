@@ -1,5 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import type { EntityManager } from 'typeorm';
+import { pathInCrate, WORKFLOW_LANGUAGES, type WorkflowLanguage } from '../crates/index.js';
 import type { TestInstanceEntity } from './entities/registry.entities.js';
 import { WorkflowsRepository } from './workflows.repository.js';
 
@@ -35,6 +36,13 @@ export interface RunSource {
   definitionPath: string | null;
   /** The definition's engine as the registry stores it (2.5's `test_engine.type`: `cwltool`). */
   engine: string | null;
+  workflowUuid: string;
+  /** The version string. */
+  version: string;
+  /** The main workflow's path in the crate; undefined when the crate names none in it. */
+  mainWorkflowPath: string | undefined;
+  /** The main workflow's language; null when it is none the registry tells apart. */
+  language: WorkflowLanguage | null;
 }
 
 /** What a notification says about an instance. */
@@ -95,6 +103,10 @@ export class RegisteredInstances {
           archiveSha256: row.archive_sha256,
           definitionPath: row.definition_path,
           engine: row.engine_type,
+          workflowUuid: row.workflow_uuid,
+          version: row.version,
+          mainWorkflowPath: row.main_workflow === null ? undefined : pathInCrate(row.main_workflow),
+          language: WORKFLOW_LANGUAGES.find((language) => language === row.workflow_language) ?? null,
         }
       : undefined;
   }

@@ -256,10 +256,12 @@ export class WorkflowsRepository {
   /** What a managed run of the instance needs (RegisteredInstances.runSource); undefined when it is gone. */
   async runSource(instanceId: number): Promise<RunSourceRow | undefined> {
     const [row] = await this.dataSource.query<RunSourceRow[]>(
-      `SELECT i.uuid AS instance_uuid, v.archive_sha256, s.definition_path, s.engine_type
+      `SELECT i.uuid AS instance_uuid, v.archive_sha256, s.definition_path, s.engine_type,
+         w.uuid AS workflow_uuid, v.version, v.main_workflow, v.workflow_language
        FROM test_instances i
          JOIN test_suites s ON s.id = i.suite_id
          JOIN workflow_versions v ON v.id = s.version_id
+         JOIN workflows w ON w.id = v.workflow_id
        WHERE i.id = ?`,
       [instanceId],
     );
@@ -550,4 +552,8 @@ export interface RunSourceRow {
   archive_sha256: string;
   definition_path: string | null;
   engine_type: string | null;
+  workflow_uuid: string;
+  version: string;
+  main_workflow: string | null;
+  workflow_language: string | null;
 }

@@ -21,26 +21,42 @@ import { buildsOf, clientConfig } from '../support/testing-service-spec.js';
 /** The three kinds of build every service can be told to hold, oldest first. */
 export type ContractBuild = 'passed' | 'failed' | 'running';
 
+/** An instance as the contract asks about it: its resource, and its id where the service reads by it (managed). */
+export type ContractTarget = string | { resource: string; instanceId?: number };
+
+export interface ContractOptions {
+  /**
+   * The service keeps its builds itself (managed instances: runs in the database, run by runners)
+   * instead of asking a CI service over HTTP: no upstream to fail or rate-limit it, no credentials
+   * to start a build, and an instance's first check starts its first build.
+   */
+  ownBuilds?: boolean;
+}
+
 export interface TestingServiceContractSubject {
   readonly service: TestingService;
-  /** The loopback fake speaking the service's protocol. */
+  /** The loopback fake speaking the service's protocol (with ownBuilds: the one behind its runners). */
   readonly fake: FakeServer;
   /**
    * Gives the fake one job/repository/workflow with these builds (oldest first, numbered from 1)
    * and returns the instance `resource` that names it.
    */
-  seed(builds: readonly ContractBuild[]): string;
+  seed(builds: readonly ContractBuild[]): ContractTarget | Promise<ContractTarget>;
   /** A `resource` of the right shape that the fake does not know (a 404). */
-  readonly unknownResource: string;
+  readonly unknownResource: ContractTarget;
   /** A `resource` the client must refuse without asking the service. */
-  readonly malformedResource: string;
+  readonly malformedResource: ContractTarget;
   /** Credentials the fake takes for starting builds (and reading logs). */
   credentials(): TestingServiceCredentials;
   /**
    * Gives the fake one build with this log and returns its resource and build id; absent for a
    * service whose class serves no logs (it must say so, `unavailable`).
    */
-  readonly seedLog?: (log: string) => { resource: string; buildId: string };
+  readonly seedLog?: (
+    log: string,
+  ) =>
+    | { resource: string; instanceId?: number; buildId: string }
+    | Promise<{ resource: string; instanceId?: number; buildId: string }>;
   readonly dispose: () => Promise<void>;
 }
 
@@ -54,7 +70,14 @@ const TEST_TERMS = 'https://w3id.org/ro/terms/test#';
 export function testingServiceContract(
   label: string,
   createSubject: () => Promise<TestingServiceContractSubject>,
+  options: ContractOptions = {},
 ): void {
+  /** What only a service asking a CI over HTTP does (its trouble, its rate limits, its credentials). */
+  const remoteIt = options.ownBuilds ? it.skip : it;
+  const ownIt = options.ownBuilds ? it : it.skip;
+  const targetOf = (target: ContractTarget): { resource: string; instanceId?: number } =>
+    typeof target === 'string' ? { resource: target } : target;
+
   describe(`TestingService contract: ${label}`, () => {
     let subject: TestingServiceContractSubject;
     let service: TestingService;
@@ -69,10 +92,10 @@ export function testingServiceContract(
     });
 
     const check = (
-      resource: string,
-      extra: { etag?: string; limit?: number } = {},
+      target: ContractTarget,
+      extra: { etag?: string; limit?: number; now?: Date } = {},
     ): Promise<BuildCheckResult> =>
-      service.latestBuilds({ serviceUrl: subject.fake.url, resource, ...extra });
+      service.latestBuilds({ serviceUrl: subject.fake.url, ...targetOf(target), ...extra });
 
     it('says what it is: a type that is its crate term lower-cased without "Service", and its settings', () => {
       expect(service.type).toMatch(/^[a-z0-9-]+$/);
@@ -88,7 +111,7 @@ export function testingServiceContract(
     });
 
     it('reports the builds newest first, normalised, with unique ids and their pages', async () => {
-      const resource = subject.seed(['passed', 'failed', 'running']);
+      const resource = await subject.seed(['passed', 'failed', 'running']);
       const result = await check(resource);
       const builds = buildsOf(result);
       expect(builds.map((build) => build.status)).toEqual(['running', 'failed', 'passed']);
@@ -100,18 +123,26 @@ export function testingServiceContract(
       expect(builds[1].startedAt.getTime()).toBeGreaterThanOrEqual(builds[2].startedAt.getTime());
     });
 
-    it('reports a repository without builds as a success with none', async () => {
-      await expect(check(subject.seed([]))).resolves.toMatchObject({ kind: 'builds', builds: [] });
+    remoteIt('reports a repository without builds as a success with none', async () => {
+      await expect(check(await subject.seed([]))).resolves.toMatchObject({ kind: 'builds', builds: [] });
+    });
+
+    ownIt("starts an instance's first build at its first check, and reports it waiting", async () => {
+      const target = await subject.seed([]);
+      const builds = buildsOf(await check(target));
+      expect(builds.map((build) => build.status)).toEqual(['waiting']);
+      expectBuildShape(builds[0]);
+      expect(buildsOf(await check(target))).toHaveLength(1);
     });
 
     it('asks for no more than the limit, the newest ones', async () => {
-      const resource = subject.seed(['passed', 'failed', 'passed', 'running']);
+      const resource = await subject.seed(['passed', 'failed', 'passed', 'running']);
       const builds = buildsOf(await check(resource, { limit: 2 }));
       expect(builds.map((build) => build.status)).toEqual(['running', 'passed']);
     });
 
     it('sends the ETag back and takes "not modified" for an unchanged answer', async () => {
-      const resource = subject.seed(['passed']);
+      const resource = await subject.seed(['passed']);
       const first = await check(resource);
       expect(first.kind).toBe('builds');
       const etag = first.kind === 'builds' ? first.etag : undefined;
@@ -119,9 +150,15 @@ export function testingServiceContract(
       await expect(check(resource, { etag })).resolves.toEqual({ kind: 'not_modified' });
     });
 
-    it('fails (never rejects) for an unknown resource, a 5xx, a timeout and a reset connection', async () => {
-      await expect(check(subject.unknownResource)).resolves.toMatchObject({ kind: 'failed' });
-      const resource = subject.seed(['passed']);
+    it('fails (never rejects) for an unknown resource', async () => {
+      await expect(check(subject.unknownResource)).resolves.toMatchObject({
+        kind: 'failed',
+        reason: expect.any(String),
+      });
+    });
+
+    remoteIt('fails (never rejects) for a 5xx, a timeout and a reset connection', async () => {
+      const resource = await subject.seed(['passed']);
       for (const mode of [{ kind: 'status', status: 503 }, { kind: 'hang' }, { kind: 'reset' }] as const) {
         subject.fake.fail(mode);
         await expect(check(resource)).resolves.toMatchObject({ kind: 'failed', reason: expect.any(String) });
@@ -136,33 +173,57 @@ export function testingServiceContract(
     });
 
     describe('the web page of a resource', () => {
-      it('is an http(s) page, told without a request', () => {
-        const resource = subject.seed(['passed']);
+      remoteIt('is an http(s) page, told without a request', async () => {
+        const resource = await subject.seed(['passed']);
         subject.fake.resetLog();
-        const page = service.resourcePage({ serviceUrl: subject.fake.url, resource });
+        const page = service.resourcePage({ serviceUrl: subject.fake.url, ...targetOf(resource) });
         expect(new URL(page ?? '').protocol).toMatch(/^https?:$/);
         expect(subject.fake.requests).toHaveLength(0);
+      });
+
+      ownIt('is none: its builds are pages of this service (their logs)', async () => {
+        const resource = await subject.seed(['passed']);
+        expect(service.resourcePage({ serviceUrl: subject.fake.url, ...targetOf(resource) })).toBeUndefined();
       });
     });
 
     describe('starting a build', () => {
-      const trigger = (resource: string, credentials?: TestingServiceCredentials): Promise<TriggerResult> =>
-        service.triggerBuild({ serviceUrl: subject.fake.url, resource, credentials });
+      const trigger = (
+        target: ContractTarget,
+        credentials?: TestingServiceCredentials,
+      ): Promise<TriggerResult> =>
+        service.triggerBuild({ serviceUrl: subject.fake.url, ...targetOf(target), credentials });
 
-      it('sends nothing without credentials for the service URL, and says which setting gives them', async () => {
-        const resource = subject.seed(['passed']);
-        subject.fake.resetLog();
-        const result = await trigger(resource);
-        expect(result).toEqual({ kind: 'unavailable', reason: expect.stringContaining(subject.fake.url) });
-        expect(result.kind === 'unavailable' ? result.reason : '').toMatch(/TESTING_SERVICES_FILE/);
-        expect(subject.fake.requests).toHaveLength(0);
-        const elsewhere = { ...subject.credentials(), url: 'https://ci.elsewhere.example' };
-        await expect(trigger(resource, elsewhere)).resolves.toMatchObject({ kind: 'unavailable' });
-        expect(subject.fake.requests).toHaveLength(0);
-      });
+      ownIt(
+        'starts one without credentials (it needs none), and the next check finds it, newest',
+        async () => {
+          expect(service.settings).toEqual([]);
+          const resource = await subject.seed(['passed']);
+          const before = buildsOf(await check(resource));
+          await expect(trigger(resource)).resolves.toEqual({ kind: 'triggered', how: expect.any(String) });
+          const after = buildsOf(await check(resource));
+          expect(after).toHaveLength(before.length + 1);
+          expect(after[0].status).toBe('waiting');
+        },
+      );
+
+      remoteIt(
+        'sends nothing without credentials for the service URL, and says which setting gives them',
+        async () => {
+          const resource = await subject.seed(['passed']);
+          subject.fake.resetLog();
+          const result = await trigger(resource);
+          expect(result).toEqual({ kind: 'unavailable', reason: expect.stringContaining(subject.fake.url) });
+          expect(result.kind === 'unavailable' ? result.reason : '').toMatch(/TESTING_SERVICES_FILE/);
+          expect(subject.fake.requests).toHaveLength(0);
+          const elsewhere = { ...subject.credentials(), url: 'https://ci.elsewhere.example' };
+          await expect(trigger(resource, elsewhere)).resolves.toMatchObject({ kind: 'unavailable' });
+          expect(subject.fake.requests).toHaveLength(0);
+        },
+      );
 
       it('starts one with credentials, and the next check finds it, newest', async () => {
-        const resource = subject.seed(['passed', 'failed']);
+        const resource = await subject.seed(['passed', 'failed']);
         const before = buildsOf(await check(resource));
         const result = await trigger(resource, subject.credentials());
         expect(result).toEqual({ kind: 'triggered', how: expect.any(String) });
@@ -173,11 +234,11 @@ export function testingServiceContract(
       });
 
       it('starts one for a periodic re-run of the latest build (a re-run or a fresh build), and the next check finds it', async () => {
-        const resource = subject.seed(['passed', 'failed']);
+        const resource = await subject.seed(['passed', 'failed']);
         const before = buildsOf(await check(resource));
         const result = await service.triggerBuild({
           serviceUrl: subject.fake.url,
-          resource,
+          ...targetOf(resource),
           credentials: subject.credentials(),
           latestBuildId: before[0].buildId,
           rerun: true,
@@ -196,35 +257,38 @@ export function testingServiceContract(
         expect(subject.fake.requests).toHaveLength(0);
       });
 
-      it('answers upstream trouble as values: a 5xx refused, a hang a timeout, a 429 a pause', async () => {
-        const resource = subject.seed(['passed']);
-        subject.fake.fail({ kind: 'status', status: 503 });
-        await expect(trigger(resource, subject.credentials())).resolves.toMatchObject({
-          kind: 'refused',
-          reason: expect.stringMatching(/503/),
-        });
-        subject.fake.heal();
-        subject.fake.fail({ kind: 'hang' });
-        await expect(trigger(resource, subject.credentials())).resolves.toMatchObject({ kind: 'timeout' });
-        subject.fake.heal();
-        subject.fake.limitRate({ status: 429, retryAfterSeconds: 60 });
-        const now = new Date();
-        await expect(
-          service.triggerBuild({
-            serviceUrl: subject.fake.url,
-            resource,
-            credentials: subject.credentials(),
-            now,
-          }),
-        ).resolves.toMatchObject({ kind: 'rate_limited', until: new Date(now.getTime() + 60_000) });
-      });
+      remoteIt(
+        'answers upstream trouble as values: a 5xx refused, a hang a timeout, a 429 a pause',
+        async () => {
+          const resource = await subject.seed(['passed']);
+          subject.fake.fail({ kind: 'status', status: 503 });
+          await expect(trigger(resource, subject.credentials())).resolves.toMatchObject({
+            kind: 'refused',
+            reason: expect.stringMatching(/503/),
+          });
+          subject.fake.heal();
+          subject.fake.fail({ kind: 'hang' });
+          await expect(trigger(resource, subject.credentials())).resolves.toMatchObject({ kind: 'timeout' });
+          subject.fake.heal();
+          subject.fake.limitRate({ status: 429, retryAfterSeconds: 60 });
+          const now = new Date();
+          await expect(
+            service.triggerBuild({
+              serviceUrl: subject.fake.url,
+              ...targetOf(resource),
+              credentials: subject.credentials(),
+              now,
+            }),
+          ).resolves.toMatchObject({ kind: 'rate_limited', until: new Date(now.getTime() + 60_000) });
+        },
+      );
     });
 
     describe('reading a build log', () => {
-      const read = (resource: string, buildId: string, signal = new AbortController().signal) =>
+      const read = (target: ContractTarget, buildId: string, signal = new AbortController().signal) =>
         service.buildLog({
           serviceUrl: subject.fake.url,
-          resource,
+          ...targetOf(target),
           buildId,
           credentials: subject.credentials(),
           signal,
@@ -233,25 +297,27 @@ export function testingServiceContract(
       it('serves the whole log in order, a build without one is none, or says it serves no logs', async () => {
         if (!subject.seedLog) {
           subject.fake.resetLog();
-          await expect(read(subject.seed(['passed']), '1')).resolves.toMatchObject({ kind: 'unavailable' });
+          await expect(read(await subject.seed(['passed']), '1')).resolves.toMatchObject({
+            kind: 'unavailable',
+          });
           expect(subject.fake.requests).toHaveLength(0);
           return;
         }
         const text = Array.from({ length: 2000 }, (_, line) => `line ${line}: ${'x'.repeat(line % 70)}`).join(
           '\n',
         );
-        const { resource, buildId } = subject.seedLog(text);
+        const { buildId, ...resource } = await subject.seedLog(text);
         const result = await read(resource, buildId);
         expect(result).toMatchObject({ kind: 'log', contentType: expect.stringMatching(/^text\/plain/) });
         expect((await whole(result)).toString('utf8')).toBe(text);
         await expect(read(resource, '987654')).resolves.toMatchObject({ kind: 'none' });
       });
 
-      it('answers upstream trouble as values, and a log broken off as a LogStreamError', async () => {
+      remoteIt('answers upstream trouble as values, and a log broken off as a LogStreamError', async () => {
         if (!subject.seedLog) {
           return;
         }
-        const { resource, buildId } = subject.seedLog('a log\n');
+        const { buildId, ...resource } = await subject.seedLog('a log\n');
         subject.fake.fail({ kind: 'status', status: 500 });
         await expect(read(resource, buildId)).resolves.toMatchObject({ kind: 'refused' });
         subject.fake.heal();
@@ -269,11 +335,11 @@ export function testingServiceContract(
       });
     });
 
-    it('pauses on a 429 until its Retry-After', async () => {
-      const resource = subject.seed(['passed']);
+    remoteIt('pauses on a 429 until its Retry-After', async () => {
+      const resource = await subject.seed(['passed']);
       subject.fake.limitRate({ status: 429, retryAfterSeconds: 60 });
       const now = new Date();
-      const result = await service.latestBuilds({ serviceUrl: subject.fake.url, resource, now });
+      const result = await check(resource, { now });
       expect(result).toEqual({ kind: 'rate_limited', until: new Date(now.getTime() + 60_000) });
     });
   });

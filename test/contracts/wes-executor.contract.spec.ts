@@ -14,8 +14,10 @@ import { wesReplyValidator } from '../support/wes.js';
 import { writeZip } from '../support/zip-builder.js';
 
 const TOKEN = 'wes-secret-token-123';
-const WORKFLOW_URL =
-  'https://registry.example/ga4gh/trs/v2/tools/0d5e1d5a-2c44-4a5e-9a3b-2f3f8c1d9e10/versions/1.0/CWL/descriptor';
+/** The main workflow as the registry's TRS serves it bare (mainDescriptorUrlOf). */
+const TRS_VERSION =
+  'https://registry.example/ga4gh/trs/v2/tools/0d5e1d5a-2c44-4a5e-9a3b-2f3f8c1d9e10/versions/1.0';
+const WORKFLOW_URL = `${TRS_VERSION}/PLAIN_CWL/descriptor/workflow.cwl`;
 
 /** cwltest files of the crate of test/support/trs.ts (main workflow `workflow.cwl`, tool `tools/say.cwl`). */
 const DEFINITIONS: Record<string, string> = {
@@ -166,7 +168,7 @@ describe('WES executor (GA4GH WES 1.1 loopback fake)', () => {
     const handle = await executor.submit(spec({ definitionPath: 'checks/two.yml' }));
     const [first, second] = runsOf(handle);
     expect(handle).toMatch(/^[^ ]+ x:[^ ]+$/);
-    expect(WesFake.field(second, 'workflow_url')).toBe(`${WORKFLOW_URL}/tools/say.cwl`);
+    expect(WesFake.field(second, 'workflow_url')).toBe(`${TRS_VERSION}/PLAIN_CWL/descriptor/tools/say.cwl`);
     expect(JSON.parse(WesFake.field(second, 'workflow_params') ?? '')).toEqual({ message: 'bye' });
     fake.setState(first.runId, 'COMPLETE');
     await expect(executor.poll(handle)).resolves.toEqual({ state: 'running' });
@@ -416,5 +418,15 @@ describe('WES executor (GA4GH WES 1.1 loopback fake)', () => {
     expect((thrown as ConfigError).message).toMatch(/^Invalid setting EXECUTORS_FILE: executor 'cluster': /);
     expect((thrown as ConfigError).message).toMatch(message);
     expect((thrown as ConfigError).message).not.toContain('\n');
+  });
+
+  it('refuses settings with several mistakes with one line for each', () => {
+    expect(() => make({ url: 'ftp://wes.example', username: 'u', timeout: 3 })).toThrow(
+      [
+        "Invalid setting EXECUTORS_FILE: executor 'cluster': type wes takes url, token, username, password, not timeout",
+        "Invalid setting EXECUTORS_FILE: executor 'cluster': 'url' must be the http(s) URL of a WES API (…/ga4gh/wes/v1)",
+        "Invalid setting EXECUTORS_FILE: executor 'cluster': 'username' and 'password' go together",
+      ].join('\n'),
+    );
   });
 });

@@ -13,7 +13,7 @@ import {
   unindexedForeignKeys,
 } from '../support/query-plans.js';
 import { FIXTURE_CRATES } from '../support/registry.js';
-import { seedMachines, seededUuid, seedWorkflows } from '../support/registry-seed.mjs';
+import { seedMachines, seedManagedRuns, seededUuid, seedWorkflows } from '../support/registry-seed.mjs';
 import { LIST_BATCH } from '../../src/workflows/workflow-lists.service.js';
 
 /**
@@ -23,6 +23,10 @@ import { LIST_BATCH } from '../../src/workflows/workflow-lists.service.js';
 const SEEDED = 2 * LIST_BATCH + 123;
 /** Starts of nodes recorded (area C), most of them long stopped. */
 const SEEDED_STARTS = 3000;
+/** Managed runs (API.md 17) of the first instances, nearly all long finished. */
+const SEEDED_RUNS = 3000;
+/** Of them, queued and due: more than the claims of the hot reads take. */
+const QUEUED_RUNS = 60;
 /** A workflow in the middle, neither first nor last by any order. */
 const READ = 217;
 
@@ -56,6 +60,13 @@ describe(`the registry at scale: indexes, query plans, the whole list (${testDat
     );
     await dataSource.transaction((tx) =>
       seedMachines((sql, params) => tx.query(sql, params), { count: SEEDED_STARTS }),
+    );
+    await dataSource.transaction((tx) =>
+      seedManagedRuns((sql, params) => tx.query(sql, params), {
+        count: SEEDED_RUNS,
+        instances: 50,
+        queued: QUEUED_RUNS,
+      }),
     );
     if (testDatabase() === 'mariadb') {
       // Statistics as a server that has seen the rows would have them.

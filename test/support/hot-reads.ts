@@ -13,6 +13,7 @@ import { VersionStatuses } from '../../src/test-monitoring/version-statuses.js';
 import type { AuthUser } from '../../src/auth/auth-user.js';
 import { AddressesRepository } from '../../src/orchestration/addresses.repository.js';
 import { JobsRepository } from '../../src/orchestration/jobs.repository.js';
+import { ManagedRunsRepository } from '../../src/managed-runs/managed-runs.repository.js';
 import { QuotasService } from '../../src/orchestration/quotas.service.js';
 import { RegistriesRepository } from '../../src/registries/registries.repository.js';
 import { WorkflowsRepository } from '../../src/workflows/workflows.repository.js';
@@ -35,6 +36,30 @@ export interface HotRead {
 const workflow = (index: number): string => seededUuid('workflow', index);
 
 export const HOT_READS: HotRead[] = [
+  {
+    // API.md 17: a managed instance's check (its latest runs), one of its runs (its log) and a cancel.
+    name: "a managed instance's runs: its latest ones, one of them, a cancel of one it lacks",
+    run: async (t) => {
+      const runs = t.app.get(ManagedRunsRepository, { strict: false });
+      const [row] = await t.app
+        .get(DataSource)
+        .query<{ id: number | string }[]>('SELECT id FROM test_instances WHERE uuid = ?', [
+          seededUuid('instance', 7),
+        ]);
+      const latest = await runs.latestOf(Number(row.id), 10);
+      await runs.findOf(Number(row.id), latest[0].id);
+      await runs.requestCancel(Number(row.id), 2_000_000_000, new Date());
+    },
+  },
+  {
+    // Runners' claim of due runs (claimDueRows on due_at), and the API's watch of changed ones.
+    name: 'runners claiming due managed runs, and the watch of changed ones',
+    run: async (t) => {
+      const runs = t.app.get(ManagedRunsRepository, { strict: false });
+      expect(await runs.claimDue(new Date(), 'plan-runner', 5, 60_000)).toHaveLength(5);
+      await runs.changedSince(new Date(Date.now() - 30_000));
+    },
+  },
   { name: 'list page', path: () => '/users/current/workflows?limit=20' },
   { name: 'list page further on', path: () => '/users/current/workflows?limit=20&offset=40' },
   { name: 'list page without status', path: () => '/users/current/workflows?limit=20&status=false' },

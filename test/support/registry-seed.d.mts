@@ -19,3 +19,7 @@ export function seedWorkflows(
 ): Promise<void>;
 export const SEEDED_MACHINES_OWNER: number;
 export function seedMachines(exec: Exec, options: { count: number; now?: Date }): Promise<void>;
+export function seedManagedRuns(
+  exec: Exec,
+  options: { count: number; instances: number; queued: number; now?: Date },
+): Promise<void>;

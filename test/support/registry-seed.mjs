@@ -324,3 +324,58 @@ export async function seedMachines(exec, { count, now = new Date() }) {
   }
   await insertRows(exec, 'dummy_key_pairs', ['cloud', 'name', 'fingerprint', 'public_key'], keys);
 }
+
+/**
+ * Seeds the managed runs years of use would leave (API.md 17) on the first `instances` instances
+ * (by id): `count` runs, nearly all long finished (no longer due), and `queued` of them queued
+ * and due now, some held by a runner's claim.
+ */
+export async function seedManagedRuns(exec, { count, instances, queued, now = new Date() }) {
+  const ids = (await exec(`SELECT id FROM test_instances ORDER BY id LIMIT ${Number(instances)}`, [])).map(
+    (row) => Number(row.id),
+  );
+  const hour = 3600_000;
+  const runs = [];
+  for (let i = 0; i < count; i++) {
+    const open = i >= count - queued;
+    const at = new Date(now.getTime() - (count - i) * hour);
+    const claimed = open && i % 3 === 0;
+    runs.push([
+      ids[i % ids.length],
+      i % 10 === 0 ? 'cluster' : 'local',
+      'cwltool',
+      'f'.repeat(64),
+      'tests/test.cwltest.yml',
+      open ? 'queued' : i % 4 === 0 ? 'failed' : 'passed',
+      datetime(at),
+      open ? null : datetime(new Date(at.getTime() + 60_000)),
+      open ? null : datetime(new Date(at.getTime() + 600_000)),
+      datetime(open ? at : new Date(at.getTime() + 600_000)),
+      open ? datetime(at) : null,
+      claimed ? 'plan-runner#1' : null,
+      claimed ? datetime(new Date(now.getTime() + hour)) : null,
+      open ? 0 : 1,
+    ]);
+  }
+  await insertRows(
+    exec,
+    'managed_runs',
+    [
+      'instance_id',
+      'executor',
+      'engine',
+      'archive_sha256',
+      'definition_path',
+      'status',
+      'queued_at',
+      'started_at',
+      'finished_at',
+      'changed_at',
+      'due_at',
+      'claim_owner',
+      'claim_until',
+      'attempts',
+    ],
+    runs,
+  );
+}

@@ -5,9 +5,11 @@ import { DEFAULT_EXECUTOR, type ExecutorSettings } from '../../config/executors-
 import { EXECUTOR_FACTORIES, type Executor, type ExecutorFactory } from './executor.js';
 
 /**
- * The executors of EXECUTORS_FILE (STYLE.md 6, as clouds are): their types are checked against the
- * registered factories at start-up, in the API (which only names them) and in runners alike; an
- * executor object is made the first time a runner asks for it.
+ * The executors of EXECUTORS_FILE (STYLE.md 6, as clouds are): their types and settings are
+ * checked by the registered factories at start-up, in the API (which only names them) and in
+ * runners alike, every mistake a line of the one ConfigError that stops start-up; an executor
+ * object is made the first time a runner asks for it (a `local` one needs RUNNER_USER, which the
+ * API's copies do not).
  */
 @Injectable()
 export class ExecutorRegistry {
@@ -22,14 +24,20 @@ export class ExecutorRegistry {
     for (const factory of factories) {
       this.factories.set(factory.type, factory);
     }
+    const problems: string[] = [];
     for (const executor of config.managedRuns.executors) {
-      if (!this.factories.has(executor.type)) {
-        throw new ConfigError(
-          'EXECUTORS_FILE',
+      const factory = this.factories.get(executor.type);
+      if (!factory) {
+        problems.push(
           `executor '${executor.name}' has unknown type '${executor.type}' (types: ${[...this.factories.keys()].join(', ')})`,
         );
+        continue;
       }
+      problems.push(...factory.problemsOf(executor));
       this.settings.set(executor.name, executor);
+    }
+    if (problems.length > 0) {
+      throw new ConfigError('EXECUTORS_FILE', problems);
     }
   }
 

@@ -98,7 +98,13 @@ export interface Executor {
 export interface ExecutorFactory {
   /** The `type:` of an executor in EXECUTORS_FILE. */
   readonly type: string;
-  /** Throws ConfigError('EXECUTORS_FILE', …) for settings the type does not take. */
+  /**
+   * Each mistake in an executor's settings, one line each naming the executor (none: they are
+   * good). Asked at start-up, in the API's copies and in runners alike, so that a bad setting
+   * stops start-up instead of the first run on that executor.
+   */
+  problemsOf(settings: ExecutorSettings): string[];
+  /** Throws ConfigError('EXECUTORS_FILE', …) for settings the type does not take (problemsOf). */
   create(settings: ExecutorSettings, config: AppConfig): Executor;
 }
 

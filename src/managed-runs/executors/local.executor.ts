@@ -244,13 +244,17 @@ export class LocalExecutorFactory implements ExecutorFactory {
 
   constructor(private readonly reader: CrateReader) {}
 
-  create(settings: ExecutorSettings, config: AppConfig): Executor {
+  problemsOf(settings: ExecutorSettings): string[] {
     const extra = Object.keys(settings.options);
-    if (extra.length > 0) {
-      throw new ConfigError(
-        'EXECUTORS_FILE',
-        `executor '${settings.name}': type local takes no settings (${extra.join(', ')})`,
-      );
+    return extra.length > 0
+      ? [`executor '${settings.name}': type local takes no settings (${extra.join(', ')})`]
+      : [];
+  }
+
+  create(settings: ExecutorSettings, config: AppConfig): Executor {
+    const problems = this.problemsOf(settings);
+    if (problems.length > 0) {
+      throw new ConfigError('EXECUTORS_FILE', problems);
     }
     return new LocalExecutor(settings.name, config, this.reader);
   }

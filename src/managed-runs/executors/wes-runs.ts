@@ -56,7 +56,9 @@ export async function planWesRuns(
   maxUncompressedBytes: number,
 ): Promise<WesPlan> {
   if (spec.workflowUrl === null) {
-    return refused("the version's main workflow has no TRS descriptor URL for the WES endpoint to fetch");
+    return refused(
+      "the version's main workflow has no TRS descriptor URL for the WES endpoint to fetch (PUBLIC_BASE_URL is not set, or the crate names no main workflow in a language TRS serves)",
+    );
   }
   const workflowUrl = spec.workflowUrl;
   if (spec.engine === 'snakemake' || spec.engine === 'nextflow') {
@@ -149,8 +151,10 @@ export async function planWesRuns(
 }
 
 /**
- * The TRS URL of `path`: the main workflow's own, or its descriptor's `relative_path` for a file in
- * the main workflow's folder (API.md 10.2); undefined for a file TRS does not serve that way.
+ * The TRS URL of `path`: the main workflow's own, or, for a file in the main workflow's folder, its
+ * path from there resolved against the main workflow's URL (`…/PLAIN_CWL/descriptor/main.cwl`
+ * gives `…/descriptor/tools/x.cwl`: the descriptor's `relative_path`, API.md 10.2); undefined for
+ * a file TRS does not serve that way.
  */
 function descriptorUrl(workflowUrl: string, mainPath: string, path: string): string | undefined {
   if (path === mainPath) {
@@ -161,7 +165,7 @@ function descriptorUrl(workflowUrl: string, mainPath: string, path: string): str
     return undefined;
   }
   const relative = folder === '' ? path : path.slice(folder.length + 1);
-  return `${workflowUrl.replace(/\/+$/, '')}/${relative.split('/').map(encodeURIComponent).join('/')}`;
+  return new URL(relative.split('/').map(encodeURIComponent).join('/'), workflowUrl).href;
 }
 
 /** A test's job: a file (its parameters and folder), an inline mapping (the definition's folder), or none. */

@@ -415,49 +415,30 @@ export class WesExecutorFactory implements ExecutorFactory {
 
   constructor(private readonly reader: CrateReader) {}
 
+  problemsOf(settings: ExecutorSettings): string[] {
+    return wesSettingsProblems(settings.options).map((problem) => `executor '${settings.name}': ${problem}`);
+  }
+
   create(settings: ExecutorSettings, config: AppConfig): Executor {
-    const where = `executor '${settings.name}'`;
-    const fail = (message: string): never => {
-      throw new ConfigError('EXECUTORS_FILE', `${where}: ${message}`);
-    };
-    const { url, token, username, password } = settings.options;
-    const extra = Object.keys(settings.options).filter((key) => !SETTINGS.includes(key));
-    if (extra.length > 0) {
-      fail(`type wes takes ${SETTINGS.join(', ')}, not ${extra.join(', ')}`);
+    const problems = this.problemsOf(settings);
+    if (problems.length > 0) {
+      throw new ConfigError('EXECUTORS_FILE', problems);
     }
-    if (typeof url !== 'string' || !/^https?:\/\/[^/]/.test(url)) {
-      return fail("'url' must be the http(s) URL of a WES API (…/ga4gh/wes/v1)");
-    }
-    let base: URL;
-    try {
-      base = new URL(url);
-    } catch {
-      return fail(`'url' is not a valid URL`);
-    }
-    if (base.search !== '' || base.hash !== '' || base.username !== '' || base.password !== '') {
-      fail("'url' must have no query, fragment or credentials (give token, or username and password)");
-    }
-    for (const [key, value] of Object.entries({ token, username, password })) {
-      if (value !== undefined && (typeof value !== 'string' || value === '')) {
-        fail(`'${key}' must be a non-empty string`);
-      }
-    }
-    if (token !== undefined && (username !== undefined || password !== undefined)) {
-      fail("give either 'token' or 'username' and 'password', not both");
-    }
-    if ((username === undefined) !== (password === undefined)) {
-      fail("'username' and 'password' go together");
-    }
+    // Strings by now (problemsOf).
+    const [url, token, username, password] = SETTINGS.map((key) => {
+      const value = settings.options[key];
+      return typeof value === 'string' ? value : undefined;
+    });
     const authorization =
-      typeof token === 'string'
+      token !== undefined
         ? `Bearer ${token}`
-        : typeof username === 'string' && typeof password === 'string'
+        : username !== undefined && password !== undefined
           ? `Basic ${Buffer.from(`${username}:${password}`).toString('base64')}`
           : undefined;
     return new WesExecutor(
       settings.name,
       {
-        url: url.replace(/\/+$/, ''),
+        url: (url ?? '').replace(/\/+$/, ''),
         authorization,
         timeoutMs: config.monitoring.upstreamTimeoutMs,
         allowPrivateLinks: config.registry.allowPrivateNetworkLinks,
@@ -466,4 +447,41 @@ export class WesExecutorFactory implements ExecutorFactory {
       this.reader,
     );
   }
+}
+
+/** Each mistake of a `wes` executor's settings, one line each; none for settings it can be made of. */
+function wesSettingsProblems(options: Readonly<Record<string, unknown>>): string[] {
+  const problems: string[] = [];
+  const { url, token, username, password } = options;
+  const extra = Object.keys(options).filter((key) => !SETTINGS.includes(key));
+  if (extra.length > 0) {
+    problems.push(`type wes takes ${SETTINGS.join(', ')}, not ${extra.join(', ')}`);
+  }
+  if (typeof url !== 'string' || !/^https?:\/\/[^/]/.test(url)) {
+    problems.push("'url' must be the http(s) URL of a WES API (…/ga4gh/wes/v1)");
+  } else {
+    let base: URL | undefined;
+    try {
+      base = new URL(url);
+    } catch {
+      problems.push("'url' is not a valid URL");
+    }
+    if (base && (base.search !== '' || base.hash !== '' || base.username !== '' || base.password !== '')) {
+      problems.push(
+        "'url' must have no query, fragment or credentials (give token, or username and password)",
+      );
+    }
+  }
+  for (const [key, value] of Object.entries({ token, username, password })) {
+    if (value !== undefined && (typeof value !== 'string' || value === '')) {
+      problems.push(`'${key}' must be a non-empty string`);
+    }
+  }
+  if (token !== undefined && (username !== undefined || password !== undefined)) {
+    problems.push("give either 'token' or 'username' and 'password', not both");
+  }
+  if ((username === undefined) !== (password === undefined)) {
+    problems.push("'username' and 'password' go together");
+  }
+  return problems;
 }

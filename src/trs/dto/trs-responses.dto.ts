@@ -241,12 +241,25 @@ export function toServiceInfoResponse(root: TrsRoot, version: string): TrsServic
   };
 }
 
-export function toolUrlOf(root: TrsRoot, id: string): string {
+export function toolUrlOf(root: Pick<TrsRoot, 'url'>, id: string): string {
   return `${root.url}/tools/${encodeURIComponent(id)}`;
 }
 
-function versionUrlOf(root: TrsRoot, id: string, version: string): string {
+function versionUrlOf(root: Pick<TrsRoot, 'url'>, id: string, version: string): string {
   return `${toolUrlOf(root, id)}/versions/${encodeURIComponent(version)}`;
+}
+
+/**
+ * Where a version's file is served bare (`PLAIN_{type}/descriptor/{path}`, API.md 10.2): the `url`
+ * of its file wrapper, and what a WES endpoint fetches (API.md 17).
+ */
+export function plainDescriptorUrlOf(
+  root: Pick<TrsRoot, 'url'>,
+  id: string,
+  version: string,
+  file: { language: WorkflowLanguage; urlPath: string },
+): string {
+  return `${versionUrlOf(root, id, version)}/PLAIN_${file.language}/descriptor/${toolPathInUrl(file.urlPath)}`;
 }
 
 export function toToolVersionResponse(
@@ -292,7 +305,7 @@ export function toFileWrapperResponse(
 ): TrsFileWrapperDto {
   const wrapper: TrsFileWrapperDto = {
     checksum: [{ checksum: file.sha256, type: 'sha-256' }],
-    url: `${versionUrlOf(root, id, version)}/PLAIN_${file.language}/descriptor/${toolPathInUrl(file.urlPath)}`,
+    url: plainDescriptorUrlOf(root, id, version, file),
   };
   if (file.content !== undefined) {
     wrapper.content = file.content;
