@@ -161,6 +161,11 @@ describe('managed runs: two runner processes on one MariaDB', () => {
       );
       const lost = rows.filter((row) => row.dueAt !== null || !endings.has(row.id));
       const notPassed = rows.filter((row) => row.dueAt === null && row.status !== 'passed');
+      // The first runs found every slot free: their latency is the pickup itself (the tick, the claim, the start).
+      const idle = rows
+        .filter((row) => row.id < ids[0] + RUNNERS * CONCURRENCY && row.startedAt !== null)
+        .map((row) => (row.startedAt!.getTime() - row.queuedAt.getTime()) / 1000)
+        .sort((a, b) => a - b);
       const latencies = rows
         .filter((row) => row.startedAt !== null)
         .map((row) => (row.startedAt!.getTime() - row.queuedAt.getTime()) / 1000)
@@ -172,6 +177,7 @@ describe('managed runs: two runner processes on one MariaDB', () => {
           `  wall time            ${seconds.toFixed(1)} s (queued at once → last run ended)`,
           `  runs per second      ${(RUNS / seconds).toFixed(2)}`,
           `  claim latency        p50 ${percentile(latencies, 50)} s, p95 ${percentile(latencies, 95)} s, max ${latencies.at(-1)} s (queued → started, 1 s resolution)`,
+          `  idle claim latency   ${idle.join(' s, ')} s (the first ${RUNNERS * CONCURRENCY} runs, every slot free)`,
           `  runs per runner      ${ended.map((list) => list.length).join(' / ')}`,
           `  ended not passed     ${notPassed.length}${notPassed.length > 0 ? ` (${[...new Set(notPassed.map((row) => row.reason))].join('; ')})` : ''}`,
           `  duplicates           ${duplicates.size} (started twice or recorded twice); 'not recorded' lines ${notRecorded}`,
