@@ -357,6 +357,47 @@ describe(`the authorization server (${testDatabase()})`, () => {
       expect(refreshed.body.error).toBe('invalid_grant');
     });
 
+    it("reads the person's own /users/current routes within user.profile and user.workflow.read, and writes none of them", async () => {
+      const client = await register(alice);
+      const profile = (await tokensFor(alice, client, 'user.profile')).access_token;
+      const me = await api('/users/current', profile);
+      expect(me.status).toBe(200);
+      expect(await me.json()).toEqual({ id: expect.any(Number), username: 'alice', roles: ['user'] });
+      expect((await api('/users/current/notifications', profile)).status).toBe(200);
+      const noList = await api('/users/current/workflows', profile);
+      expect(noList.status).toBe(403);
+      expect(noList.headers.get('www-authenticate')).toBe(
+        'Bearer error="insufficient_scope", scope="user.workflow.read"',
+      );
+      const lists = (await tokensFor(alice, client, 'user.workflow.read')).access_token;
+      const mine = await api('/users/current/workflows', lists);
+      expect(mine.status).toBe(200);
+      expect(((await mine.json()) as { items: { uuid: string }[] }).items.map((item) => item.uuid)).toContain(
+        privateWorkflow,
+      );
+      expect((await api('/users/current/subscriptions', lists)).status).toBe(200);
+      const noProfile = await api('/users/current', lists);
+      expect(noProfile.status).toBe(403);
+      expect(noProfile.headers.get('content-type')).toMatch(/^application\/problem\+json/);
+      expect(noProfile.headers.get('www-authenticate')).toBe(
+        'Bearer error="insufficient_scope", scope="user.profile"',
+      );
+      // Writes: LifeMonitor's user.workflow.write is no scope a person grants here, so registering stays the account's.
+      const everything = (await tokensFor(alice, client)).access_token;
+      const register_ = await fetch(`${base}/users/current/workflows`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${everything}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ roc_link: 'http://127.0.0.1:9/x.zip', version: '9' }),
+      });
+      expect(register_.status).toBe(403);
+      const markRead = await fetch(`${base}/users/current/notifications`, {
+        method: 'PUT',
+        headers: { authorization: `Bearer ${everything}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ items: [] }),
+      });
+      expect(markRead.status).toBe(403);
+    });
+
     it("acts as the person who approved: another person's token does not see Alice's private workflow", async () => {
       const client = await register(alice);
       const tokens = await tokensFor(bob, client, 'workflow.read');
