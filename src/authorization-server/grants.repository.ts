@@ -3,6 +3,8 @@ import { InjectDataSource, InjectRepository } from '@nestjs/typeorm';
 import { DataSource, IsNull, LessThan, Repository, type EntityManager } from 'typeorm';
 import { isForeignKeyViolation } from '../common/errors/unique-violation.js';
 import { findOneJoined } from '../database/find-one-joined.js';
+import { rawDate } from '../database/raw-date.js';
+import { OAuthClientEntity } from './entities/oauth-client.entity.js';
 import { OAuthGrantEntity } from './entities/oauth-grant.entity.js';
 import { OAuthTokenEntity, type OAuthTokenKind } from './entities/oauth-token.entity.js';
 
@@ -22,6 +24,15 @@ export interface NewToken {
   tokenHash: string;
   scopes: string;
   expiresAt: Date;
+}
+
+/** One approval a person gave, with its application and when tokens were last issued from it. */
+export interface Approval {
+  clientId: string;
+  clientName: string;
+  scopes: string;
+  grantedAt: Date;
+  lastUsedAt: Date | null;
 }
 
 /** The SQL of grants (authorization codes and the token families issued from them) and their tokens. */
@@ -94,6 +105,49 @@ export class GrantsRepository {
     // Outside the transaction: the clean-up's locks are not held while others rotate.
     await this.dropExpired(now);
     return rotated;
+  }
+
+  /**
+   * The user's approvals still in force at `now` (a code not yet exchanged included), one per grant,
+   * with their application: by the user's index, each grant's tokens by theirs.
+   */
+  async approvalsOf(userId: number, now: Date): Promise<Approval[]> {
+    const rows = await this.grants
+      .createQueryBuilder('g')
+      .innerJoin(OAuthClientEntity, 'c', 'c.id = g.oauth_client_id')
+      .leftJoin(OAuthTokenEntity, 't', 't.grant_id = g.id')
+      .select('c.client_id', 'clientId')
+      .addSelect('c.name', 'clientName')
+      .addSelect('g.scopes', 'scopes')
+      .addSelect('g.created_at', 'grantedAt')
+      .addSelect('MAX(t.created_at)', 'lastUsedAt')
+      .where('g.user_id = :userId', { userId })
+      .andWhere('g.expires_at > :now', { now })
+      .groupBy('g.id')
+      .addGroupBy('c.client_id')
+      .addGroupBy('c.name')
+      .addGroupBy('g.scopes')
+      .addGroupBy('g.created_at')
+      .orderBy('g.id', 'ASC')
+      .getRawMany<{
+        clientId: string;
+        clientName: string;
+        scopes: string;
+        grantedAt: Date | string;
+        lastUsedAt: Date | string | null;
+      }>();
+    return rows.map((row) => ({
+      clientId: row.clientId,
+      clientName: row.clientName,
+      scopes: row.scopes,
+      grantedAt: rawDate(row.grantedAt),
+      lastUsedAt: row.lastUsedAt === null ? null : rawDate(row.lastUsedAt),
+    }));
+  }
+
+  /** Revokes every approval the user gave the client (its tokens go by cascade); answers how many. */
+  async revokeApprovals(userId: number, oauthClientId: number): Promise<number> {
+    return (await this.grants.delete({ userId, oauthClientId })).affected ?? 0;
   }
 
   /** Revokes a grant: it and every token issued from it go (the tokens by cascade). */

@@ -572,6 +572,92 @@ describe(`the authorization server (${testDatabase()})`, () => {
     });
   });
 
+  describe('the approvals a person gave (/users/current/authorizations)', () => {
+    const approvals = async (person: { token: string }) => {
+      const reply = await t.http
+        .get('/users/current/authorizations')
+        .set('Authorization', `Bearer ${person.token}`);
+      expect(reply.status).toBe(200);
+      return reply.body.items as Record<string, unknown>[];
+    };
+
+    it("lists each application once with its scopes, and revoking stops its access and refresh tokens at once, not anyone else's", async () => {
+      const client = await register(alice, {
+        name: 'Lab notebook',
+        redirect_uris: [CALLBACK],
+        confidential: false,
+      });
+      const first = await tokensFor(bob, client, 'workflow.read');
+      const second = await tokensFor(bob, client, 'user.profile');
+      const alices = await tokensFor(alice, client, 'workflow.read');
+      const listed = (await approvals(bob)).filter((item) => item.client_id === client.client_id);
+      expect(listed).toEqual([
+        {
+          client_id: client.client_id,
+          client_name: 'Lab notebook',
+          scopes: ['workflow.read', 'user.profile'],
+          granted_at: expect.stringMatching(/^\d{4}-\d\d-\d\dT/),
+          last_used_at: expect.stringMatching(/^\d{4}-\d\d-\d\dT/),
+        },
+      ]);
+      // An application's token never reaches the account's approvals.
+      expect((await api('/users/current/authorizations', first.access_token)).status).toBe(403);
+      const revoked = await t.http
+        .delete(`/users/current/authorizations/${client.client_id}`)
+        .set('Authorization', `Bearer ${bob.token}`);
+      expect(revoked.status).toBe(204);
+      for (const tokens of [first, second]) {
+        expect((await api('/workflows', tokens.access_token)).status).toBe(401);
+        const refreshed = await tokenRequest(base, {
+          grant_type: 'refresh_token',
+          refresh_token: tokens.refresh_token,
+          client_id: client.client_id,
+        });
+        expect(refreshed.body.error).toBe('invalid_grant');
+      }
+      expect((await approvals(bob)).map((item) => item.client_id)).not.toContain(client.client_id);
+      // Alice's approval of the same application is hers: untouched.
+      expect((await api('/workflows', alices.access_token)).status).toBe(200);
+      expect((await approvals(alice)).map((item) => item.client_id)).toContain(client.client_id);
+      const again = await t.http
+        .delete(`/users/current/authorizations/${client.client_id}`)
+        .set('Authorization', `Bearer ${bob.token}`);
+      expect(again.status).toBe(404);
+      expect(again.headers['content-type']).toMatch(/^application\/problem\+json/);
+      const bad = await t.http
+        .delete('/users/current/authorizations/not%20one')
+        .set('Authorization', `Bearer ${bob.token}`);
+      expect(bad.status).toBe(400);
+    });
+
+    it('lists them on the account page, whose Revoke form (same origin only) revokes', async () => {
+      const client = await register(alice, {
+        name: 'Status board',
+        redirect_uris: [CALLBACK],
+        confidential: false,
+      });
+      const tokens = await tokensFor(bob, client, 'workflow.read');
+      const page = await (await fetch(`${base}/status/account`, { headers: { cookie: bob.cookie } })).text();
+      expect(page).toContain('Applications you let act for you');
+      expect(page).toContain(`<code>${client.client_id}</code>`);
+      const action = `/status/account/authorizations/${client.client_id}/revoke`;
+      expect(page).toContain(`action="${action}"`);
+      const send = (origin: string) =>
+        fetch(`${base}${action}`, {
+          method: 'POST',
+          redirect: 'manual',
+          headers: { cookie: bob.cookie, origin, 'content-type': 'application/x-www-form-urlencoded' },
+          body: '',
+        });
+      expect((await send('https://evil.example')).status).toBe(403);
+      expect((await api('/workflows', tokens.access_token)).status).toBe(200);
+      const done = await send(base);
+      expect(done.status).toBe(303);
+      expect(done.headers.get('location')).toBe('/status/account#authorizations');
+      expect((await api('/workflows', tokens.access_token)).status).toBe(401);
+    });
+  });
+
   describe('requests that cannot be trusted', () => {
     it('shows an error page, never a redirect, for an unknown client or a redirect_uri not registered exactly', async () => {
       const client = await register(alice);
@@ -761,7 +847,7 @@ describe(`the authorization server (${testDatabase()})`, () => {
     });
   });
 
-  it('reads its tables by index: the consent, the exchange, a request with the token, a refresh', async () => {
+  it('reads its tables by index: the consent, the exchange, a request with the token, a refresh, the approvals and their revocation', async () => {
     const dataSource = t.app.get(DataSource);
     const client = await register(alice);
     let tokens: { access_token: string; refresh_token: string } = { access_token: '', refresh_token: '' };
@@ -773,6 +859,14 @@ describe(`the authorization server (${testDatabase()})`, () => {
         refresh_token: tokens.refresh_token,
         client_id: client.client_id,
       });
+      await t.http
+        .get('/users/current/authorizations')
+        .set('Authorization', `Bearer ${alice.token}`)
+        .expect(200);
+      await t.http
+        .delete(`/users/current/authorizations/${client.client_id}`)
+        .set('Authorization', `Bearer ${alice.token}`)
+        .expect(204);
     });
     const ours = queries.filter((query) => isPlannable(query.sql) && /oauth_/.test(query.sql));
     expect(ours.length).toBeGreaterThan(5);
