@@ -1,9 +1,11 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource, InjectRepository } from '@nestjs/typeorm';
 import { DataSource, IsNull, LessThan, Repository, type EntityManager } from 'typeorm';
+import { RemovesExpiredRows, type ExpiringRows } from '../auth/expiring-rows.js';
 import { isForeignKeyViolation } from '../common/errors/unique-violation.js';
 import { findOneJoined } from '../database/find-one-joined.js';
 import { rawDate } from '../database/raw-date.js';
+import { removeExpiredBatch } from '../database/remove-expired.js';
 import { OAuthClientEntity } from './entities/oauth-client.entity.js';
 import { OAuthGrantEntity } from './entities/oauth-grant.entity.js';
 import { OAuthTokenEntity, type OAuthTokenKind } from './entities/oauth-token.entity.js';
@@ -36,8 +38,11 @@ export interface Approval {
 }
 
 /** The SQL of grants (authorization codes and the token families issued from them) and their tokens. */
+@RemovesExpiredRows()
 @Injectable()
-export class GrantsRepository {
+export class GrantsRepository implements ExpiringRows {
+  readonly expiringRows = 'authorization codes, grants and tokens';
+
   constructor(
     @InjectDataSource() private readonly dataSource: DataSource,
     @InjectRepository(OAuthGrantEntity) private readonly grants: Repository<OAuthGrantEntity>,
@@ -148,6 +153,12 @@ export class GrantsRepository {
   /** Revokes every approval the user gave the client (its tokens go by cascade); answers how many. */
   async revokeApprovals(userId: number, oauthClientId: number): Promise<number> {
     return (await this.grants.delete({ userId, oauthClientId })).affected ?? 0;
+  }
+
+  /** Expired tokens first, then expired grants (codes never exchanged, families left alone): `batch` of each at most. */
+  async removeExpired(now: Date, batch: number): Promise<number> {
+    const tokens = await removeExpiredBatch(this.tokens, 'id', now, batch);
+    return tokens + (await removeExpiredBatch(this.grants, 'id', now, batch));
   }
 
   /** Revokes a grant: it and every token issued from it go (the tokens by cascade). */

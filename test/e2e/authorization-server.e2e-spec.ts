@@ -1,5 +1,8 @@
-import { DataSource, IsNull } from 'typeorm';
+import { DataSource, IsNull, LessThan, Not } from 'typeorm';
+import { ExpiryJanitor, EXPIRY_BATCH } from '../../src/auth/expiry.janitor.js';
+import { SignInFlowEntity } from '../../src/auth/identity/entities/sign-in-flow.entity.js';
 import { OAuthGrantEntity } from '../../src/authorization-server/entities/oauth-grant.entity.js';
+import { OAuthTokenEntity } from '../../src/authorization-server/entities/oauth-token.entity.js';
 import { LinkServer } from '../fakes/link-server.js';
 import { createTestApp, testDatabase, type TestApp } from '../support/create-test-app.js';
 import {
@@ -655,6 +658,77 @@ describe(`the authorization server (${testDatabase()})`, () => {
       expect(done.status).toBe(303);
       expect(done.headers.get('location')).toBe('/status/account#authorizations');
       expect((await api('/workflows', tokens.access_token)).status).toBe(401);
+    });
+  });
+
+  describe('the expiry janitor', () => {
+    it('deletes expired codes, tokens, grants and sign-in states in bounded batches, by the expiry indexes, and nothing live', async () => {
+      const dataSource = t.app.get(DataSource);
+      const client = await register(alice);
+      const live = await tokensFor(bob, client, 'workflow.read');
+      // A code never exchanged, and a grant whose refresh token's life has passed: their clocks moved back.
+      const pkce = pkcePair();
+      await consent(base, alice.cookie, authorizeQuery(client, pkce));
+      const stale = await tokensFor(alice, client, 'workflow.read');
+      const past = new Date(Date.now() - 60_000);
+      const grants = dataSource.getRepository(OAuthGrantEntity);
+      await grants.update({ codeUsedAt: IsNull() }, { expiresAt: past });
+      const aliceId = (await t.http.get('/users/current').set('Authorization', `Bearer ${alice.token}`)).body
+        .id as number;
+      const staleGrant = await grants.findOneOrFail({
+        where: { userId: aliceId, codeUsedAt: Not(IsNull()) },
+        order: { id: 'DESC' },
+      });
+      await grants.update({ id: staleGrant.id }, { expiresAt: past });
+      await dataSource
+        .getRepository(OAuthTokenEntity)
+        .update({ grantId: staleGrant.id }, { expiresAt: past });
+      const flows = dataSource.getRepository(SignInFlowEntity);
+      const expiredFlows = EXPIRY_BATCH + 3;
+      for (let at = 0; at < expiredFlows; at += 100) {
+        await flows.insert(
+          Array.from({ length: Math.min(100, expiredFlows - at) }, (_, i) => ({
+            stateHash: `e${at + i}`.padStart(64, '0'),
+            provider: 'test',
+            codeVerifier: 'v',
+            nonce: 'n',
+            next: '/status',
+            linkUserId: null,
+            expiresAt: past,
+          })),
+        );
+      }
+      await flows.insert({
+        stateHash: 'live'.padEnd(64, '0'),
+        provider: 'test',
+        codeVerifier: 'v',
+        nonce: 'n',
+        next: '/status',
+        linkUserId: null,
+        expiresAt: new Date(Date.now() + 600_000),
+      });
+      let removed: Record<string, number> = {};
+      const queries = await captureQueries(dataSource, async () => {
+        removed = await t.app.get(ExpiryJanitor).sweep(new Date());
+      });
+      expect(removed['sign-in states']).toBe(expiredFlows);
+      expect(removed['authorization codes, grants and tokens']).toBeGreaterThanOrEqual(4);
+      expect(await flows.countBy({ expiresAt: LessThan(new Date()) })).toBe(0);
+      expect(await flows.countBy({ stateHash: 'live'.padEnd(64, '0') })).toBe(1);
+      expect(await grants.countBy({ expiresAt: LessThan(new Date()) })).toBe(0);
+      expect((await api('/workflows', stale.access_token)).status).toBe(401);
+      expect((await api('/workflows', live.access_token)).status).toBe(200);
+      // Bounded: no statement deletes more than a batch.
+      const deletes = queries.filter((query) => /^\s*DELETE/i.test(query.sql));
+      expect(deletes.filter((query) => /sign_in_flows/.test(query.sql)).length).toBeGreaterThanOrEqual(2);
+      expect(Math.max(...deletes.map((query) => query.parameters.length))).toBeLessThanOrEqual(
+        EXPIRY_BATCH + 1,
+      );
+      const scans = [];
+      for (const query of queries.filter((query) => isPlannable(query.sql))) {
+        scans.push(...(await fullScansOf(dataSource, query)).map((scan) => ({ sql: query.sql, ...scan })));
+      }
+      expect(scans).toEqual([]);
     });
   });
 

@@ -33,6 +33,7 @@ export const GROWING_TABLES = [
   'oauth_clients',
   'oauth_grants',
   'oauth_tokens',
+  'sign_in_flows',
 ] as const;
 
 export interface CapturedQuery {
