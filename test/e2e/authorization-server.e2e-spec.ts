@@ -1,3 +1,4 @@
+import { SchedulerRegistry } from '@nestjs/schedule';
 import { DataSource, IsNull, LessThan, Like, Not } from 'typeorm';
 import { ExpiryJanitor, EXPIRY_BATCH } from '../../src/auth/expiry.janitor.js';
 import { SignInFlowEntity } from '../../src/auth/identity/entities/sign-in-flow.entity.js';
@@ -670,6 +671,8 @@ describe(`the authorization server (${testDatabase()})`, () => {
 
   describe('the expiry janitor', () => {
     it('deletes expired codes, tokens, grants and sign-in states in bounded batches, by the expiry indexes, and nothing live', async () => {
+      // REFRESH_INTERVAL_SECONDS=0 (the tests') keeps its timer off: the test sweeps at the time it chooses.
+      expect(t.app.get(SchedulerRegistry).doesExist('interval', 'expiry-janitor')).toBe(false);
       const dataSource = t.app.get(DataSource);
       const client = await register(alice);
       const live = await tokensFor(bob, client, 'workflow.read');
