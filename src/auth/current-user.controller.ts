@@ -5,6 +5,7 @@ import { ProblemDetailsFilter } from '../common/filters/problem-details.filter.j
 import { ApiAuth } from './api-auth.decorator.js';
 import type { AuthUser } from './auth-user.js';
 import { CurrentUser } from './current-user.decorator.js';
+import { RequireScope } from './scopes.js';
 import { UserSummaryDto } from './dto/login.dto.js';
 import { TAGS } from '../common/api-tags.js';
 
@@ -15,6 +16,7 @@ import { TAGS } from '../common/api-tags.js';
 @Controller('users/current')
 export class CurrentUserController {
   @Get()
+  @RequireScope('user.profile')
   @ApiOperation({ operationId: 'users-get-current', summary: 'The caller: id, username and roles' })
   @ApiOkResponse({ type: UserSummaryDto, description: 'The user the token or key belongs to' })
   @ApiUnauthorizedResponse({ type: ProblemDto, description: 'No valid token or API key' })

@@ -4,7 +4,7 @@ import type { Request } from 'express';
 import { InsufficientScope } from '../common/errors/domain-error.js';
 import type { AuthUser } from './auth-user.js';
 import { IS_PUBLIC } from './public.decorator.js';
-import { ACCOUNT_SCOPE, PERSON_SCOPES, REQUIRED_SCOPE } from './scopes.js';
+import { ACCOUNT_SCOPE, holdsScope, REQUIRED_SCOPE } from './scopes.js';
 
 /**
  * Runs after the authentication guard: the caller's credentials must hold the scope the route
@@ -26,7 +26,7 @@ export class ScopesGuard implements CanActivate {
     }
     const needed =
       this.reflector.getAllAndOverride<string | undefined>(REQUIRED_SCOPE, targets) ?? ACCOUNT_SCOPE;
-    if (!(user.scopes ?? PERSON_SCOPES).has(needed)) {
+    if (!holdsScope(user, needed)) {
       throw new InsufficientScope(needed);
     }
     return true;

@@ -1,5 +1,6 @@
 import { applyDecorators, SetMetadata } from '@nestjs/common';
 import { ApiExtension } from '@nestjs/swagger';
+import type { AuthUser } from './auth-user.js';
 
 /**
  * LifeMonitor's OAuth2 scopes, the ones a registry client may ask for at `POST /oauth2/token`
@@ -39,6 +40,24 @@ export const APPLICATION_SCOPES: readonly RegistryClientScope[] = REGISTRY_CLIEN
 
 /** The scopes of a person's own credentials: everything but what acts for a registry. */
 export const PERSON_SCOPES: ReadonlySet<string> = new Set([ACCOUNT_SCOPE, ...APPLICATION_SCOPES]);
+
+/**
+ * LifeMonitor's scopes that act as a person (its authorization code flows' `user.*`). A registry's
+ * client token may be granted them (10.1 lists them), but it acts for the registry, which is
+ * nobody's account: it never holds them, whatever it was granted.
+ */
+const PERSON_ACTING_SCOPES: ReadonlySet<string> = new Set<RegistryClientScope>([
+  'user.profile',
+  'user.workflow.read',
+]);
+
+/** Whether the caller's credentials hold `scope`: the one rule ScopesGuard applies to every kind of token. */
+export function holdsScope(user: AuthUser, scope: string): boolean {
+  if (user.registry !== undefined && PERSON_ACTING_SCOPES.has(scope)) {
+    return false;
+  }
+  return (user.scopes ?? PERSON_SCOPES).has(scope);
+}
 
 export function isRegistryClientScope(value: string): value is RegistryClientScope {
   return (REGISTRY_CLIENT_SCOPES as readonly string[]).includes(value);

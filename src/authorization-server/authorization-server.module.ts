@@ -6,6 +6,8 @@ import { AppConfig } from '../config/app-config.js';
 import { AppSecretHasher } from './app-secrets.js';
 import { AppTokenStrategy } from './app-token.strategy.js';
 import { AppTokensService } from './app-tokens.service.js';
+import { ApprovalsController } from './approvals.controller.js';
+import { ApprovalsService } from './approvals.service.js';
 import { AuthorizationService } from './authorization.service.js';
 import { ClientsController } from './clients.controller.js';
 import { ClientsRepository } from './clients.repository.js';
@@ -20,14 +22,14 @@ import { MetadataController } from './metadata.controller.js';
 
 /**
  * The OAuth2 authorization server for other applications (API.md 15): the clients people
- * register, the rules of the authorization endpoint (whose consent page is status-pages'), the
+ * register and the approvals they give, the rules of the authorization endpoint (whose consent page is status-pages'), the
  * authorization-code and refresh-token grants of `POST /oauth2/token` (AuthModule's, beside the
  * registries' client credentials), the application token strategy of the global guard, and RFC
  * 8414's metadata.
  */
 @Module({
   imports: [AuthModule, TypeOrmModule.forFeature([OAuthClientEntity, OAuthGrantEntity, OAuthTokenEntity])],
-  controllers: [ClientsController, MetadataController],
+  controllers: [ClientsController, ApprovalsController, MetadataController],
   providers: [
     Clock,
     {
@@ -39,12 +41,13 @@ import { MetadataController } from './metadata.controller.js';
     ClientsRepository,
     GrantsRepository,
     ClientsService,
+    ApprovalsService,
     AppTokensService,
     AuthorizationService,
     AuthorizationCodeGrant,
     RefreshTokenGrant,
     AppTokenStrategy,
   ],
-  exports: [ClientsService, AuthorizationService],
+  exports: [ClientsService, ApprovalsService, AuthorizationService],
 })
 export class AuthorizationServerModule {}

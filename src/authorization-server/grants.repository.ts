@@ -1,8 +1,12 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource, InjectRepository } from '@nestjs/typeorm';
 import { DataSource, IsNull, LessThan, Repository, type EntityManager } from 'typeorm';
+import { RemovesExpiredRows, type ExpiringRows } from '../auth/expiring-rows.js';
 import { isForeignKeyViolation } from '../common/errors/unique-violation.js';
 import { findOneJoined } from '../database/find-one-joined.js';
+import { rawDate } from '../database/raw-date.js';
+import { removeExpiredBatch } from '../database/remove-expired.js';
+import { OAuthClientEntity } from './entities/oauth-client.entity.js';
 import { OAuthGrantEntity } from './entities/oauth-grant.entity.js';
 import { OAuthTokenEntity, type OAuthTokenKind } from './entities/oauth-token.entity.js';
 
@@ -24,9 +28,21 @@ export interface NewToken {
   expiresAt: Date;
 }
 
+/** One approval a person gave, with its application and when tokens were last issued from it. */
+export interface Approval {
+  clientId: string;
+  clientName: string;
+  scopes: string;
+  grantedAt: Date;
+  lastUsedAt: Date | null;
+}
+
 /** The SQL of grants (authorization codes and the token families issued from them) and their tokens. */
+@RemovesExpiredRows()
 @Injectable()
-export class GrantsRepository {
+export class GrantsRepository implements ExpiringRows {
+  readonly expiringRows = 'authorization codes, grants and tokens';
+
   constructor(
     @InjectDataSource() private readonly dataSource: DataSource,
     @InjectRepository(OAuthGrantEntity) private readonly grants: Repository<OAuthGrantEntity>,
@@ -94,6 +110,54 @@ export class GrantsRepository {
     // Outside the transaction: the clean-up's locks are not held while others rotate.
     await this.dropExpired(now);
     return rotated;
+  }
+
+  /**
+   * The user's approvals still in force at `now` (a code not yet exchanged included), one per grant,
+   * with their application: by the user's index, each grant's latest token by the grant index.
+   */
+  async approvalsOf(userId: number, now: Date): Promise<Approval[]> {
+    const rows = await this.grants
+      .createQueryBuilder('g')
+      .innerJoin(OAuthClientEntity, 'c', 'c.id = g.oauth_client_id')
+      .select('c.client_id', 'clientId')
+      .addSelect('c.name', 'clientName')
+      .addSelect('g.scopes', 'scopes')
+      .addSelect('g.created_at', 'grantedAt')
+      // A subquery per grant, by the tokens' grant index: a join and GROUP BY let MariaDB read the
+      // whole tokens table into a join buffer instead.
+      .addSelect(
+        (latest) => latest.select('MAX(t.created_at)').from(OAuthTokenEntity, 't').where('t.grant_id = g.id'),
+        'lastUsedAt',
+      )
+      .where('g.user_id = :userId', { userId })
+      .andWhere('g.expires_at > :now', { now })
+      // In no order: byApplication orders them, and an ORDER BY id lets MariaDB walk the primary key.
+      .getRawMany<{
+        clientId: string;
+        clientName: string;
+        scopes: string;
+        grantedAt: Date | string;
+        lastUsedAt: Date | string | null;
+      }>();
+    return rows.map((row) => ({
+      clientId: row.clientId,
+      clientName: row.clientName,
+      scopes: row.scopes,
+      grantedAt: rawDate(row.grantedAt),
+      lastUsedAt: row.lastUsedAt === null ? null : rawDate(row.lastUsedAt),
+    }));
+  }
+
+  /** Revokes every approval the user gave the client (its tokens go by cascade); answers how many. */
+  async revokeApprovals(userId: number, oauthClientId: number): Promise<number> {
+    return (await this.grants.delete({ userId, oauthClientId })).affected ?? 0;
+  }
+
+  /** Expired tokens first, then expired grants (codes never exchanged, families left alone): `batch` of each at most. */
+  async removeExpired(now: Date, batch: number): Promise<number> {
+    const tokens = await removeExpiredBatch(this.tokens, 'id', now, batch);
+    return tokens + (await removeExpiredBatch(this.grants, 'id', now, batch));
   }
 
   /** Revokes a grant: it and every token issued from it go (the tokens by cascade). */

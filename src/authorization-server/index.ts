@@ -4,6 +4,8 @@
  * consent page and the applications a user registered, for the status pages.
  */
 export { AuthorizationServerModule } from './authorization-server.module.js';
+export { ApprovalsService } from './approvals.service.js';
+export type { ApplicationAccess } from './approvals.js';
 export { AuthorizationService } from './authorization.service.js';
 export { ClientsService } from './clients.service.js';
 export { ClientIdParam } from './dto/client.dto.js';

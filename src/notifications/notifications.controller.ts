@@ -9,6 +9,7 @@ import {
 } from '@nestjs/swagger';
 import type { AuthUser } from '../auth/auth-user.js';
 import { CurrentUser } from '../auth/current-user.decorator.js';
+import { RequireScope } from '../auth/scopes.js';
 import { RegistryReads } from '../workflows/index.js';
 import { parseUuids } from './channel-rules.js';
 import {
@@ -32,6 +33,7 @@ export class NotificationsController {
   constructor(private readonly notifications: NotificationsService) {}
 
   @Get()
+  @RequireScope('user.profile')
   @ApiOperation({
     operationId: 'user-notifications-get',
     summary: "The caller's notifications, newest first",

@@ -10,6 +10,7 @@ import {
 import type { Response } from 'express';
 import type { AuthUser } from '../auth/auth-user.js';
 import { CurrentUser } from '../auth/current-user.decorator.js';
+import { RequireScope } from '../auth/scopes.js';
 import { RegistryReads, WorkflowUuidParam } from '../workflows/index.js';
 import { parseEvents } from './channel-rules.js';
 import {
@@ -89,6 +90,7 @@ export class SubscriptionsController {
   }
 
   @Get('users/current/subscriptions')
+  @RequireScope('user.workflow.read')
   @ApiOperation({
     operationId: 'user-subscriptions-get',
     summary: "The caller's subscriptions",

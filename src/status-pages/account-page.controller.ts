@@ -4,7 +4,7 @@ import type { Response } from 'express';
 import { ApiAuth } from '../auth/api-auth.decorator.js';
 import { CurrentViewer, OptionalAuth, type Viewer } from '../auth/optional-auth.decorator.js';
 import { ProviderParam } from '../auth/identity/dto.js';
-import { ClientIdParam, ClientsService } from '../authorization-server/index.js';
+import { ApprovalsService, ClientIdParam, ClientsService } from '../authorization-server/index.js';
 import { DomainError } from '../common/errors/domain-error.js';
 import { FormFields } from '../common/form-fields.js';
 import { SameOriginForm } from '../common/same-origin-form.js';
@@ -17,7 +17,7 @@ const ACCOUNT = '/status/account';
 /**
  * A signed-in person's account page (API.md 15), a page for a browser as the sign-in form is (out
  * of the OpenAPI document; the API has `GET /users/current/identities` and
- * `/users/current/clients`): its sections, and their forms, each the API's operation with the same
+ * `/users/current/clients`, `/users/current/authorizations`): its sections, and their forms, each the API's operation with the same
  * rules. Registered before the status pages, whose `/status/{uuid}` would take `account` for a uuid.
  */
 @ApiExcludeController()
@@ -29,6 +29,7 @@ export class AccountPageController {
   constructor(
     private readonly account: AccountPageService,
     private readonly clients: ClientsService,
+    private readonly approvals: ApprovalsService,
   ) {}
 
   /** The page; without a session, the sign-in form first. */
@@ -122,5 +123,26 @@ export class AccountPageController {
     }
     await this.clients.remove(viewer.id, client_id);
     response.set('Cache-Control', 'no-store').redirect(303, `${ACCOUNT}#applications`);
+  }
+
+  /** DELETE /users/current/authorizations/{client_id} for a browser, then back to the page. */
+  @Post('authorizations/:client_id/revoke')
+  @SameOriginForm()
+  async revoke(
+    @Param() { client_id }: ClientIdParam,
+    @CurrentViewer() viewer: Viewer,
+    @Res() response: Response,
+  ): Promise<void> {
+    setFormPage(response, {
+      href: `${ACCOUNT}#authorizations`,
+      label: 'Back to your account',
+      refused: 'Nothing was revoked.',
+      retry: 'Try again at',
+    });
+    if (!viewer) {
+      throw new DomainError('unauthorized', 'Sign in to revoke an application');
+    }
+    await this.approvals.revoke(viewer.id, client_id);
+    response.set('Cache-Control', 'no-store').redirect(303, `${ACCOUNT}#authorizations`);
   }
 }

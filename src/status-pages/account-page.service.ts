@@ -6,8 +6,8 @@ import { IdentityProviders } from '../auth/identity/identity-providers.js';
 import { UsersService } from '../auth/users.service.js';
 import { NO_PASSWORD } from '../auth/password-hasher.js';
 import { utcMinute } from '../common/utc-minute.js';
-import { ClientsService } from '../authorization-server/index.js';
-import { renderClientsSection } from './account-page.js';
+import { ApprovalsService, ClientsService } from '../authorization-server/index.js';
+import { renderApprovalsSection, renderClientsSection } from './account-page.js';
 import { renderPage } from './templates.js';
 
 /** A time as the pages show it: machine-readable and to the minute in UTC. */
@@ -27,11 +27,13 @@ export class AccountPageService {
     private readonly providers: IdentityProviders,
     private readonly users: UsersService,
     private readonly clients: ClientsService,
+    private readonly approvals: ApprovalsService,
   ) {}
 
   async page(viewer: AuthUser): Promise<string> {
     const sections = await Promise.all([
       this.identitiesSection(viewer),
+      this.approvals.list(viewer.id).then(renderApprovalsSection),
       this.clients.list(viewer.id).then(renderClientsSection),
     ]);
     return renderPage('account', { viewer: viewer.username, roles: viewer.roles, sections });

@@ -1,4 +1,4 @@
-import type { OAuthClientEntity } from '../authorization-server/index.js';
+import type { ApplicationAccess, OAuthClientEntity } from '../authorization-server/index.js';
 import { utcMinute } from '../common/utc-minute.js';
 import { renderPage } from './templates.js';
 
@@ -11,6 +11,21 @@ export function renderClientsSection(clients: OAuthClientEntity[]): string {
       confidential: client.confidential,
       redirectUris: client.redirectUris,
       registered: { iso: client.createdAt.toISOString(), text: utcMinute(client.createdAt) },
+    })),
+  });
+}
+
+/** The applications the person let act for them (API.md 15), each with its revoke form. */
+export function renderApprovalsSection(approvals: ApplicationAccess[]): string {
+  return renderPage('account-approvals', {
+    approvals: approvals.map((approval) => ({
+      clientId: approval.clientId,
+      name: approval.clientName,
+      scopes: approval.scopes,
+      granted: { iso: approval.grantedAt.toISOString(), text: utcMinute(approval.grantedAt) },
+      used: approval.lastUsedAt
+        ? { iso: approval.lastUsedAt.toISOString(), text: utcMinute(approval.lastUsedAt) }
+        : undefined,
     })),
   });
 }

@@ -414,6 +414,30 @@ const ACCOUNT_CLIENTS = `<section id="applications">
 </section>
 `;
 
+const ACCOUNT_APPROVALS = `<section id="authorizations">
+<h2>Applications you let act for you</h2>
+<p>What you approved on a consent page. Revoking stops the application's tokens at once; it can ask you again.</p>
+<% if (it.approvals.length === 0) { %><p class="muted">You have let no application act for you.</p><% } else { %>
+<table class="stack">
+<caption class="visually-hidden">Applications you let act for you</caption>
+<thead><tr><th scope="col">Application</th><th scope="col">Client id</th><th scope="col">May</th><th scope="col">Approved</th><th scope="col">Last used</th><th scope="col"><span class="visually-hidden">Revoke</span></th></tr></thead>
+<tbody>
+<% it.approvals.forEach(function (approval) { %>
+<tr>
+<th scope="row"><bdi><%= approval.name %></bdi></th>
+<td data-label="Client id"><code><%= approval.clientId %></code></td>
+<td data-label="May"><% approval.scopes.forEach(function (scope, i) { %><%~ i > 0 ? '<br>' : '' %><code><%= scope %></code><% }) %></td>
+<td data-label="Approved"><time datetime="<%= approval.granted.iso %>"><%= approval.granted.text %></time></td>
+<td data-label="Last used"><% if (approval.used) { %><time datetime="<%= approval.used.iso %>"><%= approval.used.text %></time><% } else { %><span class="muted">never</span><% } %></td>
+<td><form class="inline" method="post" action="/status/account/authorizations/<%= approval.clientId %>/revoke"><button type="submit">Revoke<span class="visually-hidden"> <%= approval.name %></span></button></form></td>
+</tr>
+<% }) %>
+</tbody>
+</table>
+<% } %>
+</section>
+`;
+
 const CLIENT_CREATED = `<% layout('@layout', { title: 'Application registered', viewer: it.viewer }) %>
 <h1>Application <bdi><%= it.name %></bdi> registered</h1>
 <p>Its client id: <code><%= it.clientId %></code></p>
@@ -492,6 +516,7 @@ export type PageName =
   | 'account-identities'
   | 'consent'
   | 'account-clients'
+  | 'account-approvals'
   | 'client-created'
   | 'signed-in';
 
@@ -509,6 +534,7 @@ engine.loadTemplate('@account', ACCOUNT);
 engine.loadTemplate('@account-identities', ACCOUNT_IDENTITIES);
 engine.loadTemplate('@consent', CONSENT);
 engine.loadTemplate('@account-clients', ACCOUNT_CLIENTS);
+engine.loadTemplate('@account-approvals', ACCOUNT_APPROVALS);
 engine.loadTemplate('@client-created', CLIENT_CREATED);
 engine.loadTemplate('@signed-in', SIGNED_IN);
 

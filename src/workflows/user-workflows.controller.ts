@@ -11,6 +11,7 @@ import {
 import { ApiAuth } from '../auth/api-auth.decorator.js';
 import type { AuthUser } from '../auth/auth-user.js';
 import { CurrentUser } from '../auth/current-user.decorator.js';
+import { RequireScope } from '../auth/scopes.js';
 import { ProblemDto } from '../common/dto/error-bodies.dto.js';
 import { ProblemDetailsFilter } from '../common/filters/problem-details.filter.js';
 import { RegisteredWorkflowDto, RegisterWorkflowDto } from './dto/register-workflow.dto.js';
@@ -86,6 +87,7 @@ export class UserWorkflowsController {
   }
 
   @Get()
+  @RequireScope('user.workflow.read')
   @ApiOperation({
     operationId: 'user-workflows-get',
     summary: "The caller's workflows, the one whose latest version was registered last first",

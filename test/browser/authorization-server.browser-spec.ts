@@ -10,7 +10,8 @@ const PASSWORD = 'a-test-password';
 /**
  * An application sends a person to the consent page in Chromium (API.md 15): they sign in, read
  * what it asks for, approve, and the browser lands on the application's redirect URI with a code
- * the application exchanges. The account page lists the application.
+ * the application exchanges. The account page lists the application and the approval, whose
+ * Revoke button stops the application's token.
  */
 describe('letting an application act for you, in a real browser', () => {
   let t: TestApp;
@@ -33,7 +34,7 @@ describe('letting an application act for you, in a real browser', () => {
     await t?.close();
   });
 
-  it('signs in, shows the consent page, and sends the browser back with a code that gives a token', async () => {
+  it('signs in, shows the consent page, sends the browser back with a code that gives a token, and revokes it from the account page', async () => {
     const admin = await t.login();
     await t.http
       .post('/api/v1/users')
@@ -90,6 +91,24 @@ describe('letting an application act for you, in a real browser', () => {
       'Workflow dashboard',
     ]);
     await page.screenshot({ path: `${SCREENSHOTS}/account-applications.png`, fullPage: true });
+
+    // The approval is listed too, and its Revoke button (a same-origin form) stops the token.
+    await expect(page.locator('#authorizations tbody th').allTextContents()).resolves.toEqual([
+      'Workflow dashboard',
+    ]);
+    await expect(page.locator('#authorizations tbody td[data-label="May"]').textContent()).resolves.toBe(
+      'workflow.readuser.workflow.read',
+    );
+    await page.locator('#authorizations').screenshot({ path: `${SCREENSHOTS}/account-authorizations.png` });
+    await page.click('#authorizations button[type=submit]');
+    await page.waitForURL(`${t.baseUrl}/status/account#authorizations`);
+    await expect(page.locator('#authorizations p.muted').textContent()).resolves.toBe(
+      'You have let no application act for you.',
+    );
+    const after = await fetch(`${t.baseUrl}/workflows`, {
+      headers: { authorization: `Bearer ${tokens.body.access_token as string}` },
+    });
+    expect(after.status).toBe(401);
     await page.close();
   });
 });

@@ -1,5 +1,9 @@
-import { DataSource, IsNull } from 'typeorm';
+import { SchedulerRegistry } from '@nestjs/schedule';
+import { DataSource, IsNull, LessThan, Like, Not } from 'typeorm';
+import { ExpiryJanitor, EXPIRY_BATCH } from '../../src/auth/expiry.janitor.js';
+import { SignInFlowEntity } from '../../src/auth/identity/entities/sign-in-flow.entity.js';
 import { OAuthGrantEntity } from '../../src/authorization-server/entities/oauth-grant.entity.js';
+import { OAuthTokenEntity } from '../../src/authorization-server/entities/oauth-token.entity.js';
 import { LinkServer } from '../fakes/link-server.js';
 import { createTestApp, testDatabase, type TestApp } from '../support/create-test-app.js';
 import {
@@ -16,6 +20,13 @@ import { crateZip } from '../support/registry.js';
 
 const PASSWORD = 'a-test-password';
 const CALLBACK = 'https://app.example.org/oauth/callback';
+
+/** Statistics as a server that has seen the rows would have them (InnoDB updates its own later). */
+async function analyzeOnMariaDb(dataSource: DataSource): Promise<void> {
+  if (testDatabase() === 'mariadb') {
+    await dataSource.query('ANALYZE TABLE oauth_clients, oauth_grants, oauth_tokens, sign_in_flows');
+  }
+}
 
 /** The service as an OAuth2 authorization server for other applications (API.md 15), driven over HTTP as an application and a browser drive it. */
 describe(`the authorization server (${testDatabase()})`, () => {
@@ -357,6 +368,47 @@ describe(`the authorization server (${testDatabase()})`, () => {
       expect(refreshed.body.error).toBe('invalid_grant');
     });
 
+    it("reads the person's own /users/current routes within user.profile and user.workflow.read, and writes none of them", async () => {
+      const client = await register(alice);
+      const profile = (await tokensFor(alice, client, 'user.profile')).access_token;
+      const me = await api('/users/current', profile);
+      expect(me.status).toBe(200);
+      expect(await me.json()).toEqual({ id: expect.any(Number), username: 'alice', roles: ['user'] });
+      expect((await api('/users/current/notifications', profile)).status).toBe(200);
+      const noList = await api('/users/current/workflows', profile);
+      expect(noList.status).toBe(403);
+      expect(noList.headers.get('www-authenticate')).toBe(
+        'Bearer error="insufficient_scope", scope="user.workflow.read"',
+      );
+      const lists = (await tokensFor(alice, client, 'user.workflow.read')).access_token;
+      const mine = await api('/users/current/workflows', lists);
+      expect(mine.status).toBe(200);
+      expect(((await mine.json()) as { items: { uuid: string }[] }).items.map((item) => item.uuid)).toContain(
+        privateWorkflow,
+      );
+      expect((await api('/users/current/subscriptions', lists)).status).toBe(200);
+      const noProfile = await api('/users/current', lists);
+      expect(noProfile.status).toBe(403);
+      expect(noProfile.headers.get('content-type')).toMatch(/^application\/problem\+json/);
+      expect(noProfile.headers.get('www-authenticate')).toBe(
+        'Bearer error="insufficient_scope", scope="user.profile"',
+      );
+      // Writes: LifeMonitor's user.workflow.write is no scope a person grants here, so registering stays the account's.
+      const everything = (await tokensFor(alice, client)).access_token;
+      const register_ = await fetch(`${base}/users/current/workflows`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${everything}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ roc_link: 'http://127.0.0.1:9/x.zip', version: '9' }),
+      });
+      expect(register_.status).toBe(403);
+      const markRead = await fetch(`${base}/users/current/notifications`, {
+        method: 'PUT',
+        headers: { authorization: `Bearer ${everything}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ items: [] }),
+      });
+      expect(markRead.status).toBe(403);
+    });
+
     it("acts as the person who approved: another person's token does not see Alice's private workflow", async () => {
       const client = await register(alice);
       const tokens = await tokensFor(bob, client, 'workflow.read');
@@ -528,6 +580,173 @@ describe(`the authorization server (${testDatabase()})`, () => {
         client_id: client.client_id,
       });
       expect(refreshed.status).toBe(401);
+    });
+  });
+
+  describe('the approvals a person gave (/users/current/authorizations)', () => {
+    const approvals = async (person: { token: string }) => {
+      const reply = await t.http
+        .get('/users/current/authorizations')
+        .set('Authorization', `Bearer ${person.token}`);
+      expect(reply.status).toBe(200);
+      return reply.body.items as Record<string, unknown>[];
+    };
+
+    it("lists each application once with its scopes, and revoking stops its access and refresh tokens at once, not anyone else's", async () => {
+      const client = await register(alice, {
+        name: 'Lab notebook',
+        redirect_uris: [CALLBACK],
+        confidential: false,
+      });
+      const first = await tokensFor(bob, client, 'workflow.read');
+      const second = await tokensFor(bob, client, 'user.profile');
+      const alices = await tokensFor(alice, client, 'workflow.read');
+      const listed = (await approvals(bob)).filter((item) => item.client_id === client.client_id);
+      expect(listed).toEqual([
+        {
+          client_id: client.client_id,
+          client_name: 'Lab notebook',
+          scopes: ['workflow.read', 'user.profile'],
+          granted_at: expect.stringMatching(/^\d{4}-\d\d-\d\dT/),
+          last_used_at: expect.stringMatching(/^\d{4}-\d\d-\d\dT/),
+        },
+      ]);
+      // An application's token never reaches the account's approvals.
+      expect((await api('/users/current/authorizations', first.access_token)).status).toBe(403);
+      const revoked = await t.http
+        .delete(`/users/current/authorizations/${client.client_id}`)
+        .set('Authorization', `Bearer ${bob.token}`);
+      expect(revoked.status).toBe(204);
+      for (const tokens of [first, second]) {
+        expect((await api('/workflows', tokens.access_token)).status).toBe(401);
+        const refreshed = await tokenRequest(base, {
+          grant_type: 'refresh_token',
+          refresh_token: tokens.refresh_token,
+          client_id: client.client_id,
+        });
+        expect(refreshed.body.error).toBe('invalid_grant');
+      }
+      expect((await approvals(bob)).map((item) => item.client_id)).not.toContain(client.client_id);
+      // Alice's approval of the same application is hers: untouched.
+      expect((await api('/workflows', alices.access_token)).status).toBe(200);
+      expect((await approvals(alice)).map((item) => item.client_id)).toContain(client.client_id);
+      const again = await t.http
+        .delete(`/users/current/authorizations/${client.client_id}`)
+        .set('Authorization', `Bearer ${bob.token}`);
+      expect(again.status).toBe(404);
+      expect(again.headers['content-type']).toMatch(/^application\/problem\+json/);
+      const bad = await t.http
+        .delete('/users/current/authorizations/not%20one')
+        .set('Authorization', `Bearer ${bob.token}`);
+      expect(bad.status).toBe(400);
+    });
+
+    it('lists them on the account page, whose Revoke form (same origin only) revokes', async () => {
+      const client = await register(alice, {
+        name: 'Status board',
+        redirect_uris: [CALLBACK],
+        confidential: false,
+      });
+      const tokens = await tokensFor(bob, client, 'workflow.read');
+      const page = await (await fetch(`${base}/status/account`, { headers: { cookie: bob.cookie } })).text();
+      expect(page).toContain('Applications you let act for you');
+      expect(page).toContain(`<code>${client.client_id}</code>`);
+      const action = `/status/account/authorizations/${client.client_id}/revoke`;
+      expect(page).toContain(`action="${action}"`);
+      const send = (origin: string) =>
+        fetch(`${base}${action}`, {
+          method: 'POST',
+          redirect: 'manual',
+          headers: { cookie: bob.cookie, origin, 'content-type': 'application/x-www-form-urlencoded' },
+          body: '',
+        });
+      expect((await send('https://evil.example')).status).toBe(403);
+      expect((await api('/workflows', tokens.access_token)).status).toBe(200);
+      const done = await send(base);
+      expect(done.status).toBe(303);
+      expect(done.headers.get('location')).toBe('/status/account#authorizations');
+      expect((await api('/workflows', tokens.access_token)).status).toBe(401);
+    });
+  });
+
+  describe('the expiry janitor', () => {
+    it('deletes expired codes, tokens, grants and sign-in states in bounded batches, by the expiry indexes, and nothing live', async () => {
+      // REFRESH_INTERVAL_SECONDS=0 (the tests') keeps its timer off: the test sweeps at the time it chooses.
+      expect(t.app.get(SchedulerRegistry).doesExist('interval', 'expiry-janitor')).toBe(false);
+      const dataSource = t.app.get(DataSource);
+      const client = await register(alice);
+      const live = await tokensFor(bob, client, 'workflow.read');
+      // A code never exchanged, and a grant whose refresh token's life has passed: their clocks moved back.
+      const pkce = pkcePair();
+      await consent(base, alice.cookie, authorizeQuery(client, pkce));
+      const stale = await tokensFor(alice, client, 'workflow.read');
+      const past = new Date(Date.now() - 60_000);
+      const grants = dataSource.getRepository(OAuthGrantEntity);
+      await grants.update({ codeUsedAt: IsNull() }, { expiresAt: past });
+      const aliceId = (await t.http.get('/users/current').set('Authorization', `Bearer ${alice.token}`)).body
+        .id as number;
+      const staleGrant = await grants.findOneOrFail({
+        where: { userId: aliceId, codeUsedAt: Not(IsNull()) },
+        order: { id: 'DESC' },
+      });
+      await grants.update({ id: staleGrant.id }, { expiresAt: past });
+      await dataSource
+        .getRepository(OAuthTokenEntity)
+        .update({ grantId: staleGrant.id }, { expiresAt: past });
+      const flows = dataSource.getRepository(SignInFlowEntity);
+      const expiredFlows = EXPIRY_BATCH + 3;
+      for (let at = 0; at < expiredFlows; at += 100) {
+        await flows.insert(
+          Array.from({ length: Math.min(100, expiredFlows - at) }, (_, i) => ({
+            stateHash: `e${at + i}`.padStart(64, '0'),
+            provider: 'test',
+            codeVerifier: 'v',
+            nonce: 'n',
+            next: '/status',
+            linkUserId: null,
+            expiresAt: past,
+          })),
+        );
+      }
+      // Live ones too, many: the plans of the deletes are read after them, on the rows they left,
+      // where MariaDB's optimizer would scan a table of a handful of rows whatever its indexes.
+      const liveFlows = 20_000;
+      for (let at = 0; at < liveFlows; at += 100) {
+        await flows.insert(
+          Array.from({ length: 100 }, (_, i) => ({
+            stateHash: `live-${at + i}-`.padEnd(64, 'x'),
+            provider: 'test',
+            codeVerifier: 'v',
+            nonce: 'n',
+            next: '/status',
+            linkUserId: null,
+            expiresAt: new Date(Date.now() + 600_000),
+          })),
+        );
+      }
+      await analyzeOnMariaDb(dataSource);
+      let removed: Record<string, number> = {};
+      const queries = await captureQueries(dataSource, async () => {
+        removed = await t.app.get(ExpiryJanitor).sweep(new Date());
+      });
+      expect(removed['sign-in states']).toBe(expiredFlows);
+      expect(removed['authorization codes, grants and tokens']).toBeGreaterThanOrEqual(4);
+      expect(await flows.countBy({ expiresAt: LessThan(new Date()) })).toBe(0);
+      expect(await flows.countBy({ stateHash: Like('live-%') })).toBe(liveFlows);
+      expect(await grants.countBy({ expiresAt: LessThan(new Date()) })).toBe(0);
+      expect((await api('/workflows', stale.access_token)).status).toBe(401);
+      expect((await api('/workflows', live.access_token)).status).toBe(200);
+      // Bounded: no statement deletes more than a batch.
+      const deletes = queries.filter((query) => /^\s*DELETE/i.test(query.sql));
+      expect(deletes.filter((query) => /sign_in_flows/.test(query.sql)).length).toBeGreaterThanOrEqual(2);
+      expect(Math.max(...deletes.map((query) => query.parameters.length))).toBeLessThanOrEqual(
+        EXPIRY_BATCH + 1,
+      );
+      const scans = [];
+      for (const query of queries.filter((query) => isPlannable(query.sql))) {
+        scans.push(...(await fullScansOf(dataSource, query)).map((scan) => ({ sql: query.sql, ...scan })));
+      }
+      expect(scans).toEqual([]);
     });
   });
 
@@ -720,9 +939,47 @@ describe(`the authorization server (${testDatabase()})`, () => {
     });
   });
 
-  it('reads its tables by index: the consent, the exchange, a request with the token, a refresh', async () => {
+  it('reads its tables by index: the consent, the exchange, a request with the token, a refresh, the approvals and their revocation', async () => {
     const dataSource = t.app.get(DataSource);
     const client = await register(alice);
+    // Tokens of another grant, many: on a handful of rows MariaDB's optimizer scans whatever the indexes.
+    await tokensFor(bob, await register(bob), 'workflow.read');
+    const { grantId: otherGrant } = await dataSource
+      .getRepository(OAuthTokenEntity)
+      .findOneOrFail({ where: { kind: 'access' }, order: { id: 'DESC' } });
+    for (let at = 0; at < 2000; at += 100) {
+      await dataSource.getRepository(OAuthTokenEntity).insert(
+        Array.from({ length: 100 }, (_, i) => ({
+          grantId: otherGrant,
+          kind: 'access' as const,
+          tokenHash: `seeded-${at + i}-`.padEnd(64, 'x'),
+          scopes: 'workflow.read',
+          createdAt: new Date(),
+          expiresAt: new Date(Date.now() + 3600_000),
+          usedAt: null,
+        })),
+      );
+    }
+    // And Bob's approvals, many, beside Alice's few.
+    const { oauthClientId, userId } = await dataSource
+      .getRepository(OAuthGrantEntity)
+      .findOneByOrFail({ id: otherGrant });
+    for (let at = 0; at < 1000; at += 100) {
+      await dataSource.getRepository(OAuthGrantEntity).insert(
+        Array.from({ length: 100 }, (_, i) => ({
+          oauthClientId,
+          userId,
+          scopes: 'workflow.read',
+          redirectUri: CALLBACK,
+          codeHash: `seeded-${at + i}-`.padEnd(64, 'x'),
+          codeChallenge: null,
+          codeUsedAt: new Date(),
+          createdAt: new Date(),
+          expiresAt: new Date(Date.now() + 3600_000),
+        })),
+      );
+    }
+    await analyzeOnMariaDb(dataSource);
     let tokens: { access_token: string; refresh_token: string } = { access_token: '', refresh_token: '' };
     const queries = await captureQueries(dataSource, async () => {
       tokens = await tokensFor(alice, client);
@@ -732,6 +989,14 @@ describe(`the authorization server (${testDatabase()})`, () => {
         refresh_token: tokens.refresh_token,
         client_id: client.client_id,
       });
+      await t.http
+        .get('/users/current/authorizations')
+        .set('Authorization', `Bearer ${alice.token}`)
+        .expect(200);
+      await t.http
+        .delete(`/users/current/authorizations/${client.client_id}`)
+        .set('Authorization', `Bearer ${alice.token}`)
+        .expect(204);
     });
     const ours = queries.filter((query) => isPlannable(query.sql) && /oauth_/.test(query.sql));
     expect(ours.length).toBeGreaterThan(5);

@@ -34,6 +34,7 @@ export const GROWING_TABLES = [
   'oauth_grants',
   'oauth_tokens',
   'managed_runs',
+  'sign_in_flows',
 ] as const;
 
 export interface CapturedQuery {

@@ -3,6 +3,8 @@ import { InjectDataSource, InjectRepository } from '@nestjs/typeorm';
 import { DataSource, LessThan, Not, Repository } from 'typeorm';
 import { Clock } from '../../common/clock.js';
 import { isForeignKeyViolation, isUniqueViolation } from '../../common/errors/unique-violation.js';
+import { removeExpiredBatch } from '../../database/remove-expired.js';
+import { RemovesExpiredRows, type ExpiringRows } from '../expiring-rows.js';
 import { UserEntity } from '../entities/user.entity.js';
 import { NO_PASSWORD } from '../password-hasher.js';
 import { IdentityEntity } from './entities/identity.entity.js';
@@ -23,8 +25,11 @@ export type MadeAccount = { kind: 'made'; user: UserEntity } | { kind: 'taken'; 
  * (one account per provider and subject), so two first sign-ins of one person at once end with one
  * account.
  */
+@RemovesExpiredRows()
 @Injectable()
-export class IdentitiesRepository {
+export class IdentitiesRepository implements ExpiringRows {
+  readonly expiringRows = 'sign-in states';
+
   constructor(
     @InjectRepository(IdentityEntity) private readonly identities: Repository<IdentityEntity>,
     @InjectRepository(SignInFlowEntity) private readonly flows: Repository<SignInFlowEntity>,
@@ -146,6 +151,11 @@ export class IdentitiesRepository {
       return null;
     }
     return flow;
+  }
+
+  /** Sign-ins never finished (the browser left, the provider failed): their states expired. */
+  removeExpired(now: Date, batch: number): Promise<number> {
+    return removeExpiredBatch(this.flows, 'state_hash', now, batch);
   }
 
   private now(): Date {

@@ -1,7 +1,9 @@
 import { Module } from '@nestjs/common';
+import { DiscoveryModule } from '@nestjs/core';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { Clock } from '../../common/clock.js';
 import { AuthModule } from '../auth.module.js';
+import { ExpiryJanitor } from '../expiry.janitor.js';
 import { IdentityEntity } from './entities/identity.entity.js';
 import { SignInFlowEntity } from './entities/sign-in-flow.entity.js';
 import { GithubProviderFactory } from './github.provider.js';
@@ -23,10 +25,11 @@ const FACTORIES = [OidcProviderFactory, GithubProviderFactory, SeekProviderFacto
  * Sign-in with identity providers and linked identities (API.md 15). Its own module beside
  * AuthModule (whose token and session it uses): the command-line tool builds AuthModule alone,
  * without providers or registries. A SEEK provider that is a registry reaches the registries
- * through REGISTRY_PEOPLE, provided by their (global) module.
+ * through REGISTRY_PEOPLE, provided by their (global) module. The expiry janitor (of sign-in states,
+ * and of every module's expiring rows) runs here for the same reason: the tool has no scheduler.
  */
 @Module({
-  imports: [AuthModule, TypeOrmModule.forFeature([IdentityEntity, SignInFlowEntity])],
+  imports: [AuthModule, DiscoveryModule, TypeOrmModule.forFeature([IdentityEntity, SignInFlowEntity])],
   controllers: [SignInController, ProvidersController, IdentitiesController],
   providers: [
     Clock,
@@ -41,6 +44,7 @@ const FACTORIES = [OidcProviderFactory, GithubProviderFactory, SeekProviderFacto
     IdentitiesRepository,
     IdentitiesService,
     SignInService,
+    ExpiryJanitor,
   ],
   exports: [IdentityProviders, IdentitiesService, SignInService],
 })
