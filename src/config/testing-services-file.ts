@@ -57,3 +57,26 @@ function parseService(entry: unknown, index: number): TestingServiceCredentials 
   }
   return credentials;
 }
+
+/**
+ * A service URL in the form used to compare it with configured ones: origin plus path without
+ * trailing slashes, so `https://ci.example.org/` and `https://CI.example.org` are one service.
+ */
+export function normalizeServiceUrl(url: string): string {
+  try {
+    const parsed = new URL(url.trim());
+    return `${parsed.origin}${parsed.pathname.replace(/\/+$/, '')}`;
+  } catch {
+    return url.trim().replace(/\/+$/, '');
+  }
+}
+
+/** The configured service (credentials, trust) for an instance's service type and URL, if any. */
+export function findConfiguredService(
+  services: readonly TestingServiceCredentials[],
+  type: string,
+  url: string,
+): TestingServiceCredentials | undefined {
+  const wanted = normalizeServiceUrl(url);
+  return services.find((service) => service.type === type && normalizeServiceUrl(service.url) === wanted);
+}

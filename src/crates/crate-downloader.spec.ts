@@ -183,6 +183,43 @@ describe('CrateDownloader', () => {
       expect(server.requests).toHaveLength(0);
     });
 
+    it('reaches a derived link on a trusted origin on a private address, and nothing it redirects to', async () => {
+      const guarded = downloader({ ALLOW_PRIVATE_NETWORK_LINKS: 'false' });
+      const derived = { subject: 'the link names the project g/p, whose archive', trusted: true };
+      const link = server.route('/archive.zip', { kind: 'file', path: FIXTURE });
+      const crate = await guarded.download(link, undefined, derived);
+      expect(crate.size).toBe(fixture.length);
+      await removeQuietly(crate.path);
+      // Another port of the same host is another origin: a neighbour, not the trusted service.
+      const away = server.route('/away.zip', { kind: 'redirect', location: other.url('/crate.zip') });
+      await expectInvalid(
+        guarded.download(away, undefined, derived),
+        /^the link names the project g\/p, whose archive resolves to a private or reserved address \(127\.0\.0\.1\); set ALLOW_PRIVATE_NETWORK_LINKS=true to allow links on this network$/,
+      );
+      expect(other.requests).toHaveLength(0);
+      await expectInvalid(
+        guarded.download(other.url('/crate.zip'), undefined, { ...derived, trusted: false }),
+        /^the link names the project g\/p, whose archive resolves to a private or reserved address/,
+      );
+      expect(other.requests).toHaveLength(0);
+    });
+
+    it('names a derived link by its subject in every failure', async () => {
+      const derived = { subject: 'the link names the project g/p, whose archive', trusted: false };
+      await expectInvalid(
+        downloader().download(server.route('/gone.zip', { kind: 'status', status: 404 }), undefined, derived),
+        /^the link names the project g\/p, whose archive answered 404 Not Found$/,
+      );
+      await expectInvalid(
+        downloader({ MAX_CRATE_BYTES: '1000' }).download(
+          server.route('/big.zip', { kind: 'bytes', body: Buffer.alloc(5000, 1) }),
+          undefined,
+          derived,
+        ),
+        /^the link names the project g\/p, whose archive is larger than 1000 bytes$/,
+      );
+    });
+
     it('refuses an archive whose Content-Length is over the limit, before reading it', async () => {
       const link = server.route('/big.zip', { kind: 'bytes', body: Buffer.alloc(5000, 1) });
       await expectInvalid(

@@ -39,6 +39,20 @@ export interface DownloadedCrate {
   bytes?: Buffer;
 }
 
+/**
+ * A link the service found from what the caller gave (a repository's archive, from the project
+ * link), downloaded as any link but named for what the caller gave.
+ */
+export interface DerivedLink {
+  /** How failures name it, as a sentence's subject: `the link names the GitHub repository o/r, whose archive`. */
+  subject: string;
+  /**
+   * Its origin is a service the operator configured (API.md 2.8): reached on a private address
+   * too. That origin only: a redirect anywhere else passes the guard as any link does.
+   */
+  trusted: boolean;
+}
+
 /** Deletes a file if it is there; a cleanup that must never hide the error that made it necessary. */
 export async function removeQuietly(path: string): Promise<void> {
   try {
@@ -58,12 +72,14 @@ export class CrateDownloader {
   constructor(private readonly config: AppConfig) {}
 
   /**
-   * `authorization` is sent as the `Authorization` header to the link's origin only.
-   * Throws DomainError('invalid_input') with a detail the caller can show as it is; a failure
-   * of our own disk is rethrown unchanged. The temporary file never outlives a failure.
+   * `authorization` is sent as the `Authorization` header to the link's origin only; `derived`
+   * when the service found the link itself. Throws DomainError('invalid_input') with a detail the
+   * caller can show as it is; a failure of our own disk is rethrown unchanged. The temporary file
+   * never outlives a failure.
    */
-  async download(link: string, authorization?: string): Promise<DownloadedCrate> {
-    checkLink(link);
+  async download(link: string, authorization?: string, derived?: DerivedLink): Promise<DownloadedCrate> {
+    const subject = derived?.subject ?? 'the link';
+    checkLink(link, subject);
     if (authorization !== undefined) {
       checkAuthorization(authorization);
     }
@@ -83,13 +99,14 @@ export class CrateDownloader {
         signal: deadline,
         timeoutMs: downloadTimeoutMs,
         allowPrivate: allowPrivateNetworkLinks,
+        trustedOrigins: derived?.trusted ? [new URL(link).origin] : undefined,
         maxRedirects: MAX_REDIRECTS,
         originOnlyHeaders: authorization ? { authorization } : undefined,
       });
       if (response.status < 200 || response.status >= 300) {
         response.body.destroy();
         const phrase = STATUS_CODES[response.status];
-        const detail = `the link answered ${response.status}${phrase ? ` ${phrase}` : ''}`;
+        const detail = `${subject} answered ${response.status}${phrase ? ` ${phrase}` : ''}`;
         // A server's trouble or its rate limit may pass; any other status is about the link.
         throw response.status >= 500 || response.status === 429
           ? new UpstreamUnavailable(detail)
@@ -98,7 +115,7 @@ export class CrateDownloader {
       const declared = Number(response.headers['content-length']);
       if (Number.isFinite(declared) && declared > maxCrateBytes) {
         response.body.destroy();
-        throw this.tooLarge();
+        throw this.tooLarge(derived);
       }
       const contentType = response.headers['content-type']?.split(';')[0].trim().toLowerCase();
       const file = await opening.catch((error: unknown) => {
@@ -111,59 +128,63 @@ export class CrateDownloader {
       const file = await opening.catch(() => undefined);
       await file?.close().catch(() => undefined);
       await removeQuietly(path);
-      throw error instanceof DomainError ? error : this.toDomainError(atPath(error, path), deadline.aborted);
+      throw error instanceof DomainError
+        ? error
+        : this.toDomainError(atPath(error, path), deadline.aborted, derived);
     }
   }
 
   /** Faults of the link become invalid_input; anything else (our own disk, a bug) stays as it is: a 500. */
-  private toDomainError(error: unknown, deadlinePassed: boolean): unknown {
+  private toDomainError(error: unknown, deadlinePassed: boolean, derived?: DerivedLink): unknown {
+    const subject = derived?.subject ?? 'the link';
     const code = connectionFailureCode(error);
     const broken =
       code !== undefined ||
       (error instanceof OutboundError && (error.reason === 'unreachable' || error.reason === 'timeout'));
     if (deadlinePassed && broken) {
-      return this.timedOut();
+      return this.timedOut(subject);
     }
     if (error instanceof OutboundError) {
       switch (error.reason) {
         case 'private_address':
           // The one setting that allows it, named: a newcomer's first crate is often on localhost.
           return invalid(
-            `the link resolves to a private or reserved address (${privateHost(error.message)}); ` +
+            `${subject} resolves to a private or reserved address (${privateHost(error.message)}); ` +
               'set ALLOW_PRIVATE_NETWORK_LINKS=true to allow links on this network',
           );
         case 'timeout':
-          return this.timedOut();
+          return this.timedOut(subject);
         case 'unreachable':
-          return new UpstreamUnavailable(`the link is unreachable (${unreachableDetail(error.message)})`);
+          return new UpstreamUnavailable(`${subject} is unreachable (${unreachableDetail(error.message)})`);
         case 'too_many_redirects':
-          return invalid(`the link redirected more than ${MAX_REDIRECTS} times`);
+          return invalid(`${subject} redirected more than ${MAX_REDIRECTS} times`);
         case 'bad_redirect':
-          return invalid(`the link answered with ${error.message}`);
+          return invalid(`${subject} answered with ${error.message}`);
         case 'too_large':
-          return this.tooLarge();
+          return this.tooLarge(derived);
         case 'bad_url':
-          return invalid(`the link is not a valid http(s) URL (${error.message})`);
+          return invalid(`${subject} is not a valid http(s) URL (${error.message})`);
       }
     }
     if (code !== undefined) {
       return new UpstreamUnavailable(
-        `the link is unreachable (the connection broke before the whole archive arrived: ${code})`,
+        `${subject} is unreachable (the connection broke before the whole archive arrived: ${code})`,
       );
     }
     return error;
   }
 
-  private timedOut(): DomainError {
+  private timedOut(subject: string): DomainError {
     return new UpstreamUnavailable(
-      `the link did not answer within ${Math.round(this.config.registry.downloadTimeoutMs / 1000)} s`,
+      `${subject} did not answer within ${Math.round(this.config.registry.downloadTimeoutMs / 1000)} s`,
       undefined,
       true,
     );
   }
 
-  private tooLarge(): DomainError {
-    return invalid(`the archive is larger than ${formatBytes(this.config.registry.maxCrateBytes)}`);
+  private tooLarge(derived?: DerivedLink): DomainError {
+    const limit = formatBytes(this.config.registry.maxCrateBytes);
+    return invalid(`${derived?.subject ?? 'the archive'} is larger than ${limit}`);
   }
 }
 
@@ -229,15 +250,15 @@ async function save(
   return { size, sha256: hash.digest('hex'), bytes: held && (bytes ?? Buffer.alloc(0)) };
 }
 
-function checkLink(link: string): void {
+function checkLink(link: string, subject: string): void {
   let url: URL;
   try {
     url = new URL(link);
   } catch {
-    throw invalid('the link is not a valid URL');
+    throw invalid(`${subject} is not a valid URL`);
   }
   if (url.protocol !== 'http:' && url.protocol !== 'https:') {
-    throw invalid(`the link is not an http(s) URL (${url.protocol})`);
+    throw invalid(`${subject} is not an http(s) URL (${url.protocol})`);
   }
 }
 

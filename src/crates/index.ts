@@ -11,7 +11,12 @@ export {
   type ArchiveReferences,
   type SweepResult,
 } from './crate-janitor.js';
-export { CrateDownloader, removeQuietly, type DownloadedCrate } from './crate-downloader.js';
+export {
+  CrateDownloader,
+  removeQuietly,
+  type DerivedLink,
+  type DownloadedCrate,
+} from './crate-downloader.js';
 export { folderOf, pathInCrate, resolveInCrate } from './crate-paths.js';
 export {
   CrateReader,

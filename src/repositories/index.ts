@@ -24,6 +24,7 @@ export { FollowsRepository } from './follow/follows.repository.js';
 export { GITHUB_SITE, GithubRepositories, parseRepositoryLink } from './hosts/github-repository.js';
 export {
   RepositoryHosts,
+  type RepositoryArchive,
   type RepositoryHost,
   type RepositoryLink,
   type RepositorySource,

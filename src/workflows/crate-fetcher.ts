@@ -15,7 +15,13 @@ import {
   removeQuietly,
   singleFileZip,
 } from '../crates/index.js';
-import { RepositoryHosts, type RepositoryLink, type RepositorySource } from '../repositories/index.js';
+import {
+  RepositoryHosts,
+  type RepositoryArchive,
+  type RepositoryHost,
+  type RepositoryLink,
+  type RepositorySource,
+} from '../repositories/index.js';
 
 /** What a `roc_link` gave: a zip archive in `<DATA_DIR>/tmp/` (the caller stores or removes it). */
 export interface FetchedCrate {
@@ -51,8 +57,7 @@ export class CrateFetcher {
       const { host, repository } = onHost;
       const source = await host.resolve(repository, version);
       const archive = await host.archive(repository, source.commit);
-      // The archive host is chosen by the host's answer: it passes the guard and limits of any link.
-      const crate = await this.downloader.download(archive.url, archive.authorization);
+      const crate = await this.downloadArchive(host, repository, archive);
       return { crate, source, repository, repositoryName: host.describe(repository) };
     }
     const crate = await this.downloader.download(link, authorization);
@@ -75,8 +80,24 @@ export class CrateFetcher {
       throw new DomainError('invalid_input', 'the link names no repository on a known host');
     }
     const archive = await onHost.host.archive(repository, source.commit);
-    const crate = await this.downloader.download(archive.url, archive.authorization);
+    const crate = await this.downloadArchive(onHost.host, repository, archive);
     return { crate, source, repository, repositoryName: onHost.host.describe(repository) };
+  }
+
+  /**
+   * A repository's archive, through the guard and limits of any link: the archive host is chosen
+   * by the host's answer, trusted only when the host says it is its configured origin. Failures
+   * name the link the caller gave (`the link names the GitHub repository o/r, whose archive …`).
+   */
+  private downloadArchive(
+    host: RepositoryHost,
+    repository: RepositoryLink,
+    archive: RepositoryArchive,
+  ): Promise<DownloadedCrate> {
+    return this.downloader.download(archive.url, archive.authorization, {
+      subject: `the link names ${host.describe(repository)}, whose archive`,
+      trusted: archive.trusted === true,
+    });
   }
 
   /**

@@ -7,7 +7,7 @@ import { COLUMN_LENGTHS } from './columns.js';
 import { loaded } from './dto/loaded.js';
 import type { InstanceView } from './dto/suite-response.dto.js';
 import type { TestInstanceEntity, WorkflowEntity } from './entities/registry.entities.js';
-import { checkServiceAddress } from './registration-rules.js';
+import { checkServiceAddress, configuredServices, lookupHost } from './registration-rules.js';
 import { jobSelectorProblem } from '../common/job-selector.js';
 import {
   canonicalTarget,
@@ -87,9 +87,15 @@ export class InstancesService {
       resource: input.resource,
     });
     this.checkTarget(input.serviceType, target.url, target.resource);
-    // A managed instance's URL names no service this one calls: nothing to guard.
+    // A managed instance's URL names no service this one calls: nothing to guard. A configured
+    // service is called wherever it is (API.md 2.8).
     if (!managed && !this.config.registry.allowPrivateNetworkLinks) {
-      await checkServiceAddress(target.url);
+      await checkServiceAddress(
+        input.serviceType,
+        target.url,
+        lookupHost,
+        configuredServices(this.config.monitoring.services),
+      );
     }
     const uuid = await this.repo.addInstance({
       suiteId: suite.id,

@@ -166,6 +166,38 @@ describe('checkInstanceAddresses', () => {
     expect(asked).toEqual(['api.github.com', 'ci.invalid']);
   });
 
+  it('lets a configured service be (its type and url), and nothing beside it', async () => {
+    const configured = (type: string, url: string): boolean =>
+      type === 'jenkins' && url === 'http://10.0.0.7:8080';
+    const asked: string[] = [];
+    const lookup: HostLookup = (host) => {
+      asked.push(host);
+      return Promise.resolve(['10.0.0.8']);
+    };
+    await expect(
+      checkInstanceAddresses([suiteWith('http://10.0.0.7:8080')], lookup, configured),
+    ).resolves.toBeUndefined();
+    // Another port of the same host, and the same url for another service type, are not it.
+    await expectInvalid(
+      checkInstanceAddresses([suiteWith('http://10.0.0.7:8081')], lookup, configured),
+      "the test instance '#ci' has a url on a private or reserved address (10.0.0.7), which this service does not call",
+    );
+    const travis = suiteWith('http://10.0.0.7:8080');
+    travis.instances[0].serviceType = 'travis';
+    await expectInvalid(
+      checkInstanceAddresses([travis], lookup, configured),
+      /^the test instance '#ci' has a url on a private or reserved address \(10\.0\.0\.7\)/,
+    );
+    await expect(
+      checkServiceAddress('jenkins', 'http://10.0.0.7:8080', lookup, configured),
+    ).resolves.toBeUndefined();
+    await expectInvalid(
+      checkServiceAddress('travis', 'http://10.0.0.7:8080', lookup, configured),
+      'service.url is on a private or reserved address (10.0.0.7), which this service does not call',
+    );
+    expect(asked).toEqual([]);
+  });
+
   it('gives no address for a name that does not resolve', async () => {
     await expect(lookupHost('no-such-host.invalid')).resolves.toEqual([]);
   });
@@ -208,20 +240,22 @@ describe('checkServiceAddress', () => {
   it('refuses a URL on a private address, naming the field and the host only', async () => {
     const resolve: HostLookup = () => Promise.resolve(['10.0.0.7']);
     await expectInvalid(
-      checkServiceAddress('https://ci.internal.example/', resolve),
+      checkServiceAddress('jenkins', 'https://ci.internal.example/', resolve),
       'service.url is on a private or reserved address (ci.internal.example), which this service does not call',
     );
-    await expect(checkServiceAddress('https://ci.internal.example/', resolve)).rejects.toMatchObject({
+    await expect(
+      checkServiceAddress('jenkins', 'https://ci.internal.example/', resolve),
+    ).rejects.toMatchObject({
       fields: [{ field: 'service.url' }],
     });
   });
 
   it('accepts a public address and a name that does not resolve now', async () => {
     await expect(
-      checkServiceAddress('https://ci.example.org', () => Promise.resolve(['93.184.216.34'])),
+      checkServiceAddress('jenkins', 'https://ci.example.org', () => Promise.resolve(['93.184.216.34'])),
     ).resolves.toBeUndefined();
     await expect(
-      checkServiceAddress('https://ci.invalid', () => Promise.resolve([])),
+      checkServiceAddress('jenkins', 'https://ci.invalid', () => Promise.resolve([])),
     ).resolves.toBeUndefined();
   });
 });

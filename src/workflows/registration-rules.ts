@@ -3,6 +3,7 @@ import { isIP } from 'node:net';
 import { jobSelectorProblem } from '../common/job-selector.js';
 import { isPublicAddress } from '../common/net/address-guard.js';
 import { DomainError } from '../common/errors/domain-error.js';
+import { findConfiguredService, type TestingServiceCredentials } from '../config/testing-services-file.js';
 import {
   type CrateServiceType,
   type ParsedCrate,
@@ -81,16 +82,34 @@ export const lookupHost: HostLookup = async (host) => {
 };
 
 /**
+ * Whether a service of `type` at `url` is one the operator configured (TESTING_SERVICES_FILE):
+ * monitoring calls those wherever they are (API.md 2.8), so registration lets them be.
+ */
+export type ConfiguredService = (type: string, url: string) => boolean;
+
+const NONE_CONFIGURED: ConfiguredService = () => false;
+
+/** The services of TESTING_SERVICES_FILE as a ConfiguredService. */
+export function configuredServices(services: readonly TestingServiceCredentials[]): ConfiguredService {
+  return (type, url) => findConfiguredService(services, type, url) !== undefined;
+}
+
+/**
  * Refuses test instances whose url is on a loopback, private, link-local or metadata address
- * (the monitoring would call it). A name that does not resolve now is accepted: it points
+ * (the monitoring would call it), unless the instance is a configured service: the same type
+ * and url, which monitoring trusts. A name that does not resolve now is accepted: it points
  * nowhere today, and test monitoring checks the address again on every call.
  */
 export async function checkInstanceAddresses(
   suites: readonly ParsedSuite[],
   resolve: HostLookup = lookupHost,
+  configured: ConfiguredService = NONE_CONFIGURED,
 ): Promise<void> {
   const checked = new Map<string, boolean>();
   for (const instance of suites.flatMap((suite) => suite.instances)) {
+    if (configured(instance.serviceType, instance.serviceUrl)) {
+      continue;
+    }
     const host = await refusedHost(instance.serviceUrl, resolve, checked);
     if (host !== undefined) {
       throw invalid(
@@ -100,8 +119,16 @@ export async function checkInstanceAddresses(
   }
 }
 
-/** checkInstanceAddresses for one service URL given through the API (field `service.url`). */
-export async function checkServiceAddress(url: string, resolve: HostLookup = lookupHost): Promise<void> {
+/** checkInstanceAddresses for one service of `type` at `url` given through the API (field `service.url`). */
+export async function checkServiceAddress(
+  type: string,
+  url: string,
+  resolve: HostLookup = lookupHost,
+  configured: ConfiguredService = NONE_CONFIGURED,
+): Promise<void> {
+  if (configured(type, url)) {
+    return;
+  }
   const host = await refusedHost(url, resolve, new Map());
   if (host !== undefined) {
     const message = `service.url is on a private or reserved address (${host}), which this service does not call`;

@@ -33,6 +33,8 @@ import {
 import {
   checkInstanceAddresses,
   checkStorable,
+  configuredServices,
+  lookupHost,
   markUncheckable,
   registrationName,
 } from './registration-rules.js';
@@ -174,7 +176,11 @@ export class RegistrationService {
       checkStorable(read.suites, read.mainWorkflow);
       const parsed = { ...read, suites: markUncheckable(read.suites, services) };
       if (!this.config.registry.allowPrivateNetworkLinks) {
-        await checkInstanceAddresses(parsed.suites);
+        await checkInstanceAddresses(
+          parsed.suites,
+          lookupHost,
+          configuredServices(this.config.monitoring.services),
+        );
       }
       // Every way in (a link, a repository, a registry) registers here, so every one is checked here.
       const issues = await this.checks.run(

@@ -171,7 +171,7 @@ describe('links and CI urls on private addresses, when those are refused (API.md
     try {
       await expectRefused(
         { roc_link: 'https://github.com/o/r', version: 'redirected' },
-        `the link resolves to a private or reserved address (127.0.0.2); ${ALLOWED_BY}`,
+        `the link names the GitHub repository o/r, whose archive resolves to a private or reserved address (127.0.0.2); ${ALLOWED_BY}`,
       );
     } finally {
       github.archiveRedirectBase = undefined;

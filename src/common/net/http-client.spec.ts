@@ -1,7 +1,7 @@
 import { once } from 'node:events';
 import { createServer, type IncomingHttpHeaders, type RequestListener, type Server } from 'node:http';
 import { createServer as createTcpServer, type AddressInfo } from 'node:net';
-import { openStreamed, OutboundError } from './http-client.js';
+import { openStreamed, OutboundError, readBody, sendRequest } from './http-client.js';
 
 const servers: Server[] = [];
 
@@ -137,5 +137,42 @@ describe('openStreamed', () => {
     await expect(openStreamed(url, { timeoutMs: 5000, allowPrivate: false })).rejects.toMatchObject({
       reason: 'private_address',
     });
+  });
+});
+
+describe('trusted origins (a configured service on a private address)', () => {
+  /** A server on loopback (private) that redirects `/away` to `target`. */
+  async function privateServer(target?: string): Promise<{ url: string; hits: () => number }> {
+    let hits = 0;
+    const url = await serve((request, response) => {
+      hits++;
+      if (request.url === '/away' && target !== undefined) {
+        response.writeHead(302, { location: `${target}/blob` }).end();
+        return;
+      }
+      response.writeHead(200, { 'content-length': '3' }).end('ok\n');
+    });
+    return { url, hits: () => hits };
+  }
+  const guarded = { timeoutMs: 5000, allowPrivate: false, maxRedirects: 3 };
+
+  it('reaches a trusted origin on a private address, by sendRequest and openStreamed', async () => {
+    const { url } = await privateServer();
+    const sent = await sendRequest(`${url}/x`, { ...guarded, trustedOrigins: [url] });
+    expect((await readBody(sent.body, 100)).toString()).toBe('ok\n');
+    const streamed = await openStreamed(`${url}/x`, { ...guarded, trustedOrigins: [url] });
+    expect((await readBody(streamed.chunks, 100)).toString()).toBe('ok\n');
+  });
+
+  it('refuses a private neighbour a trusted origin redirects to, and another port of its host', async () => {
+    const neighbour = await privateServer();
+    const { url } = await privateServer(neighbour.url);
+    const request = { ...guarded, trustedOrigins: [url] };
+    await expect(sendRequest(`${url}/away`, request)).rejects.toMatchObject({ reason: 'private_address' });
+    await expect(openStreamed(`${url}/away`, request)).rejects.toMatchObject({ reason: 'private_address' });
+    await expect(sendRequest(`${neighbour.url}/x`, request)).rejects.toMatchObject({
+      reason: 'private_address',
+    });
+    expect(neighbour.hits()).toBe(0);
   });
 });

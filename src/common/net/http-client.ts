@@ -39,6 +39,12 @@ export interface OutboundRequest {
   timeoutMs: number;
   /** When false, hosts that resolve to loopback/private/link-local addresses are refused, on every hop. */
   allowPrivate: boolean;
+  /**
+   * Origins (`http://10.0.0.5:8080`) reached on a private address all the same: the operator's
+   * configured services. Checked on every hop, so a redirect from one to anywhere else (a private
+   * neighbour on another port, say) still passes the guard.
+   */
+  trustedOrigins?: readonly string[];
   /** Redirects to follow; one more is a `too_many_redirects` failure. Default 0 (redirects are returned). */
   maxRedirects?: number;
   /** Headers sent only to the first URL's origin (dropped after a cross-origin redirect). */
@@ -79,6 +85,11 @@ function hopHeaders(request: OutboundRequest, url: string): (current: string) =>
   };
 }
 
+/** Whether a hop to `url` may reach a private address: the request allows it, or the origin is trusted. */
+function privateAllowed(request: OutboundRequest, url: string): boolean {
+  return request.allowPrivate || (request.trustedOrigins?.includes(originOf(url)) ?? false);
+}
+
 /** Sends one request, following redirects as asked, with a deadline and the private-address guard. */
 export async function sendRequest(url: string, request: OutboundRequest): Promise<OutboundResponse> {
   const signal = signalOf(request);
@@ -94,7 +105,7 @@ export async function sendRequest(url: string, request: OutboundRequest): Promis
       method,
       headers,
       body,
-      request.allowPrivate,
+      privateAllowed(request, current),
       signal,
       request.timeoutMs,
     );
@@ -168,7 +179,7 @@ export async function openStreamed(url: string, request: OutboundRequest): Promi
     const response = await streamedExchange(
       current,
       headers,
-      request.allowPrivate,
+      privateAllowed(request, current),
       signal,
       request.timeoutMs,
     );

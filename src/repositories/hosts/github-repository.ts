@@ -232,7 +232,8 @@ export class GithubRepositories implements RepositoryHost {
   /**
    * Where the zip archive of `commit` is: GitHub answers its zipball endpoint with a redirect to
    * a short-lived URL on its archive host (which carries its own access, so no token goes there);
-   * an API that serves the archive itself is downloaded from with the token.
+   * an API that serves the archive itself is downloaded from with the token, trusted as its
+   * other calls are.
    */
   async archive(link: RepositoryLink, commit: string): Promise<RepositoryArchive> {
     const url = this.endpoint(['repos', link.owner, link.repo, 'zipball', commit]);
@@ -247,7 +248,7 @@ export class GithubRepositories implements RepositoryHost {
       }
     }
     if (response.status >= 200 && response.status < 300) {
-      return { url, authorization: this.authorization() };
+      return { url, authorization: this.authorization(), trusted: true };
     }
     throw this.failure(response, `the archive of ${link.owner}/${link.repo} at ${commit}`);
   }

@@ -215,10 +215,17 @@ export class GitlabRepositories implements RepositoryHost {
     return { ref: defaultBranch, commit };
   }
 
-  /** GitLab serves the archive from its API: downloaded from there, with the instance's token. */
+  /**
+   * GitLab serves the archive from its API: downloaded from there, with the instance's token, and
+   * trusted as the API is when the instance is configured.
+   */
   archive(link: RepositoryLink, commit: string): Promise<RepositoryArchive> {
     const url = `${this.endpoint(link, ['repository', 'archive.zip'])}?sha=${encodeURIComponent(commit)}`;
-    return Promise.resolve({ url, authorization: this.authorization(link) });
+    return Promise.resolve({
+      url,
+      authorization: this.authorization(link),
+      trusted: this.instanceOf(link)?.trusted === true,
+    });
   }
 
   /**
@@ -342,8 +349,8 @@ export class GitlabRepositories implements RepositoryHost {
         headers: { accept: 'application/json', ...headers },
         originOnlyHeaders: authorization ? { authorization } : undefined,
         timeoutMs: this.config.registry.downloadTimeoutMs,
-        allowPrivate:
-          this.instanceOf(link)?.trusted === true || this.config.registry.allowPrivateNetworkLinks,
+        allowPrivate: this.config.registry.allowPrivateNetworkLinks,
+        trustedOrigins: this.instanceOf(link)?.trusted === true ? [new URL(link.site).origin] : undefined,
       });
     } catch (error) {
       throw error instanceof OutboundError ? this.outbound(error) : error;

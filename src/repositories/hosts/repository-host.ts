@@ -41,6 +41,11 @@ export interface RepositoryArchive {
   url: string;
   /** Sent with the download (to that URL's origin only); absent when the URL carries its own access. */
   authorization?: string;
+  /**
+   * The URL is on the origin of a service the operator configured, whose API the host calls
+   * already: the download reaches it on a private address too (that origin only).
+   */
+  trusted?: boolean;
 }
 
 /** The longest ref stored (the `source_ref` column). */

@@ -92,7 +92,8 @@ describe('GitLab job selection (API.md 16)', () => {
     expect(result.kind).toBe('log');
     const chunks: Buffer[] = [];
     for await (const chunk of result.kind === 'log' ? result.chunks : []) {
-      chunks.push(chunk);
+      // Each chunk is a view of a buffer the next one reuses.
+      chunks.push(Buffer.from(chunk));
     }
     expect(Buffer.concat(chunks).toString()).toBe('trace of wf-b in 3\n');
   });

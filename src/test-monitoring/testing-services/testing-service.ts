@@ -17,6 +17,8 @@ import { type CrateServiceType, type TestingServiceCatalog } from '../../crates/
 
 // The registry's vocabulary, re-exported for the clients.
 export { BUILD_STATUSES, type BuildStatus };
+// How configured services are matched, re-exported for the clients.
+export { findConfiguredService, normalizeServiceUrl } from '../../config/testing-services-file.js';
 
 /** Finished builds have a final outcome; only those count in the aggregate status. */
 export function isFinishedStatus(status: BuildStatus): boolean {
@@ -445,27 +447,4 @@ export class TestingServiceRegistry implements TestingServiceCatalog, OnModuleIn
       }
     }
   }
-}
-
-/**
- * A service URL in the form used to compare it with configured ones: origin plus path without
- * trailing slashes, so `https://ci.example.org/` and `https://CI.example.org` are one service.
- */
-export function normalizeServiceUrl(url: string): string {
-  try {
-    const parsed = new URL(url.trim());
-    return `${parsed.origin}${parsed.pathname.replace(/\/+$/, '')}`;
-  } catch {
-    return url.trim().replace(/\/+$/, '');
-  }
-}
-
-/** The configured service (credentials, trust) for an instance's service type and URL, if any. */
-export function findConfiguredService(
-  services: readonly TestingServiceCredentials[],
-  type: string,
-  url: string,
-): TestingServiceCredentials | undefined {
-  const wanted = normalizeServiceUrl(url);
-  return services.find((service) => service.type === type && normalizeServiceUrl(service.url) === wanted);
 }
