@@ -13,6 +13,8 @@ import {
 } from '../../src/workflows/entities/registry.entities.js';
 import { RegistrySecretHasher } from '../../src/registries/registry-tokens.service.js';
 import { IdentityEntity } from '../../src/auth/identity/entities/identity.entity.js';
+import { OAuthClientEntity } from '../../src/authorization-server/entities/oauth-client.entity.js';
+import { OAuthGrantEntity } from '../../src/authorization-server/entities/oauth-grant.entity.js';
 import { GithubFake } from '../fakes/github-fake.js';
 import { OidcOp } from '../fakes/oidc-op.js';
 import { SeekFake } from '../fakes/seek-fake.js';
@@ -493,6 +495,25 @@ describe(`every request example of the OpenAPI document, sent as it is (${testDa
     });
   };
 
+  /** The caller's approval of the example application (a code never exchanged): its revocation revokes it. */
+  const approveExampleApplication = async (admin: string): Promise<void> => {
+    const userId = (await call('get', '/users/current', admin)).id as number;
+    const client = await dataSource
+      .getRepository(OAuthClientEntity)
+      .findOneByOrFail({ clientId: EXAMPLE.appClientId });
+    const now = new Date();
+    await dataSource.getRepository(OAuthGrantEntity).insert({
+      oauthClientId: client.id,
+      userId,
+      scopes: 'user.profile',
+      redirectUri: EXAMPLE.appRedirectUri,
+      codeHash: createHmac('sha256', 'examples').update(String(now.getTime())).digest('hex'),
+      codeChallenge: null,
+      createdAt: now,
+      expiresAt: new Date(now.getTime() + 60_000),
+    });
+  };
+
   /**
    * What one operation needs beyond the things themselves: node 3 assigned or not, with a public address
    * or not; the example key pair not there yet for its import.
@@ -510,6 +531,8 @@ describe(`every request example of the OpenAPI document, sent as it is (${testDa
       await t.http.put('/api/v1/vm/action/release').set(as(admin)).send({ node: EXAMPLE.nodeId });
     } else if (id === 'instances-builds-cancel') {
       await queueExampleRun();
+    } else if (id === 'user-authorizations-delete') {
+      await approveExampleApplication(admin);
     } else if (/^vm-(extend|release)/.test(id)) {
       await t.http.put('/api/v1/vm/action/assign').set(as(admin)).send(assignment);
     }
