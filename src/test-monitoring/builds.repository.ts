@@ -14,6 +14,7 @@ import {
   MAX_BUILD_LIMIT,
   type Build,
 } from './testing-services/testing-service.js';
+import { listedOfVersions, type ListedOfInstance } from './listed-builds.js';
 
 /** Builds kept per instance; older ones are dropped when new ones arrive (the API shows at most 100). */
 export const MAX_STORED_BUILDS = MAX_BUILD_LIMIT;
@@ -25,6 +26,7 @@ const VERSIONS_PER_READ = 1000;
 const ROWS_PER_INSERT = 200;
 
 export type { StoredBuild } from './build-rows.js';
+export type { ListedOfInstance } from './listed-builds.js';
 
 /** API.md 5.3: an instance's finished builds in a window. */
 export interface BuildStats {
@@ -125,6 +127,11 @@ export class BuildsRepository {
       return [];
     }
     return this.latestRows(`c.version_id IN (${inList(versionIds.length)})`, versionIds);
+  }
+
+  /** latestOfVersions as a list's batch shows it, in one query (listedOfVersions). */
+  listedOfVersions(versionIds: readonly number[]): Promise<ListedOfInstance[]> {
+    return listedOfVersions(this.builds.manager, versionIds, FINISHED_STATUSES);
   }
 
   /**
