@@ -1,5 +1,6 @@
 import type { DataSource } from 'typeorm';
 import { inList } from '../database/plain-entities.js';
+import { windowSql, type ListWindow, type WorkflowFilter } from './workflow-list.reader.js';
 import type { TestInstanceEntity, TestSuiteEntity } from './entities/registry.entities.js';
 import type { TestServiceEntity } from './entities/test-service.entity.js';
 
@@ -60,17 +61,21 @@ interface RawListedInstance {
 export class ListedWorkflowsReader {
   constructor(private readonly dataSource: DataSource) {}
 
-  /** The workflows of `ids`, in that order (each id's row by primary key, its versions by the workflow's index). */
-  async workflows(ids: readonly number[]): Promise<ListedWorkflow[]> {
-    if (ids.length === 0) {
-      return [];
-    }
+  /**
+   * The workflows of a window of a list, in the list's order: the window's ids (windowSql) as a
+   * derived table, each id's row by primary key and its versions by the workflow's index, in one
+   * round trip. CROSS JOIN keeps SQLite's planner to that order (on a small table it scanned the
+   * versions and looked each up in the window); MariaDB reads it as a plain JOIN.
+   */
+  async workflows(filter: WorkflowFilter, window: ListWindow): Promise<ListedWorkflow[]> {
+    const ids = windowSql(filter, window);
     const rows = await this.dataSource.query<RawListedWorkflow[]>(
       `SELECT w.id AS id, w.uuid AS uuid, w.is_public AS is_public, w.latest_version_id AS latest_version_id,
               v.id AS version_id, v.version AS version, v.name AS name
-       FROM workflows w JOIN workflow_versions v ON v.workflow_id = w.id
-       WHERE w.id IN (${inList(ids.length)})`,
-      [...ids],
+       FROM (${ids.sql}) k
+         CROSS JOIN workflows w ON w.id = k.id
+         CROSS JOIN workflow_versions v ON v.workflow_id = w.id`,
+      ids.parameters,
     );
     const byId = new Map<number, ListedWorkflow>();
     for (const row of rows) {
@@ -87,12 +92,14 @@ export class ListedWorkflowsReader {
       }
       workflow.versions.push({ id: Number(row.version_id), version: row.version, name: row.name });
     }
-    return ids.flatMap((id) => {
-      const workflow = byId.get(id);
+    const workflows = [...byId.values()];
+    for (const workflow of workflows) {
       // Ids grow with registration: older first, as versionsOf orders a workflow's versions.
-      workflow?.versions.sort((a, b) => a.id - b.id);
-      return workflow ?? [];
-    });
+      workflow.versions.sort((a, b) => a.id - b.id);
+    }
+    // The list's order, latest version registered last first (as WorkflowListReader.ids gives
+    // it, `fromEnd` too): the join keeps no order, and latest_version_id is each workflow's own.
+    return workflows.sort((a, b) => b.latestVersionId - a.latestVersionId);
   }
 
   /** Instances by id, each with its suite's uuid and its service (rows by primary key). */

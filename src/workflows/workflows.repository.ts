@@ -146,7 +146,7 @@ export class WorkflowsRepository {
 
   /** `listWorkflows` with only what the list's items show of each workflow and version. */
   async listedWorkflows(filter: WorkflowFilter, window: ListWindow): Promise<ListedWorkflow[]> {
-    return this.listed.workflows(await this.lists.ids(filter, window));
+    return this.listed.workflows(filter, window);
   }
 
   /** The instances of a list's latest builds, by id, with only what the items show of them. */
