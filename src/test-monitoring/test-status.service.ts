@@ -421,8 +421,7 @@ export class TestStatusService implements WorkflowStatusSource {
 
   private async statusOf(instances: readonly TestInstanceEntity[], now: Date): Promise<InstancesStatus> {
     const ids = instances.map((instance) => instance.id);
-    const latest = await this.repo.latestOfInstances(ids);
-    const states = await this.checkStates.viewsOf(ids);
+    const { latest, states } = await this.repo.monitoringOfInstances(ids);
     const paused = await this.checkStates.pausedServices(
       instances.map((instance) => instance.serviceId),
       now,
