@@ -22,6 +22,14 @@ export interface StoredBuild {
 }
 
 /** The build of a raw row that joined one (the columns of `builds` under their own names). */
+/** An instance's latest build of any state and its latest finished one (absent when it has none). */
+export interface LatestOfInstance {
+  versionId: number;
+  instanceId: number;
+  latest?: StoredBuild;
+  latestFinished?: StoredBuild;
+}
+
 export function buildOfRow(
   row: {
     id: number | string;

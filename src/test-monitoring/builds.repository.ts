@@ -6,7 +6,15 @@ import { In, Repository, type EntityManager } from 'typeorm';
 import type { RecordedBuild } from './check-results.js';
 import { BuildEntity } from './entities/build.entity.js';
 import { FAILURE_COLUMNS, failureColumns, failureOfRow } from './failures/stored-failure.js';
-import { buildOfRow, dayOf, sameBuild, toStatus, toStoredBuild, type StoredBuild } from './build-rows.js';
+import {
+  buildOfRow,
+  dayOf,
+  sameBuild,
+  toStatus,
+  toStoredBuild,
+  type LatestOfInstance,
+  type StoredBuild,
+} from './build-rows.js';
 import type { KnownBuilds } from './instance-checker.js';
 import {
   BUILD_STATUSES,
@@ -14,6 +22,8 @@ import {
   MAX_BUILD_LIMIT,
   type Build,
 } from './testing-services/testing-service.js';
+import { listedOfVersions, type ListedOfInstance } from './listed-builds.js';
+import { monitoringOfInstances, type InstancesMonitoring } from './instance-status-rows.js';
 
 /** Builds kept per instance; older ones are dropped when new ones arrive (the API shows at most 100). */
 export const MAX_STORED_BUILDS = MAX_BUILD_LIMIT;
@@ -24,7 +34,8 @@ const VERSIONS_PER_READ = 1000;
 /** Builds per INSERT (8 values each). */
 const ROWS_PER_INSERT = 200;
 
-export type { StoredBuild } from './build-rows.js';
+export type { LatestOfInstance, StoredBuild } from './build-rows.js';
+export type { ListedOfInstance } from './listed-builds.js';
 
 /** API.md 5.3: an instance's finished builds in a window. */
 export interface BuildStats {
@@ -36,14 +47,6 @@ export interface BuildStats {
   medianDuration: number | null;
   /** Runs with a failed attempt followed by a passed one. */
   flaky: number;
-}
-
-/** An instance's latest build of any state and its latest finished one (absent when it has none). */
-export interface LatestOfInstance {
-  versionId: number;
-  instanceId: number;
-  latest?: StoredBuild;
-  latestFinished?: StoredBuild;
 }
 
 /** An instance's latest finished build and the finished one before it. */
@@ -119,12 +122,25 @@ export class BuildsRepository {
     return new Map(rows.map((row) => [row.instanceId, row]));
   }
 
+  /**
+   * Each instance's latest build and latest finished build, and its check state (what
+   * CheckStateRepository.viewsOf reads), in one query: a status read's monitoring.
+   */
+  monitoringOfInstances(instanceIds: readonly number[]): Promise<InstancesMonitoring> {
+    return monitoringOfInstances(this.builds.manager, instanceIds, FINISHED_STATUSES);
+  }
+
   /** Each instance's latest build and latest finished build for many versions, in one query. */
   async latestOfVersions(versionIds: readonly number[]): Promise<LatestOfInstance[]> {
     if (versionIds.length === 0) {
       return [];
     }
     return this.latestRows(`c.version_id IN (${inList(versionIds.length)})`, versionIds);
+  }
+
+  /** latestOfVersions as a list's batch shows it, in one query (listedOfVersions). */
+  listedOfVersions(versionIds: readonly number[]): Promise<ListedOfInstance[]> {
+    return listedOfVersions(this.builds.manager, versionIds, FINISHED_STATUSES);
   }
 
   /**

@@ -55,14 +55,23 @@ export function toCheckStateView(row: RawCheckStateView): CheckStateView {
     lastCheckedAt: row.last_checked_at === null ? null : rawDate(row.last_checked_at),
     lastCheckFailed: failed,
     workflowDisabled: Number(row.workflow_disabled) === 1,
-    lastCheck:
-      row.last_check_at === null
-        ? null
-        : {
-            at: rawDate(row.last_check_at),
-            ok: !failed,
-            error: failed ? (row.last_error ?? 'the check failed') : null,
-          },
+    lastCheck: lastCheckOfRow(row),
+  };
+}
+
+/** The check state columns a last check is read from, as the driver returns them. */
+export type RawLastCheck = Pick<RawCheckStateView, 'last_check_at' | 'last_check_failed' | 'last_error'>;
+
+/** The last check a check state row records (API.md 11); null before the first check. */
+export function lastCheckOfRow(row: RawLastCheck): LastCheck | null {
+  if (row.last_check_at === null) {
+    return null;
+  }
+  const failed = Number(row.last_check_failed) === 1;
+  return {
+    at: rawDate(row.last_check_at),
+    ok: !failed,
+    error: failed ? (row.last_error ?? 'the check failed') : null,
   };
 }
 

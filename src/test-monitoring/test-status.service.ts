@@ -4,11 +4,13 @@ import type { Viewer } from '../auth/optional-auth.decorator.js';
 import { DomainError } from '../common/errors/domain-error.js';
 import {
   NOT_AVAILABLE,
+  NOT_AVAILABLE_LISTED,
   RegisteredInstances,
   WorkflowAccess,
   type BadgeVersion,
   type LastCheck,
   type LastChecks,
+  type ListedStatusSummary,
   type TestInstanceEntity,
   type TestSuiteEntity,
   type VersionStatusSummary,
@@ -21,6 +23,7 @@ import {
   BuildsRepository,
   type BuildStats,
   type LatestOfInstance,
+  type ListedOfInstance,
   type StoredBuild,
 } from './builds.repository.js';
 import { dailySeries, firstDayOf, windowStart, type DayCount } from './history.js';
@@ -377,10 +380,48 @@ export class TestStatusService implements WorkflowStatusSource {
     return summaries;
   }
 
+  /**
+   * WorkflowStatusSource: `summaries` with the last check of each latest build's instance, from
+   * one query: what a list's batch shows, without the finished builds' other fields.
+   */
+  async listedSummaries(versionIds: readonly number[]): Promise<Map<number, ListedStatusSummary>> {
+    const byVersion = new Map<number, ListedOfInstance[]>(versionIds.map((id) => [id, []]));
+    for (const row of await this.repo.listedOfVersions([...new Set(versionIds)])) {
+      byVersion.get(row.versionId)?.push(row);
+    }
+    const summaries = new Map<number, ListedStatusSummary>();
+    for (const [versionId, rows] of byVersion) {
+      let newestRow: ListedOfInstance | undefined;
+      for (const row of rows) {
+        if (!newestRow || newest([newestRow.latest, row.latest]) === row.latest) {
+          newestRow = row;
+        }
+      }
+      if (!newestRow) {
+        summaries.set(versionId, NOT_AVAILABLE_LISTED);
+        continue;
+      }
+      const latest = newestRow.latest;
+      summaries.set(versionId, {
+        aggregate: aggregateStatus(rows.map((row) => row.finishedStatus)),
+        latestBuild: {
+          instanceId: latest.instanceId,
+          buildId: latest.buildId,
+          status: latest.status,
+          startedAt: latest.startedAt,
+          durationSeconds: latest.durationSeconds,
+          url: latest.url,
+          failure: latest.failure,
+        },
+        latestBuildCheck: newestRow.lastCheck,
+      });
+    }
+    return summaries;
+  }
+
   private async statusOf(instances: readonly TestInstanceEntity[], now: Date): Promise<InstancesStatus> {
     const ids = instances.map((instance) => instance.id);
-    const latest = await this.repo.latestOfInstances(ids);
-    const states = await this.checkStates.viewsOf(ids);
+    const { latest, states } = await this.repo.monitoringOfInstances(ids);
     const paused = await this.checkStates.pausedServices(
       instances.map((instance) => instance.serviceId),
       now,

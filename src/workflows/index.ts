@@ -33,11 +33,13 @@ export {
 } from './registry-events.js';
 export {
   NOT_AVAILABLE,
+  NOT_AVAILABLE_LISTED,
   WORKFLOW_STATUS_SOURCE,
   type AggregateTestStatus,
   type LastCheck,
   type LastChecks,
   type LatestBuildSummary,
+  type ListedStatusSummary,
   type VersionStatusSummary,
   type WorkflowStatusSource,
 } from './workflow-status-source.js';

@@ -16,7 +16,7 @@ import { ProblemDto } from '../common/dto/error-bodies.dto.js';
 import { ProblemDetailsFilter } from '../common/filters/problem-details.filter.js';
 import { RegisteredWorkflowDto, RegisterWorkflowDto } from './dto/register-workflow.dto.js';
 import { ListWorkflowsQuery } from './dto/workflow-requests.dto.js';
-import { toWorkflowSummaryResponse, WorkflowListDto } from './dto/workflow-response.dto.js';
+import { WorkflowListDto } from './dto/workflow-response.dto.js';
 import { ConditionalRead, sharedConditional, type ConditionalReply } from '../common/conditional-read.js';
 import { itemsReply } from './json-items-stream.js';
 import { WorkflowsService } from './workflows.service.js';
@@ -109,10 +109,10 @@ export class UserWorkflowsController {
   ): Promise<ConditionalReply<WorkflowListDto> | globalThis.Response> {
     const withStatus = query.status ?? true;
     if (query.limit !== undefined) {
-      const views = await this.workflows.list(user, { limit: query.limit, offset: query.offset }, withStatus);
-      return sharedConditional(views, (shared) => ({ items: shared.map(toWorkflowSummaryResponse) }));
+      const items = await this.workflows.list(user, { limit: query.limit, offset: query.offset }, withStatus);
+      return sharedConditional(items, (shared) => ({ items: shared }));
     }
     // The whole list: answered at once when it fits in one batch, else streamed batch by batch.
-    return itemsReply(this.workflows.listBatches(user, query.offset, withStatus), toWorkflowSummaryResponse);
+    return itemsReply(this.workflows.listBatches(user, query.offset, withStatus), (item) => item);
   }
 }

@@ -5,6 +5,7 @@ import { VersionStatusReader } from './version-status.reader.js';
 import {
   WORKFLOW_STATUS_SOURCE,
   type LastCheck,
+  type ListedStatusSummary,
   type VersionStatusSummary,
   type WorkflowStatusSource,
 } from './workflow-status-source.js';
@@ -16,6 +17,11 @@ class FixedStatusSource implements WorkflowStatusSource {
   summaries(versionIds: readonly number[]): Promise<Map<number, VersionStatusSummary>> {
     this.asked.push([...versionIds]);
     return Promise.resolve(new Map([[7, { aggregate: 'all_passing', latestBuild: null }]]));
+  }
+
+  listedSummaries(versionIds: readonly number[]): Promise<Map<number, ListedStatusSummary>> {
+    this.asked.push([...versionIds]);
+    return Promise.resolve(new Map());
   }
 
   lastChecks(instanceIds: readonly number[]): Promise<Map<number, LastCheck>> {

@@ -3,6 +3,7 @@ import type { TestInstanceEntity } from './entities/registry.entities.js';
 import {
   WORKFLOW_STATUS_SOURCE,
   type LastCheck,
+  type ListedStatusSummary,
   type VersionStatusSummary,
   type WorkflowStatusSource,
 } from './workflow-status-source.js';
@@ -26,6 +27,14 @@ export class VersionStatusReader {
       return new Map();
     }
     return this.source.summaries(versionIds);
+  }
+
+  /** `summaries` with their latest builds' last checks, as a list's batch shows them. */
+  async listedSummaries(versionIds: readonly number[]): Promise<Map<number, ListedStatusSummary>> {
+    if (!this.source || versionIds.length === 0) {
+      return new Map();
+    }
+    return this.source.listedSummaries(versionIds);
   }
 
   /** The last check of each of the instances that had one (none without monitoring). */

@@ -50,64 +50,11 @@ export class WorkflowListReader {
 
   /** The ids of the window the filter selects, in the list's order. */
   async ids(filter: WorkflowFilter, window: ListWindow): Promise<number[]> {
-    const own = ownSide(filter);
-    const ids =
-      own && filter.public ? await this.ownAndPublicIds(own, window) : await this.windowIds(filter, window);
+    const { sql, parameters } = windowSql(filter, window);
+    const ids = (await this.dataSource.query<{ id: number | string }[]>(sql, parameters)).map((row) =>
+      Number(row.id),
+    );
     return window.fromEnd ? ids.reverse() : ids;
-  }
-
-  /**
-   * One condition (an owner's, the public ones, or none: all), read from the index that leads
-   * with it and ends with latest_version_id.
-   */
-  private async windowIds(filter: WorkflowFilter, window: ListWindow): Promise<number[]> {
-    const conditions = ['w.latest_version_id IS NOT NULL'];
-    const parameters: number[] = [];
-    const own = ownSide(filter);
-    if (own) {
-      conditions.push(`${own.column} = ?`);
-      parameters.push(own.value);
-      if (own.column === 'w.owner_id' && filter.registryId !== undefined) {
-        // One owner's workflows from one registry: the owner's index, its rows filtered.
-        conditions.push('w.registry_id = ?');
-        parameters.push(filter.registryId);
-      }
-    } else if (filter.public) {
-      conditions.push('w.is_public = 1');
-    }
-    if (window.before !== undefined) {
-      conditions.push('w.latest_version_id < ?');
-      parameters.push(window.before);
-    }
-    parameters.push(window.limit, window.offset ?? 0);
-    const rows = await this.dataSource.query<{ id: number | string }[]>(
-      `SELECT w.id AS id FROM workflows w WHERE ${conditions.join(' AND ')}
-       ORDER BY w.latest_version_id ${window.fromEnd ? 'ASC' : 'DESC'} LIMIT ? OFFSET ?`,
-      parameters,
-    );
-    return rows.map((row) => Number(row.id));
-  }
-
-  /**
-   * The caller's own and the public workflows: an OR of two columns would read every row of
-   * both, so each side takes its first offset + limit rows from its own index and the union is
-   * cut to the window. A workflow both own and public is one row of the union.
-   */
-  private async ownAndPublicIds(own: OwnSide, window: ListWindow): Promise<number[]> {
-    const reach = (window.offset ?? 0) + window.limit;
-    const before = window.before === undefined ? '' : 'AND w.latest_version_id < ?';
-    const direction = window.fromEnd ? 'ASC' : 'DESC';
-    const side = (condition: string, alias: string) =>
-      `SELECT * FROM (SELECT w.id AS id, w.latest_version_id AS latest FROM workflows w
-         WHERE ${condition} AND w.latest_version_id IS NOT NULL ${before}
-         ORDER BY w.latest_version_id ${direction} LIMIT ?) ${alias}`;
-    const sideParameters = window.before === undefined ? [reach] : [window.before, reach];
-    const rows = await this.dataSource.query<{ id: number | string }[]>(
-      `SELECT u.id AS id FROM (${side(`${own.column} = ?`, 'own')} UNION ${side('w.is_public = 1', 'pub')}) u
-       ORDER BY u.latest ${direction} LIMIT ? OFFSET ?`,
-      [own.value, ...sideParameters, ...sideParameters, window.limit, window.offset ?? 0],
-    );
-    return rows.map((row) => Number(row.id));
   }
 
   /**
@@ -125,6 +72,74 @@ export class WorkflowListReader {
     const ids = rows.map((row) => Number(row.id));
     return window.fromEnd ? ids.reverse() : ids;
   }
+}
+
+/** A SELECT of the ids (column `id`) of a list's window, in its order, and its parameters. */
+export interface WindowSql {
+  sql: string;
+  parameters: unknown[];
+}
+
+/**
+ * The SELECT of the ids of the window the filter selects, in the list's order (backwards with
+ * `fromEnd`): WorkflowListReader runs it, or a read of the window's rows takes it as a derived
+ * table (one round trip for both).
+ */
+export function windowSql(filter: WorkflowFilter, window: ListWindow): WindowSql {
+  const own = ownSide(filter);
+  return own && filter.public ? ownAndPublicSql(own, window) : oneSideSql(filter, window);
+}
+
+/**
+ * One condition (an owner's, the public ones, or none: all), read from the index that leads
+ * with it and ends with latest_version_id.
+ */
+function oneSideSql(filter: WorkflowFilter, window: ListWindow): WindowSql {
+  const conditions = ['w.latest_version_id IS NOT NULL'];
+  const parameters: number[] = [];
+  const own = ownSide(filter);
+  if (own) {
+    conditions.push(`${own.column} = ?`);
+    parameters.push(own.value);
+    if (own.column === 'w.owner_id' && filter.registryId !== undefined) {
+      // One owner's workflows from one registry: the owner's index, its rows filtered.
+      conditions.push('w.registry_id = ?');
+      parameters.push(filter.registryId);
+    }
+  } else if (filter.public) {
+    conditions.push('w.is_public = 1');
+  }
+  if (window.before !== undefined) {
+    conditions.push('w.latest_version_id < ?');
+    parameters.push(window.before);
+  }
+  parameters.push(window.limit, window.offset ?? 0);
+  return {
+    sql: `SELECT w.id AS id FROM workflows w WHERE ${conditions.join(' AND ')}
+     ORDER BY w.latest_version_id ${window.fromEnd ? 'ASC' : 'DESC'} LIMIT ? OFFSET ?`,
+    parameters,
+  };
+}
+
+/**
+ * The caller's own and the public workflows: an OR of two columns would read every row of
+ * both, so each side takes its first offset + limit rows from its own index and the union is
+ * cut to the window. A workflow both own and public is one row of the union.
+ */
+function ownAndPublicSql(own: OwnSide, window: ListWindow): WindowSql {
+  const reach = (window.offset ?? 0) + window.limit;
+  const before = window.before === undefined ? '' : 'AND w.latest_version_id < ?';
+  const direction = window.fromEnd ? 'ASC' : 'DESC';
+  const side = (condition: string, alias: string) =>
+    `SELECT * FROM (SELECT w.id AS id, w.latest_version_id AS latest FROM workflows w
+       WHERE ${condition} AND w.latest_version_id IS NOT NULL ${before}
+       ORDER BY w.latest_version_id ${direction} LIMIT ?) ${alias}`;
+  const sideParameters = window.before === undefined ? [reach] : [window.before, reach];
+  return {
+    sql: `SELECT u.id AS id FROM (${side(`${own.column} = ?`, 'own')} UNION ${side('w.is_public = 1', 'pub')}) u
+     ORDER BY u.latest ${direction} LIMIT ? OFFSET ?`,
+    parameters: [own.value, ...sideParameters, ...sideParameters, window.limit, window.offset ?? 0],
+  };
 }
 
 /** The column and value of a list filter's own side (an owner's, or a registry's), if it has one. */

@@ -2,11 +2,16 @@ import { Injectable } from '@nestjs/common';
 import { hasRole, type AuthUser } from '../auth/auth-user.js';
 import type { Viewer } from '../auth/optional-auth.decorator.js';
 import { CoalescedReads } from '../common/coalesced-reads.js';
-import type { WorkflowSummaryView } from './dto/workflow-response.dto.js';
+import {
+  toListedSummaryResponse,
+  type WorkflowSummaryDto,
+  type WorkflowSummaryView,
+} from './dto/workflow-response.dto.js';
+import type { ListedWorkflow } from './listed-workflows.reader.js';
 import type { TestInstanceEntity, WorkflowEntity } from './entities/registry.entities.js';
 import { VersionStatusReader } from './version-status.reader.js';
 import type { ListWindow, WorkflowFilter, WorkflowSearch } from './workflow-list.reader.js';
-import { NOT_AVAILABLE } from './workflow-status-source.js';
+import { NOT_AVAILABLE, NOT_AVAILABLE_LISTED, type LastCheck } from './workflow-status-source.js';
 import { latestVersionOf, versionsOf } from './workflow-versions.js';
 import { WorkflowsRepository } from './workflows.repository.js';
 
@@ -41,6 +46,24 @@ interface PageRead {
   withStatus: boolean;
 }
 
+/** A batch of a streamed list: its items, how many workflows it read, and the last one's place in the order. */
+interface Batch<T> {
+  items: T[];
+  length: number;
+  lastLatestVersionId: number | undefined;
+}
+
+function pageKey(read: PageRead): string {
+  return JSON.stringify([
+    read.filter.ownerId,
+    read.filter.registryId,
+    read.filter.public,
+    read.page.limit,
+    read.page.offset,
+    read.withStatus,
+  ]);
+}
+
 function ownList(user: AuthUser): WorkflowFilter {
   return { ownerId: user.id };
 }
@@ -70,22 +93,18 @@ export class WorkflowListsService {
 
   // Pages that dashboards poll: identical ones (same filter, page and status flag, whoever asks)
   // that arrive together share one read.
-  private readonly pages = new CoalescedReads<PageRead, WorkflowSummaryView[]>(
-    (read) =>
-      JSON.stringify([
-        read.filter.ownerId,
-        read.filter.registryId,
-        read.filter.public,
-        read.page.limit,
-        read.page.offset,
-        read.withStatus,
-      ]),
-    async (read) => this.summarize(await this.repo.listWorkflows(read.filter, read.page), read.withStatus),
+  private readonly pages = new CoalescedReads<PageRead, WorkflowSummaryView[]>(pageKey, async (read) =>
+    this.summarize(await this.repo.listWorkflows(read.filter, read.page), read.withStatus),
   );
 
-  /** A page of the caller's own workflows, the one whose latest version was registered last first. */
-  list(user: AuthUser, page: ListPage, withStatus: boolean): Promise<WorkflowSummaryView[]> {
-    return this.pages.read({ filter: ownList(user), page, withStatus });
+  // The same for pages answered straight from the list's narrow read (the items' replies).
+  private readonly replyPages = new CoalescedReads<PageRead, WorkflowSummaryDto[]>(pageKey, async (read) =>
+    this.replies(await this.repo.listedWorkflows(read.filter, read.page), read.withStatus),
+  );
+
+  /** A page of the caller's own workflows as replies, the one whose latest version was registered last first. */
+  list(user: AuthUser, page: ListPage, withStatus: boolean): Promise<WorkflowSummaryDto[]> {
+    return this.replyPages.read({ filter: ownList(user), page, withStatus });
   }
 
   /**
@@ -97,8 +116,10 @@ export class WorkflowListsService {
     user: AuthUser,
     offset: number | undefined,
     withStatus: boolean,
-  ): AsyncGenerator<WorkflowSummaryView[]> {
-    return this.batches(ownList(user), offset, withStatus);
+  ): AsyncGenerator<WorkflowSummaryDto[]> {
+    return this.batches(ownList(user), offset, (window) =>
+      this.replyBatch(ownList(user), window, withStatus),
+    );
   }
 
   /**
@@ -115,7 +136,7 @@ export class WorkflowListsService {
     offset: number | undefined,
     withStatus: boolean,
   ): AsyncGenerator<WorkflowSummaryView[]> {
-    return this.batches(selection, offset, withStatus);
+    return this.batches(selection, offset, (window) => this.batch(selection, window, withStatus));
   }
 
   /**
@@ -152,13 +173,19 @@ export class WorkflowListsService {
     return this.pages.read({ filter: visibleList(viewer), page, withStatus });
   }
 
-  /** `listVisible` whole, batch by batch as `listBatches`. */
+  /** `listVisible` as replies. */
+  visibleReplies(viewer: Viewer, page: ListPage, withStatus: boolean): Promise<WorkflowSummaryDto[]> {
+    return this.replyPages.read({ filter: visibleList(viewer), page, withStatus });
+  }
+
+  /** `visibleReplies` whole, batch by batch as `listBatches`. */
   visibleBatches(
     viewer: Viewer,
     offset: number | undefined,
     withStatus: boolean,
-  ): AsyncGenerator<WorkflowSummaryView[]> {
-    return this.batches(visibleList(viewer), offset, withStatus);
+  ): AsyncGenerator<WorkflowSummaryDto[]> {
+    const filter = visibleList(viewer);
+    return this.batches(filter, offset, (window) => this.replyBatch(filter, window, withStatus));
   }
 
   /**
@@ -174,28 +201,27 @@ export class WorkflowListsService {
     return this.repo.usernames([...new Set(workflows.map((workflow) => workflow.ownerId))]);
   }
 
-  private async *batches(
+  private async *batches<T>(
     filter: WorkflowFilter,
     offset: number | undefined,
-    withStatus: boolean,
-  ): AsyncGenerator<WorkflowSummaryView[]> {
+    read: (window: ListWindow) => Promise<Batch<T>>,
+  ): AsyncGenerator<T[]> {
     // Its ids alone tell whether it fits in one reply; its rows are then read once, in one batch or in many.
     const short = (await this.repo.windowLength(filter, { limit: LIST_BATCH + 1, offset })) <= LIST_BATCH;
     let window: ListWindow = { limit: short ? LIST_BATCH : STREAM_BATCH, offset };
-    let next = this.batch(filter, window, withStatus);
+    let next = read(window);
     for (;;) {
-      const { workflows, views } = await next;
-      const last = workflows.at(-1);
-      const more = !short && workflows.length === window.limit && last?.latestVersionId;
+      const batch = await next;
+      const more = !short && batch.length === window.limit && batch.lastLatestVersionId;
       if (more) {
         // The next batch is read while this one is written: on MariaDB its round trips overlap
         // the serialising and sending. At most one batch ahead, so memory stays two batches'.
         window = { limit: STREAM_BATCH, before: more };
-        next = this.batch(filter, window, withStatus);
+        next = read(window);
         // Read ahead for a reply the client may leave: its failure is nobody's then.
         next.catch(() => undefined);
       }
-      yield views;
+      yield batch.items;
       if (!more) {
         return;
       }
@@ -206,9 +232,64 @@ export class WorkflowListsService {
     filter: WorkflowFilter,
     window: ListWindow,
     withStatus: boolean,
-  ): Promise<{ workflows: WorkflowEntity[]; views: WorkflowSummaryView[] }> {
+  ): Promise<Batch<WorkflowSummaryView>> {
     const workflows = await this.repo.listWorkflows(filter, window);
-    return { workflows, views: await this.summarize(workflows, withStatus) };
+    return {
+      items: await this.summarize(workflows, withStatus),
+      length: workflows.length,
+      lastLatestVersionId: workflows.at(-1)?.latestVersionId ?? undefined,
+    };
+  }
+
+  private async replyBatch(
+    filter: WorkflowFilter,
+    window: ListWindow,
+    withStatus: boolean,
+  ): Promise<Batch<WorkflowSummaryDto>> {
+    const workflows = await this.repo.listedWorkflows(filter, window);
+    return {
+      items: await this.replies(workflows, withStatus),
+      length: workflows.length,
+      lastLatestVersionId: workflows.at(-1)?.latestVersionId,
+    };
+  }
+
+  /**
+   * The items of a list's narrow read, mapped straight to their replies: with statuses, one read
+   * of the latest versions' statuses (with their latest builds' last checks) and one of those
+   * builds' instances, whatever the number of workflows.
+   */
+  private async replies(workflows: ListedWorkflow[], withStatus: boolean): Promise<WorkflowSummaryDto[]> {
+    if (!withStatus) {
+      return workflows.map((workflow) => toListedSummaryResponse({ workflow }));
+    }
+    const latestOf = (workflow: ListedWorkflow): number =>
+      workflow.versions.at(-1)?.id ?? workflow.latestVersionId;
+    const summaries = await this.statuses.listedSummaries(workflows.map(latestOf));
+    const lastChecks = new Map<number, LastCheck>();
+    const instanceIds = new Set<number>();
+    for (const summary of summaries.values()) {
+      if (summary.latestBuild) {
+        instanceIds.add(summary.latestBuild.instanceId);
+        if (summary.latestBuildCheck) {
+          lastChecks.set(summary.latestBuild.instanceId, summary.latestBuildCheck);
+        }
+      }
+    }
+    const instances = await this.repo.listedInstances([...instanceIds]);
+    return workflows.map((workflow) => {
+      const summary = summaries.get(latestOf(workflow)) ?? NOT_AVAILABLE_LISTED;
+      const build = summary.latestBuild;
+      const instance = build ? instances.get(build.instanceId) : undefined;
+      return toListedSummaryResponse({
+        workflow,
+        status: {
+          aggregate: summary.aggregate,
+          // An instance deleted since the summary was read takes its build with it.
+          latestBuild: build && instance ? { build, instance, lastChecks } : null,
+        },
+      });
+    });
   }
 
   private async summarize(workflows: WorkflowEntity[], withStatus: boolean): Promise<WorkflowSummaryView[]> {

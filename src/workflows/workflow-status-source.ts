@@ -38,6 +38,14 @@ export interface LastCheck {
   error: string | null;
 }
 
+/**
+ * A summary as a list's item shows it: with the last check of the instance of its latest build
+ * (null when it has none, or without a latest build).
+ */
+export interface ListedStatusSummary extends VersionStatusSummary {
+  latestBuildCheck: LastCheck | null;
+}
+
 /** Last checks by instance id; an instance without one (never checked yet) is absent. */
 export type LastChecks = ReadonlyMap<number, LastCheck>;
 
@@ -46,6 +54,10 @@ export interface WorkflowStatusSource {
   summaries(versionIds: readonly number[]): Promise<Map<number, VersionStatusSummary>>;
   /** The last check of each instance that had one, in one query. */
   lastChecks(instanceIds: readonly number[]): Promise<Map<number, LastCheck>>;
+  /** `summaries` with their latest builds' last checks, in one query (a list's batch). */
+  listedSummaries(versionIds: readonly number[]): Promise<Map<number, ListedStatusSummary>>;
 }
 
 export const NOT_AVAILABLE: VersionStatusSummary = { aggregate: 'not_available', latestBuild: null };
+
+export const NOT_AVAILABLE_LISTED: ListedStatusSummary = { ...NOT_AVAILABLE, latestBuildCheck: null };

@@ -44,7 +44,6 @@ import {
 import {
   toVersionListResponse,
   toWorkflowResponse,
-  toWorkflowSummaryResponse,
   VersionListDto,
   WorkflowDto,
   WorkflowListDto,
@@ -127,14 +126,11 @@ export class WorkflowsController {
     const withStatus = query.status ?? true;
     if (query.limit !== undefined) {
       const page = { limit: query.limit, offset: query.offset };
-      return sharedConditional(await this.workflows.listVisible(viewer, page, withStatus), (views) => ({
-        items: views.map(toWorkflowSummaryResponse),
+      return sharedConditional(await this.workflows.visibleReplies(viewer, page, withStatus), (items) => ({
+        items,
       }));
     }
-    return itemsReply(
-      this.workflows.visibleBatches(viewer, query.offset, withStatus),
-      toWorkflowSummaryResponse,
-    );
+    return itemsReply(this.workflows.visibleBatches(viewer, query.offset, withStatus), (item) => item);
   }
 
   // Declared before ':wf_uuid', which would take 'issues' for a uuid.

@@ -24,6 +24,11 @@ import {
   type WorkflowSearch,
 } from './workflow-list.reader.js';
 import { VersionWriter, type NewVersion, type SavedVersion } from './version-writer.js';
+import {
+  ListedWorkflowsReader,
+  type ListedInstance,
+  type ListedWorkflow,
+} from './listed-workflows.reader.js';
 
 /** What `PUT /workflows/{uuid}` changes; absent members stay. */
 export interface WorkflowChanges {
@@ -69,6 +74,7 @@ export class WorkflowsRepository {
     private readonly follows: FollowsRepository,
   ) {
     this.lists = new WorkflowListReader(dataSource);
+    this.listed = new ListedWorkflowsReader(dataSource);
     this.writer = new VersionWriter(events, follows);
     this.plain = {
       workflows: new PlainEntities(dataSource, WorkflowEntity, 'w'),
@@ -82,6 +88,7 @@ export class WorkflowsRepository {
   }
 
   private readonly lists: WorkflowListReader;
+  private readonly listed: ListedWorkflowsReader;
   private readonly writer: VersionWriter;
 
   /**
@@ -135,6 +142,16 @@ export class WorkflowsRepository {
    */
   async listWorkflows(filter: WorkflowFilter, window: ListWindow): Promise<WorkflowEntity[]> {
     return this.workflowsByIds(await this.lists.ids(filter, window));
+  }
+
+  /** `listWorkflows` with only what the list's items show of each workflow and version. */
+  async listedWorkflows(filter: WorkflowFilter, window: ListWindow): Promise<ListedWorkflow[]> {
+    return this.listed.workflows(filter, window);
+  }
+
+  /** The instances of a list's latest builds, by id, with only what the items show of them. */
+  listedInstances(ids: readonly number[]): Promise<Map<number, ListedInstance>> {
+    return this.listed.instances(ids);
   }
 
   /**

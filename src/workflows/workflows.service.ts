@@ -27,7 +27,7 @@ import {
 } from '../repositories/index.js';
 import { RepositoryChecks } from './checks/repository-checks.js';
 import { loaded } from './dto/loaded.js';
-import type { WorkflowSummaryView, WorkflowView } from './dto/workflow-response.dto.js';
+import type { WorkflowSummaryDto, WorkflowSummaryView, WorkflowView } from './dto/workflow-response.dto.js';
 import type { InstanceView, SuitesView, SuiteView } from './dto/suite-response.dto.js';
 import type { RegistrySummary } from './registry-directory.js';
 import type {
@@ -164,8 +164,8 @@ export class WorkflowsService {
   // The lists are WorkflowListsService's; other features and the controllers reach them here,
   // through the registry's one service.
 
-  /** A page of the caller's own workflows, the one whose latest version was registered last first. */
-  list(user: AuthUser, page: ListPage, withStatus: boolean): Promise<WorkflowSummaryView[]> {
+  /** A page of the caller's own workflows as replies, the one whose latest version was registered last first. */
+  list(user: AuthUser, page: ListPage, withStatus: boolean): Promise<WorkflowSummaryDto[]> {
     return this.lists.list(user, page, withStatus);
   }
 
@@ -174,7 +174,7 @@ export class WorkflowsService {
     user: AuthUser,
     offset: number | undefined,
     withStatus: boolean,
-  ): AsyncGenerator<WorkflowSummaryView[]> {
+  ): AsyncGenerator<WorkflowSummaryDto[]> {
     return this.lists.listBatches(user, offset, withStatus);
   }
 
@@ -202,12 +202,17 @@ export class WorkflowsService {
     return this.lists.listVisible(viewer, page, withStatus);
   }
 
-  /** `listVisible` whole, batch by batch. */
+  /** `listVisible` as replies. */
+  visibleReplies(viewer: Viewer, page: ListPage, withStatus: boolean): Promise<WorkflowSummaryDto[]> {
+    return this.lists.visibleReplies(viewer, page, withStatus);
+  }
+
+  /** `visibleReplies` whole, batch by batch. */
   visibleBatches(
     viewer: Viewer,
     offset: number | undefined,
     withStatus: boolean,
-  ): AsyncGenerator<WorkflowSummaryView[]> {
+  ): AsyncGenerator<WorkflowSummaryDto[]> {
     return this.lists.visibleBatches(viewer, offset, withStatus);
   }
 

@@ -242,7 +242,7 @@ describe('workflow registry access (API.md 2, 2.3, 2.9, 5.1)', () => {
       result.status === 'rejected'
         ? 'not found'
         : Array.isArray(result.value)
-          ? result.value.some((view) => view.workflow.uuid === hidden)
+          ? result.value.some((item) => ('workflow' in item ? item.workflow.uuid : item.uuid) === hidden)
           : 'seen',
     );
     expect(outcome).toEqual([

@@ -129,6 +129,20 @@ describe(`the registry at scale: indexes, query plans, the whole list (${testDat
     },
   );
 
+  // Each statement is a round trip to MariaDB: these reads send a fixed few whatever the rows (none
+  // per row, no lookup repeated), once the caller's account is cached by the read just before.
+  it.each([
+    ['list page', 3, '/users/current/workflows?limit=20'],
+    ['status', 5, `/workflows/${seededUuid('workflow', READ)}/status`],
+  ])('%s sends %i statements', async (_name, count, path) => {
+    const read = () => t.http.get(path).set('Authorization', `Bearer ${token}`).expect(200);
+    await read();
+    const queries = await captureQueries(dataSource, async () => {
+      await read();
+    });
+    expect(queries.map((query) => query.sql)).toHaveLength(count);
+  });
+
   describe('the whole list (no limit)', () => {
     const list = (query: string) =>
       t.http.get(`/users/current/workflows${query}`).set('Authorization', `Bearer ${token}`);

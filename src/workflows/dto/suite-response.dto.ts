@@ -223,12 +223,24 @@ export interface BuildFields {
   failure?: { class: FailureClass; reason: string; evidence: readonly string[] };
 }
 
-export function toServiceResponse(service: TestServiceEntity): TestServiceDto {
+/**
+ * What replies show of an instance: a whole entity, or a list's narrow read of it. Its suite and
+ * service, typed optional as on the entity, must be loaded where a reply shows them.
+ */
+export type InstanceFields = Pick<
+  TestInstanceEntity,
+  'id' | 'uuid' | 'name' | 'managed' | 'resource' | 'rocInstance'
+> & {
+  suite?: Pick<TestSuiteEntity, 'uuid'>;
+  service?: Pick<TestServiceEntity, 'type' | 'url' | 'uuid'>;
+};
+
+export function toServiceResponse(service: Pick<TestServiceEntity, 'type' | 'url' | 'uuid'>): TestServiceDto {
   return { type: service.type, url: service.url, uuid: service.uuid };
 }
 
 /** The instance must come with its `service` loaded; `lastChecks` holds its last check, if any. */
-export function toInstanceResponse(instance: TestInstanceEntity, lastChecks: LastChecks): TestInstanceDto {
+export function toInstanceResponse(instance: InstanceFields, lastChecks: LastChecks): TestInstanceDto {
   const check = lastChecks.get(instance.id);
   return {
     uuid: instance.uuid,
@@ -261,7 +273,7 @@ export function toSuiteResponse(suite: TestSuiteEntity, lastChecks: LastChecks):
 /** The instance must come with its `service` and `suite` loaded. */
 export function toBuildResponse(
   build: BuildFields,
-  instance: TestInstanceEntity,
+  instance: InstanceFields,
   lastChecks: LastChecks,
 ): BuildDto {
   return {

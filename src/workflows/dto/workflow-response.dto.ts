@@ -9,7 +9,8 @@ import type {
 } from '../entities/registry.entities.js';
 import { loaded } from './loaded.js';
 import { FollowDto, type FollowView, toFollowResponse } from '../../repositories/index.js';
-import { BuildDto, toBuildResponse, type BuildFields } from './suite-response.dto.js';
+import { BuildDto, toBuildResponse, type BuildFields, type InstanceFields } from './suite-response.dto.js';
+import type { ListedWorkflow } from '../listed-workflows.reader.js';
 import { latestVersionOf, versionsOf } from '../workflow-versions.js';
 import type { RegistrySummary } from '../registry-directory.js';
 
@@ -477,20 +478,42 @@ export function toVersionListResponse(
   return reply;
 }
 
+/** The status of a list item's latest version. */
+export interface SummaryStatusView {
+  aggregate: AggregateTestStatus;
+  /** The instance comes with its service and suite loaded. */
+  latestBuild: { build: BuildFields; instance: InstanceFields; lastChecks: LastChecks } | null;
+}
+
 /** A workflow in the caller's list, with the status of its latest version when asked for. */
 export interface WorkflowSummaryView {
   /** With its versions loaded. */
   workflow: WorkflowEntity;
-  status?: {
-    aggregate: AggregateTestStatus;
-    /** The instance comes with its service and suite loaded. */
+  status?: SummaryStatusView & {
     latestBuild: { build: BuildFields; instance: TestInstanceEntity; lastChecks: LastChecks } | null;
   };
 }
 
+/** A list's item as its narrow read gives it (ListedWorkflowsReader). */
+export interface ListedSummaryView {
+  workflow: Pick<ListedWorkflow, 'uuid' | 'public' | 'versions'>;
+  status?: SummaryStatusView;
+}
+
 export function toWorkflowSummaryResponse(view: WorkflowSummaryView): WorkflowSummaryDto {
-  const versions = versionsOf(view.workflow);
-  const latest = latestVersionOf(view.workflow);
+  return toListedSummaryResponse({
+    workflow: { uuid: view.workflow.uuid, public: view.workflow.public, versions: versionsOf(view.workflow) },
+    status: view.status,
+  });
+}
+
+/** A list's item; its workflow's versions older first. */
+export function toListedSummaryResponse(view: ListedSummaryView): WorkflowSummaryDto {
+  const versions = view.workflow.versions;
+  const latest = versions.at(-1);
+  if (latest === undefined) {
+    throw new Error(`workflow ${view.workflow.uuid} has no version`);
+  }
   const reply: WorkflowSummaryDto = {
     uuid: view.workflow.uuid,
     name: latest.name,
