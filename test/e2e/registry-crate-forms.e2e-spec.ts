@@ -204,7 +204,7 @@ describe('crates as people publish them (API.md 7.1)', () => {
       github.push('o', 'huge', { branch: 'main', archiveBytes: 50 * MIB });
       await expectRefused(
         { roc_link: 'https://github.com/o/huge', version: '1' },
-        'the archive is larger than 8 MiB',
+        'the link names the GitHub repository o/huge, whose archive is larger than 8 MiB',
       );
     });
 
