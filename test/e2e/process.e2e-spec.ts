@@ -130,7 +130,7 @@ describe(`the built service as a process (${testDatabase()})`, () => {
     } finally {
       expect(await service.stop()).toBe(0);
     }
-  });
+  }, 90_000);
 
   it('prints the CLI usage on --help (exit 0) and names an unknown command (exit 2)', async () => {
     const help = await runCli(['--help'], {});
