@@ -131,7 +131,8 @@ export class LocalExecutor implements Executor {
       return error(`the suite's engine '${spec.engine}' is not one of ${ENGINES.join(', ')}`);
     }
     const engine = this.engineTable.find((candidate) => candidate.name === spec.engine);
-    if (!engine || (await engine.version()) === null) {
+    const version = engine ? await engine.version() : null;
+    if (!engine || version === null) {
       return error(`the engine '${spec.engine}' is not installed on the runner of executor '${this.name}'`);
     }
     if (!spec.definitionPath) {
@@ -160,7 +161,7 @@ export class LocalExecutor implements Executor {
         `the test definition '${spec.definitionPath}' is not a file of the crate (it leaves the crate or does not exist)`,
       );
     }
-    log(`running ${engine.name} (${await engine.version()}) on ${spec.definitionPath}`);
+    log(`running ${engine.name} (${version}) on ${spec.definitionPath}`);
     try {
       return await engine.run({
         folder,
