@@ -21,7 +21,12 @@ import {
 } from './executor.js';
 import { OutputTail } from './output-tail.js';
 import { killLeftoversOf, runEnvironment, runSandboxed } from './sandbox.js';
-import { insideFolder, prepareWorkingFolder, type WorkingFolder } from './working-folder.js';
+import {
+  insideFolder,
+  prepareWorkingFolder,
+  workingFolderName,
+  type WorkingFolder,
+} from './working-folder.js';
 
 /** The engines a local runner knows how to run, when installed on its machine. */
 const LOCAL_ENGINES: readonly LocalEngine[] = [
@@ -142,7 +147,7 @@ export class LocalExecutor implements Executor {
     try {
       run.folder = await prepareWorkingFolder(
         this.config.managedRuns.workDir,
-        `run-${spec.runId}-${randomUUID().slice(0, 8)}`,
+        workingFolderName(spec.runId, spec.claim),
         spec.archivePath,
         this.reader,
         this.config.registry.maxUncompressedBytes,
