@@ -136,6 +136,23 @@ export class ManagedRunsRepository {
     return claimed.map((row) => Object.assign(row, { token }));
   }
 
+  /**
+   * The claims that hold the runs of `ids` now, by run id (a runner's sweep of its work folder);
+   * runs that ended, were handed back or do not exist are not in it. One read by primary key.
+   */
+  async claimsOf(ids: readonly number[]): Promise<Map<number, string>> {
+    if (ids.length === 0) {
+      return new Map();
+    }
+    const rows = await this.rows.find({
+      select: { id: true, claimOwner: true },
+      where: { id: In([...ids]) },
+    });
+    return new Map(
+      rows.filter((row) => row.claimOwner !== null).map((row) => [row.id, row.claimOwner as string]),
+    );
+  }
+
   /** The run started (or started again) under this claim. False when the claim was lost. */
   async started(run: ClaimedRun, handle: string, now: Date): Promise<boolean> {
     const result = await this.rows.update(

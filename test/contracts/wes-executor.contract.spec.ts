@@ -54,6 +54,7 @@ describe('WES executor (GA4GH WES 1.1 loopback fake)', () => {
     new WesExecutorFactory(new CrateReader()).create({ name: 'cluster', type: 'wes', options }, cfg);
   const spec = (overrides: Partial<RunSpec> = {}): RunSpec => ({
     runId: 7,
+    claim: 'claim-7',
     archivePath,
     definitionPath: 'checks/one.yml',
     engine: 'cwltool',

@@ -1,6 +1,6 @@
 import { execFileSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { chmodSync, chownSync, existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { chmodSync, chownSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DataSource } from 'typeorm';
@@ -221,16 +221,55 @@ describe(`managed runs across runner processes (${testDatabase()})`, () => {
     return rows.map((row) => [row.event, row.buildId]);
   }
 
-  it('takes over the run of a runner killed with SIGKILL once its claim ran out, runs it to its end and records it once; the killed run’s processes go', async () => {
+  /** The working folders of a run in the runners' shared RUNNER_WORK_DIR. */
+  function foldersOf(runId: number): string[] {
+    return readdirSync(workDir).filter((name) => name.startsWith(`run-${runId}-`));
+  }
+
+  it('takes over the run of a runner killed with SIGKILL once its claim ran out, runs it to its end and records it once; the killed run’s processes and working folder go', async () => {
     const killed = await startRunner(4);
     const { workflow, instance, marker, runId } = await hangingRun();
     const processes = await hangingProcesses(marker);
+    // A runner beside it on the same RUNNER_WORK_DIR, busy with a run of its own all along (one at a
+    // time: the killed runner's run is left to the successor).
+    const bystander = await startRunner(4);
+    const other = await hangingRun();
+    await until('the bystander’s run to hang', () => existsSync(other.marker), RUN_WAIT);
+    const [otherFolder] = foldersOf(other.runId);
+    expect(otherFolder).toBeDefined();
     expect(await killed.stop('SIGKILL')).toBe('SIGKILL');
     const [, orphan] = await runsOf(instance);
     expect(orphan).toMatchObject({ id: runId, status: 'running', attempts: 1 });
     expect(orphan.claimOwner).not.toBeNull();
+    const [killedFolder] = foldersOf(runId);
+    expect(killedFolder).toBeDefined();
 
     const successor = await startRunner(4);
+    // Its sweep: the killed attempt's folder goes once another claim holds the run; the bystander's stays.
+    await until(
+      `the killed attempt's folder ${killedFolder} to be removed`,
+      () => !foldersOf(runId).includes(killedFolder),
+      RUN_WAIT,
+    );
+    expect(successor.output()).toContain(killedFolder);
+    expect(foldersOf(other.runId)).toEqual([otherFolder]);
+    expect((await runsOf(other.instance))[1]).toMatchObject({
+      id: other.runId,
+      status: 'running',
+      attempts: 1,
+    });
+    expect(endedRuns(bystander.output())).not.toContain(other.runId);
+    // Ends the bystander's run (its runner stops it at its next renewal), so that no later runner runs it.
+    const [otherRun] = await runsOf(other.instance);
+    expect(
+      await t.app.get(ManagedRunsRepository).requestCancel(otherRun.instanceId, other.runId, new Date()),
+    ).toBe(true);
+    await until(
+      'the bystander’s run to end',
+      async () => (await runsOf(other.instance))[1]?.dueAt === null,
+      RUN_WAIT,
+    );
+
     await until(
       'the run to end on the second runner',
       async () => (await runsOf(instance))[1]?.dueAt === null,

@@ -52,11 +52,14 @@ export const HOT_READS: HotRead[] = [
     },
   },
   {
-    // Runners' claim of due runs (claimDueRows on due_at), and the API's watch of changed ones.
-    name: 'runners claiming due managed runs, and the watch of changed ones',
+    // Runners' claim of due runs (claimDueRows on due_at), their sweep's read of the claims of their
+    // working folders' runs, and the API's watch of changed ones.
+    name: 'runners claiming due managed runs, their sweep, and the watch of changed ones',
     run: async (t) => {
       const runs = t.app.get(ManagedRunsRepository, { strict: false });
-      expect(await runs.claimDue(new Date(), 'plan-runner', 5, 60_000)).toHaveLength(5);
+      const claimed = await runs.claimDue(new Date(), 'plan-runner', 5, 60_000);
+      expect(claimed).toHaveLength(5);
+      expect((await runs.claimsOf([...claimed.map((run) => run.id), 2_000_000_000])).size).toBe(5);
       await runs.changedSince(new Date(Date.now() - 30_000));
     },
   },

@@ -36,6 +36,11 @@ export interface RunLimits {
 export interface RunSpec {
   /** The run's id in `managed_runs`; its build id is `m-<runId>`. */
   runId: number;
+  /**
+   * The claim the run runs under (its token): a local run's working folder is named by it, so
+   * that a runner sweeping its work folder removes the folders of attempts no claim holds.
+   */
+  claim: string;
   /** The crate archive on this machine (the crate store's file of the version). */
   archivePath: string;
   /** The suite's test definition, a path in the crate (from its root). */

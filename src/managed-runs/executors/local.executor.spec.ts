@@ -82,6 +82,7 @@ describe('LocalExecutor', () => {
     writeFileSync(archivePath, archive);
     const handle = await executor.submit({
       runId,
+      claim: `claim-${runId}`,
       archivePath,
       definitionPath: 'tests/test.cwltest.yml',
       engine: 'cwltool',
@@ -207,6 +208,7 @@ describe('LocalExecutor', () => {
     writeFileSync(archivePath, crate('endless'));
     const handle = await executor.submit({
       runId,
+      claim: `claim-${runId}`,
       archivePath,
       definitionPath: 'tests/test.cwltest.yml',
       engine: 'cwltool',

@@ -21,7 +21,12 @@ import {
 } from './executor.js';
 import { OutputTail } from './output-tail.js';
 import { killLeftoversOf, runEnvironment, runSandboxed } from './sandbox.js';
-import { insideFolder, prepareWorkingFolder, type WorkingFolder } from './working-folder.js';
+import {
+  insideFolder,
+  prepareWorkingFolder,
+  workingFolderName,
+  type WorkingFolder,
+} from './working-folder.js';
 
 /** The engines a local runner knows how to run, when installed on its machine. */
 const LOCAL_ENGINES: readonly LocalEngine[] = [
@@ -131,7 +136,8 @@ export class LocalExecutor implements Executor {
       return error(`the suite's engine '${spec.engine}' is not one of ${ENGINES.join(', ')}`);
     }
     const engine = this.engineTable.find((candidate) => candidate.name === spec.engine);
-    if (!engine || (await engine.version()) === null) {
+    const version = engine ? await engine.version() : null;
+    if (!engine || version === null) {
       return error(`the engine '${spec.engine}' is not installed on the runner of executor '${this.name}'`);
     }
     if (!spec.definitionPath) {
@@ -141,7 +147,7 @@ export class LocalExecutor implements Executor {
     try {
       run.folder = await prepareWorkingFolder(
         this.config.managedRuns.workDir,
-        `run-${spec.runId}-${randomUUID().slice(0, 8)}`,
+        workingFolderName(spec.runId, spec.claim),
         spec.archivePath,
         this.reader,
         this.config.registry.maxUncompressedBytes,
@@ -160,7 +166,7 @@ export class LocalExecutor implements Executor {
         `the test definition '${spec.definitionPath}' is not a file of the crate (it leaves the crate or does not exist)`,
       );
     }
-    log(`running ${engine.name} (${await engine.version()}) on ${spec.definitionPath}`);
+    log(`running ${engine.name} (${version}) on ${spec.definitionPath}`);
     try {
       return await engine.run({
         folder,

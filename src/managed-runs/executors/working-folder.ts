@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { createWriteStream } from 'node:fs';
 import { chmod, chown, lstat, mkdir, readdir, realpath, rm } from 'node:fs/promises';
 import { dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
@@ -10,6 +11,42 @@ export interface WorkingFolder {
   root: string;
   crate: string;
   tmp: string;
+}
+
+/**
+ * The name of a run's working folder: its run id and a tag of the claim it runs under (the claim's
+ * token, ManagedRunsRepository.claimDue), so that a runner sweeping leftovers tells the folder of
+ * a run still held by that claim from one of an attempt no claim holds any more (sweepable).
+ */
+export function workingFolderName(runId: number, claim: string): string {
+  return `run-${runId}-${claimTag(claim)}`;
+}
+
+export function claimTag(claim: string): string {
+  return createHash('sha256').update(claim).digest('hex').slice(0, 16);
+}
+
+/** The run id and claim tag a working folder's name holds; undefined for any other name. */
+export function parseWorkingFolderName(name: string): { runId: number; tag: string } | undefined {
+  const match = /^run-(\d{1,15})-([0-9a-f]{1,64})$/.exec(name);
+  return match ? { runId: Number(match[1]), tag: match[2] } : undefined;
+}
+
+/**
+ * The working folders of `names` (a work folder's entries) that no live claim holds: the run has
+ * ended or was handed back (`claims` has no claim for it), or another claim holds it now (the
+ * attempt that made the folder died). A folder of a run its claim still holds stays, whichever
+ * runner holds it.
+ */
+export function leftoverFolders(names: readonly string[], claims: ReadonlyMap<number, string>): string[] {
+  return names.filter((name) => {
+    const folder = parseWorkingFolderName(name);
+    if (!folder) {
+      return false;
+    }
+    const claim = claims.get(folder.runId);
+    return claim === undefined || claimTag(claim) !== folder.tag;
+  });
 }
 
 /**

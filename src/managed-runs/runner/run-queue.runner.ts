@@ -1,3 +1,5 @@
+import { readdir, rm } from 'node:fs/promises';
+import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Injectable, Logger } from '@nestjs/common';
 import { ClaimTicker } from '../../common/claim-ticker.js';
@@ -6,6 +8,7 @@ import { AppConfig } from '../../config/app-config.js';
 import { CrateStore } from '../../crates/index.js';
 import { runLimitsOf, type Executor, type RunState } from '../executors/executor.js';
 import { ExecutorRegistry } from '../executors/executor.registry.js';
+import { leftoverFolders, parseWorkingFolderName } from '../executors/working-folder.js';
 import { ManagedRunsRepository, type ClaimedRun, type RunEnd } from '../managed-runs.repository.js';
 import { RunLogs } from '../run-logs.js';
 
@@ -22,6 +25,8 @@ export const REPORT_MS = 60_000;
  * dying) is not started without end.
  */
 export const MAX_ATTEMPTS = 3;
+/** Working folders a sweep looks at, at most (the rest at the next one). */
+const SWEEP_BATCH = 1_000;
 
 /**
  * A runner process's queue worker (API.md 17): claims queued runs exactly once across runners
@@ -36,6 +41,7 @@ export class RunQueueRunner extends ClaimTicker {
   protected readonly logger = new Logger(RunQueueRunner.name);
   private readonly active = new Map<number, Promise<void>>();
   private reportTimer?: NodeJS.Timeout;
+  private sweeping?: Promise<void>;
 
   constructor(
     private readonly runs: ManagedRunsRepository,
@@ -48,13 +54,18 @@ export class RunQueueRunner extends ClaimTicker {
     super(clock, TICK_MS);
   }
 
-  /** Says what each executor can run before the first claim, then every REPORT_MS. */
+  /**
+   * Says what each executor can run and sweeps the work folder before the first claim, then every
+   * REPORT_MS.
+   */
   protected override async beforeTicks(): Promise<void> {
     await this.report();
+    await this.sweep();
     this.reportTimer = setInterval(() => {
       this.report().catch((error: unknown) =>
         this.logger.warn(`reporting the engines failed: ${String(error)}`),
       );
+      void this.sweep();
     }, REPORT_MS);
     this.reportTimer.unref();
   }
@@ -104,6 +115,45 @@ export class RunQueueRunner extends ClaimTicker {
     await this.runs.forgetRunners(new Date(now.getTime() - 10 * REPORT_MS));
   }
 
+  /**
+   * Removes the working folders in RUNNER_WORK_DIR that no live claim holds (leftoverFolders): those
+   * of runners killed before they could remove them (SIGKILL, a crash). Runners on one machine may
+   * share the folder, so a folder of a run another runner runs stays. One read of the runs' claims
+   * for the lot. Never rejects; one sweep at a time.
+   */
+  private sweep(): Promise<void> {
+    this.sweeping ??= this.sweepOnce()
+      .catch((error: unknown) => this.logger.warn(`sweeping the working folders failed: ${String(error)}`))
+      .finally(() => (this.sweeping = undefined));
+    return this.sweeping;
+  }
+
+  private async sweepOnce(): Promise<void> {
+    const base = this.config.managedRuns.workDir;
+    let names: string[];
+    try {
+      names = await readdir(base);
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'ENOENT') {
+        return;
+      }
+      throw error;
+    }
+    // Listed before the claims are read: a folder is made only after its run was claimed, so its claim shows.
+    const folders = names.filter((name) => parseWorkingFolderName(name) !== undefined).slice(0, SWEEP_BATCH);
+    if (folders.length === 0) {
+      return;
+    }
+    const ids = [...new Set(folders.map((name) => parseWorkingFolderName(name)!.runId))];
+    const leftovers = leftoverFolders(folders, await this.runs.claimsOf(ids));
+    await Promise.all(leftovers.map((name) => rm(join(base, name), { recursive: true, force: true })));
+    if (leftovers.length > 0) {
+      this.logger.log(
+        `removed ${leftovers.length} working folder(s) no live claim holds: ${leftovers.join(', ')}`,
+      );
+    }
+  }
+
   /** One claimed run, from its (re)start to its end or to the loss of its claim. */
   private async follow(run: ClaimedRun): Promise<void> {
     const now = (): Date => new Date(this.clock.nowMs());
@@ -126,6 +176,8 @@ export class RunQueueRunner extends ClaimTicker {
     // The run's earlier runner died: its executor may still have it (a remote run), else it starts again.
     if (handle !== null && (await executor.poll(handle)).state === 'lost') {
       handle = null;
+      // The attempt that died may have left its working folder here: this claim replaced its.
+      void this.sweep();
     }
     if (handle === null) {
       if (run.attempts >= MAX_ATTEMPTS) {
@@ -138,6 +190,7 @@ export class RunQueueRunner extends ClaimTicker {
       }
       handle = await executor.submit({
         runId: run.id,
+        claim: run.token,
         archivePath: this.store.pathOf(run.archiveSha256),
         definitionPath: run.definitionPath ?? '',
         engine: run.engine ?? '',

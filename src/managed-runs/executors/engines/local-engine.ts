@@ -44,13 +44,36 @@ export interface LocalEngine {
 }
 
 /**
+ * How long a runner process keeps what `command --version` answered. Each probe starts the
+ * engine (`cwltool --version` is about 0.6 s of CPU), once or more per run before; kept, it is
+ * paid once a minute per engine, and an engine installed (or removed) while the runner runs is
+ * seen within a minute, by runs and by the runner's report alike (GET /executors).
+ */
+export const PROBE_TTL_MS = 60_000;
+
+const probes = new Map<string, { at: number; version: Promise<string | null> }>();
+
+/**
  * The first line of `command --version` (or of the given arguments), or null when the command is
- * not installed or fails. Run as the runner (the engine's binary is the operator's, not the crate's).
+ * not installed or fails; the answer is kept PROBE_TTL_MS (calls in the meantime, also concurrent
+ * ones, share it). Run as the runner (the engine's binary is the operator's, not the crate's).
  */
 export function commandVersion(
   command: string,
   args: readonly string[] = ['--version'],
+  nowMs: number = Date.now(),
 ): Promise<string | null> {
+  const key = [command, ...args].join('\0');
+  const kept = probes.get(key);
+  if (kept && nowMs - kept.at < PROBE_TTL_MS) {
+    return kept.version;
+  }
+  const version = probeVersion(command, args);
+  probes.set(key, { at: nowMs, version });
+  return version;
+}
+
+function probeVersion(command: string, args: readonly string[]): Promise<string | null> {
   return new Promise((resolve) => {
     execFile(
       command,
