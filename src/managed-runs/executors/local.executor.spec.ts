@@ -107,6 +107,25 @@ describe('LocalExecutor', () => {
     expect(engines).toEqual(expect.arrayContaining(['cwltool', 'snakemake']));
   });
 
+  it('runs a Snakefile with snakemake: passes on exit 0, fails naming the rule that failed', async () => {
+    const snakemakeCrate = (shell: string): Buffer =>
+      buildZip([
+        { name: 'ro-crate-metadata.json', data: '{}' },
+        {
+          name: 'tests/Snakefile',
+          data: `rule all:\n    output: "out.txt"\n    shell: "${shell}"\n`,
+        },
+      ]);
+    const spec = { engine: 'snakemake', definitionPath: 'tests/Snakefile' };
+    const passed = await run(snakemakeCrate('echo hello > {output}'), spec);
+    expect(passed.state).toMatchObject({ state: 'passed', exitCode: 0 });
+    expect(passed.log).toContain('1 of 1 steps (100%) done');
+    const failed = await run(snakemakeCrate('echo broken >&2; exit 3'), spec);
+    expect(failed.state).toMatchObject({ state: 'failed' });
+    expect(failed.log).toContain('broken');
+    expect(failed.log).toMatch(/Error in rule all/);
+  }, 90_000);
+
   it('passes a cwltest file whose outputs match by checksum, size, basename and location Any', async () => {
     const { state } = await run(crate('passing'));
     expect(state).toMatchObject({ state: 'passed', exitCode: 0 });
