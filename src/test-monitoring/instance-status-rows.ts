@@ -4,6 +4,7 @@ import { buildOfRow, type LatestOfInstance } from './build-rows.js';
 import { toCheckStateView, type CheckStateView, type RawCheckStateView } from './check-state-views.js';
 import { FAILURE_COLUMNS } from './failures/stored-failure.js';
 import type { BuildStatus } from './testing-services/testing-service.js';
+import { latestFinishedSql } from './latest-finished-sql.js';
 
 /** What a status read (of a version or a suite) needs of each of its instances' monitoring. */
 export interface InstancesMonitoring {
@@ -27,7 +28,6 @@ export async function monitoringOfInstances(
   if (instanceIds.length === 0) {
     return monitoring;
   }
-  const finished = finishedStatuses.map(() => '?').join(', ');
   const rows = await manager.query<RawMonitoringRow[]>(
     `SELECT t.version_id AS version_id, t.instance_id AS instance_id, t.last_checked_at AS last_checked_at,
             t.last_check_failed AS last_check_failed, t.last_check_at AS last_check_at, t.last_error AS last_error,
@@ -40,8 +40,7 @@ export async function monitoringOfInstances(
          c.workflow_disabled AS workflow_disabled,
          (SELECT x.id FROM builds x WHERE x.instance_id = c.instance_id
            ORDER BY x.started_at DESC, x.id DESC LIMIT 1) AS latest_id,
-         (SELECT y.id FROM builds y WHERE y.instance_id = c.instance_id AND y.status IN (${finished})
-           ORDER BY y.started_at DESC, y.id DESC LIMIT 1) AS finished_id
+         ${latestFinishedSql(manager, 'id', 'c.instance_id', finishedStatuses)} AS finished_id
        FROM test_check_states c
        WHERE c.instance_id IN (${inList(instanceIds.length)})
      ) t
