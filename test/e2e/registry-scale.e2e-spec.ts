@@ -133,7 +133,7 @@ describe(`the registry at scale: indexes, query plans, the whole list (${testDat
   // per row, no lookup repeated), once the caller's account is cached by the read just before.
   it.each([
     ['list page', 3, '/users/current/workflows?limit=20'],
-    ['status', 5, `/workflows/${seededUuid('workflow', READ)}/status`],
+    ['status', 4, `/workflows/${seededUuid('workflow', READ)}/status`],
   ])('%s sends %i statements', async (_name, count, path) => {
     const read = () => t.http.get(path).set('Authorization', `Bearer ${token}`).expect(200);
     await read();
