@@ -21,11 +21,12 @@ export type AppDataSourceOptions = DataSourceOptions & { callDeadlineMs?: number
 /**
  * SQLite's page cache, in KiB (its default is 2 MiB). At 100,000 workflows the indexes a status
  * read walks no longer fit in 2 MiB, so their pages came from the OS, a read() each, and the read
- * cost ~15-25 % more than at 1,000 (`npm run bench -- scale`); with 64 MiB it stays within ~5 %.
- * Pages are cached as they are read, so a small database never uses it all; a large one adds up
- * to 64 MiB to the RSS.
+ * cost ~15-25 % more than at 1,000 (`npm run bench -- scale`). 32 MiB holds those indexes; it is
+ * not 64 because a whole list read at 100,000 workflows reads every table, and the cache it filled
+ * added its whole size to the RSS (`npm run bench -- speed`: 81-88 MiB of growth at 64, goal < 64).
+ * Pages are cached as they are read, so a small database never uses it all.
  */
-export const SQLITE_CACHE_KIB = 64 * 1024;
+export const SQLITE_CACHE_KIB = 32 * 1024;
 
 /** TypeORM options for the configured database. `synchronize` is off: the schema comes from migrations only. */
 export function dataSourceOptions(config: AppConfig): AppDataSourceOptions {

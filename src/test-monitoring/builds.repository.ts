@@ -24,6 +24,7 @@ import {
 } from './testing-services/testing-service.js';
 import { listedOfVersions, type ListedOfInstance } from './listed-builds.js';
 import { monitoringOfInstances, type InstancesMonitoring } from './instance-status-rows.js';
+import { latestFinishedSql } from './latest-finished-sql.js';
 
 /** Builds kept per instance; older ones are dropped when new ones arrive (the API shows at most 100). */
 export const MAX_STORED_BUILDS = MAX_BUILD_LIMIT;
@@ -153,7 +154,6 @@ export class BuildsRepository {
     tx: EntityManager = this.builds.manager,
   ): Promise<Map<number, (StoredBuild | undefined)[]>> {
     const byVersion = new Map<number, (StoredBuild | undefined)[]>(versionIds.map((id) => [id, []]));
-    const finished = FINISHED_STATUSES.map(() => '?').join(', ');
     const unique = [...new Set(versionIds)];
     for (let at = 0; at < unique.length; at += VERSIONS_PER_READ) {
       const chunk = unique.slice(at, at + VERSIONS_PER_READ);
@@ -163,8 +163,7 @@ export class BuildsRepository {
                 ${FAILURE_COLUMNS('b')}
          FROM (
            SELECT c.version_id AS version_id, c.instance_id AS instance_id,
-             (SELECT y.id FROM builds y WHERE y.instance_id = c.instance_id AND y.status IN (${finished})
-               ORDER BY y.started_at DESC, y.id DESC LIMIT 1) AS finished_id
+             ${latestFinishedSql(tx, 'id', 'c.instance_id', FINISHED_STATUSES)} AS finished_id
            FROM test_check_states c
            WHERE c.version_id IN (${inList(chunk.length)})
          ) t
@@ -471,7 +470,6 @@ export class BuildsRepository {
   }
 
   private async latestRows(filter: string, params: readonly number[]): Promise<LatestOfInstance[]> {
-    const finished = FINISHED_STATUSES.map(() => '?').join(', ');
     // Per instance (its check state row, by primary key or the version index): the id of its
     // latest build and of its latest finished one (correlated subqueries on the (instance_id, started_at) index), then
     // those builds, in one round trip.
@@ -483,8 +481,7 @@ export class BuildsRepository {
         SELECT c.version_id AS version_id, c.instance_id AS instance_id,
           (SELECT x.id FROM builds x WHERE x.instance_id = c.instance_id
             ORDER BY x.started_at DESC, x.id DESC LIMIT 1) AS latest_id,
-          (SELECT y.id FROM builds y WHERE y.instance_id = c.instance_id AND y.status IN (${finished})
-            ORDER BY y.started_at DESC, y.id DESC LIMIT 1) AS finished_id
+          ${latestFinishedSql(this.builds.manager, 'id', 'c.instance_id', FINISHED_STATUSES)} AS finished_id
         FROM test_check_states c
         WHERE ${filter}
       ) t

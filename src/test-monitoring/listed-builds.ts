@@ -5,6 +5,7 @@ import { buildOfRow, toStatus, type StoredBuild } from './build-rows.js';
 import { lastCheckOfRow, type RawLastCheck } from './check-state-views.js';
 import { FAILURE_COLUMNS } from './failures/stored-failure.js';
 import type { BuildStatus } from './testing-services/testing-service.js';
+import { latestFinishedSql } from './latest-finished-sql.js';
 
 /** An instance's latest build, the status of its latest finished one, and its last check. */
 export interface ListedOfInstance {
@@ -29,7 +30,6 @@ export async function listedOfVersions(
   if (versionIds.length === 0) {
     return [];
   }
-  const finished = finishedStatuses.map(() => '?').join(', ');
   const rows = await manager.query<RawListedRow[]>(
     `SELECT t.version_id AS version_id, t.instance_id AS instance_id, t.finished_status AS finished_status,
             t.last_check_at AS last_check_at, t.last_check_failed AS last_check_failed, t.last_error AS last_error,
@@ -40,8 +40,7 @@ export async function listedOfVersions(
          c.last_check_failed AS last_check_failed, c.last_error AS last_error,
          (SELECT x.id FROM builds x WHERE x.instance_id = c.instance_id
            ORDER BY x.started_at DESC, x.id DESC LIMIT 1) AS latest_id,
-         (SELECT y.status FROM builds y WHERE y.instance_id = c.instance_id AND y.status IN (${finished})
-           ORDER BY y.started_at DESC, y.id DESC LIMIT 1) AS finished_status
+         ${latestFinishedSql(manager, 'status', 'c.instance_id', finishedStatuses)} AS finished_status
        FROM test_check_states c
        WHERE c.version_id IN (${inList(versionIds.length)})
      ) t

@@ -419,13 +419,32 @@ export class TestStatusService implements WorkflowStatusSource {
     return summaries;
   }
 
+  /**
+   * The services of these instances paused at `now`: as their check states' read gave the pauses,
+   * the services it did not cover (an instance without a check state) read apart.
+   */
+  private async pausedServicesOf(
+    instances: readonly TestInstanceEntity[],
+    pausedUntil: ReadonlyMap<number, Date | null>,
+    now: Date,
+  ): Promise<Set<number>> {
+    const paused = new Set<number>();
+    for (const [serviceId, until] of pausedUntil) {
+      if (until !== null && until > now) {
+        paused.add(serviceId);
+      }
+    }
+    const unread = instances.map((instance) => instance.serviceId).filter((id) => !pausedUntil.has(id));
+    for (const serviceId of await this.checkStates.pausedServices(unread, now)) {
+      paused.add(serviceId);
+    }
+    return paused;
+  }
+
   private async statusOf(instances: readonly TestInstanceEntity[], now: Date): Promise<InstancesStatus> {
     const ids = instances.map((instance) => instance.id);
-    const { latest, states } = await this.repo.monitoringOfInstances(ids);
-    const paused = await this.checkStates.pausedServices(
-      instances.map((instance) => instance.serviceId),
-      now,
-    );
+    const { latest, states, pausedUntil } = await this.repo.monitoringOfInstances(ids);
+    const paused = await this.pausedServicesOf(instances, pausedUntil, now);
     const staleness = staleFindingsOf(
       instances.map((instance) => {
         const state = states.get(instance.id);

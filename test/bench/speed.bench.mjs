@@ -391,7 +391,7 @@ async function measureLarge(kind, mariadb, scratch) {
   );
   try {
     const lines = ['', `${kind} at ${LARGE.toLocaleString('en')} workflows, ${builds[0].name}:`];
-    // The first read after seeding also fills SQLite's page cache (up to SQLITE_CACHE_KIB, 64 MiB)
+    // The first read after seeding also fills SQLite's page cache (up to SQLITE_CACHE_KIB, 32 MiB)
     // or MariaDB's buffer pool: the second is the list streaming on a warm database.
     for (const label of ['first read', 'second read']) {
       await sleep(1000);

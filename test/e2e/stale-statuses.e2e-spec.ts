@@ -1,4 +1,7 @@
 import { randomUUID } from 'node:crypto';
+import { DataSource } from 'typeorm';
+import { CheckStateRepository } from '../../src/test-monitoring/check-state.repository.js';
+import { ServicePauseEntity } from '../../src/test-monitoring/entities/service-pause.entity.js';
 import { RefreshScheduler } from '../../src/test-monitoring/refresh.scheduler.js';
 import { GithubFake } from '../fakes/github-fake.js';
 import { LinkServer } from '../fakes/link-server.js';
@@ -135,5 +138,31 @@ describe(`stale statuses (${testDatabase()})`, () => {
     await tick();
     expect(await status(uuid)).toMatchObject({ stale: false, stale_reasons: [] });
     expect(await badge(uuid)).toBe('passing');
+  });
+
+  it('is stale (rate_limited) while its service is paused by a rate limit, and holds again once the pause is over', async () => {
+    const uuid = await register('limited', 1);
+    await tick();
+    expect(await status(uuid)).toMatchObject({ stale: false, stale_reasons: [] });
+    const dataSource = t.app.get(DataSource);
+    const [{ service_id: serviceId }] = await dataSource.query<{ service_id: number | string }[]>(
+      `SELECT c.service_id AS service_id FROM test_check_states c
+       JOIN workflow_versions v ON v.id = c.version_id JOIN workflows w ON w.id = v.workflow_id WHERE w.uuid = ?`,
+      [uuid],
+    );
+
+    await t.app.get(CheckStateRepository).pauseService(Number(serviceId), new Date(Date.now() + 3600_000));
+    expect(await status(uuid)).toMatchObject({
+      aggregate_test_status: 'all_passing',
+      stale: true,
+      stale_reasons: ['rate_limited'],
+    });
+    expect(await badge(uuid)).toBe('passing (stale)');
+
+    // Over: a pause that ends keeps its row.
+    await dataSource
+      .getRepository(ServicePauseEntity)
+      .update({ serviceId: Number(serviceId) }, { pausedUntil: new Date(Date.now() - 1000) });
+    expect(await status(uuid)).toMatchObject({ stale: false, stale_reasons: [] });
   });
 });

@@ -206,3 +206,38 @@ export async function stopClaimTickers(app: INestApplication): Promise<number> {
   }
   return new Set(tickers).size;
 }
+
+/**
+ * The sorts the statement's plan does once per outer row, in a correlated subquery: on MariaDB a
+ * `DEPENDENT SUBQUERY` step `Using filesort`; on SQLite a `USE TEMP B-TREE` step under a
+ * `CORRELATED` subquery. A subquery that orders by an index it walks sorts nothing.
+ */
+export async function sortsPerRowOf(dataSource: DataSource, query: CapturedQuery): Promise<string[]> {
+  if (dataSource.options.type === 'mariadb') {
+    const rows = await dataSource.query<{ select_type: string; Extra: string | null }[]>(
+      `EXPLAIN ${query.sql}`,
+      query.parameters,
+    );
+    return rows
+      .filter(
+        (row) => row.select_type === 'DEPENDENT SUBQUERY' && (row.Extra ?? '').includes('Using filesort'),
+      )
+      .map((row) => JSON.stringify(row));
+  }
+  const rows = await dataSource.query<{ id: number; parent: number; detail: string }[]>(
+    `EXPLAIN QUERY PLAN ${query.sql}`,
+    query.parameters,
+  );
+  const byId = new Map(rows.map((row) => [row.id, row]));
+  const correlated = (row: { parent: number }): boolean => {
+    for (let up = byId.get(row.parent); up; up = byId.get(up.parent)) {
+      if (up.detail.includes('CORRELATED')) {
+        return true;
+      }
+    }
+    return false;
+  };
+  return rows
+    .filter((row) => row.detail.startsWith('USE TEMP B-TREE') && correlated(row))
+    .map((row) => row.detail);
+}
