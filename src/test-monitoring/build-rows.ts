@@ -30,6 +30,22 @@ export interface LatestOfInstance {
   latestFinished?: StoredBuild;
 }
 
+/** A build's columns as raw reads return them, under their column names. */
+export interface RawBuildColumns {
+  id: number | string;
+  build_id: string;
+  status: string;
+  started_at: Date | string;
+  duration_seconds: number | string;
+  url: string;
+  failure_class: string | null;
+  failure_reason: string | null;
+  failure_evidence: string | null;
+}
+
+/** The same columns from a LEFT JOIN that may have found no build. */
+export type RawJoinedBuildColumns = { [K in keyof RawBuildColumns]: RawBuildColumns[K] | null };
+
 export function buildOfRow(
   row: {
     id: number | string;

@@ -13,6 +13,8 @@ import {
   toStatus,
   toStoredBuild,
   type LatestOfInstance,
+  type RawBuildColumns,
+  type RawJoinedBuildColumns,
   type StoredBuild,
 } from './build-rows.js';
 import type { KnownBuilds } from './instance-checker.js';
@@ -504,45 +506,19 @@ export class BuildsRepository {
   }
 }
 
-interface RawFinishedRow {
+interface RawFinishedRow extends Omit<RawBuildColumns, 'id'> {
   instance_id: number | string;
-  build_id: string;
-  status: string;
-  started_at: Date | string;
-  duration_seconds: number | string;
-  url: string;
   n: number | string;
-  failure_class: string | null;
-  failure_reason: string | null;
-  failure_evidence: string | null;
 }
 
-interface RawFinishedOfVersionRow {
+interface RawFinishedOfVersionRow extends RawJoinedBuildColumns {
   version_id: number | string;
   instance_id: number | string;
-  id: number | string | null;
-  build_id: string | null;
-  status: string | null;
-  started_at: Date | string | null;
-  duration_seconds: number | string | null;
-  url: string | null;
-  failure_class: string | null;
-  failure_reason: string | null;
-  failure_evidence: string | null;
 }
 
-interface RawLatestRow {
+interface RawLatestRow extends RawBuildColumns {
   version_id: number | string;
   instance_id: number | string;
   latest_id: number | string | null;
   finished_id: number | string | null;
-  id: number | string;
-  build_id: string;
-  status: string;
-  started_at: Date | string;
-  duration_seconds: number | string;
-  url: string;
-  failure_class: string | null;
-  failure_reason: string | null;
-  failure_evidence: string | null;
 }

@@ -1,7 +1,7 @@
 import type { EntityManager } from 'typeorm';
 import { inList } from '../database/plain-entities.js';
 import { rawDate } from '../database/raw-date.js';
-import { buildOfRow, type LatestOfInstance } from './build-rows.js';
+import { buildOfRow, type LatestOfInstance, type RawJoinedBuildColumns } from './build-rows.js';
 import { toCheckStateView, type CheckStateView, type RawCheckStateView } from './check-state-views.js';
 import { FAILURE_COLUMNS } from './failures/stored-failure.js';
 import type { BuildStatus } from './testing-services/testing-service.js';
@@ -85,19 +85,10 @@ export async function monitoringOfInstances(
   return monitoring;
 }
 
-interface RawMonitoringRow extends RawCheckStateView {
+interface RawMonitoringRow extends RawCheckStateView, RawJoinedBuildColumns {
   version_id: number | string;
   service_id: number | string;
   paused_until: Date | string | null;
   latest_id: number | string | null;
   finished_id: number | string | null;
-  id: number | string | null;
-  build_id: string | null;
-  status: string | null;
-  started_at: Date | string | null;
-  duration_seconds: number | string | null;
-  url: string | null;
-  failure_class: string | null;
-  failure_reason: string | null;
-  failure_evidence: string | null;
 }

@@ -1,7 +1,7 @@
 import type { EntityManager } from 'typeorm';
 import type { LastCheck } from '../workflows/index.js';
 import { inList } from '../database/plain-entities.js';
-import { buildOfRow, toStatus, type StoredBuild } from './build-rows.js';
+import { buildOfRow, toStatus, type RawBuildColumns, type StoredBuild } from './build-rows.js';
 import { lastCheckOfRow, type RawLastCheck } from './check-state-views.js';
 import { FAILURE_COLUMNS } from './failures/stored-failure.js';
 import type { BuildStatus } from './testing-services/testing-service.js';
@@ -59,17 +59,8 @@ export async function listedOfVersions(
   });
 }
 
-interface RawListedRow extends RawLastCheck {
+interface RawListedRow extends RawLastCheck, RawBuildColumns {
   version_id: number | string;
   instance_id: number | string;
   finished_status: string | null;
-  id: number | string;
-  build_id: string;
-  status: string;
-  started_at: Date | string;
-  duration_seconds: number | string;
-  url: string;
-  failure_class: string | null;
-  failure_reason: string | null;
-  failure_evidence: string | null;
 }
