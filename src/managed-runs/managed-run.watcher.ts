@@ -24,8 +24,11 @@ export class ManagedRunWatcher extends ClaimTicker {
   protected readonly logger = new Logger(ManagedRunWatcher.name);
   /** The latest change seen, by the runs' own times. */
   private latest?: Date;
-  /** The changes acted on within the overlap: run id → its changed_at. */
-  private readonly seen = new Map<number, number>();
+  /**
+   * The changes acted on within the overlap: run id → its changed_at and status. The status tells
+   * apart two changes within one second: MariaDB's DATETIME keeps whole seconds.
+   */
+  private readonly seen = new Map<number, { at: number; status: string }>();
 
   constructor(
     private readonly runs: ManagedRunsRepository,
@@ -47,15 +50,16 @@ export class ManagedRunWatcher extends ClaimTicker {
     const instances = new Set<number>();
     for (const run of changed) {
       const at = run.changedAt.getTime();
-      if (this.seen.get(run.id) !== at) {
-        this.seen.set(run.id, at);
+      const seen = this.seen.get(run.id);
+      if (seen?.at !== at || seen.status !== run.status) {
+        this.seen.set(run.id, { at, status: run.status });
         instances.add(run.instanceId);
       }
       if (!this.latest || at > this.latest.getTime()) {
         this.latest = run.changedAt;
       }
     }
-    for (const [id, at] of this.seen) {
+    for (const [id, { at }] of this.seen) {
       if (at < from.getTime()) {
         this.seen.delete(id);
       }

@@ -38,6 +38,7 @@ export interface RunEnd {
 export interface ChangedRun {
   id: number;
   instanceId: number;
+  status: string;
   changedAt: Date;
 }
 
@@ -120,10 +121,15 @@ export class ManagedRunsRepository {
   /** Runs whose status changed at or after `since` (the changed_at index). */
   async changedSince(since: Date): Promise<ChangedRun[]> {
     const rows = await this.rows.find({
-      select: { id: true, instanceId: true, changedAt: true },
+      select: { id: true, instanceId: true, status: true, changedAt: true },
       where: { changedAt: MoreThanOrEqual(since) },
     });
-    return rows.map((row) => ({ id: row.id, instanceId: row.instanceId, changedAt: row.changedAt }));
+    return rows.map((row) => ({
+      id: row.id,
+      instanceId: row.instanceId,
+      status: row.status,
+      changedAt: row.changedAt,
+    }));
   }
 
   /**

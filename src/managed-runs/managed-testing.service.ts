@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
 import { Clock } from '../common/clock.js';
 import { AppConfig } from '../config/app-config.js';
@@ -83,8 +84,11 @@ export class ManagedTestingService implements TestingService {
       }
       runs = await this.runs.latestOf(instanceId, 1);
     }
-    // The newest run and the latest change of any listed one: what the stored builds were made of.
-    const etag = `${runs[0].id}:${Math.max(...runs.map((run) => run.changedAt.getTime()))}`;
+    // What the stored builds were made of: each listed run's status with its change time (MariaDB's
+    // DATETIME keeps whole seconds, so a run started and ended within one second changes only its status).
+    const etag = createHash('sha1')
+      .update(runs.map((run) => `${run.id}:${run.status}:${run.changedAt.getTime()}`).join(','))
+      .digest('base64url');
     if (request.etag === etag) {
       return { kind: 'not_modified' };
     }
