@@ -20,6 +20,7 @@ import {
   type RunnerProcess,
 } from '../support/runner-process.js';
 import { until } from '../support/until.js';
+import { managedRunsOf } from '../support/managed-runs.js';
 
 const RUNNER_USER = 'wfrunner';
 const RUN_WAIT = { timeoutMs: 90_000, everyMs: 200 };
@@ -137,16 +138,8 @@ describe(`managed runs across runner processes (${testDatabase()})`, () => {
     return { workflow, instance, marker };
   }
 
-  async function runsOf(instance: string): Promise<ManagedRunEntity[]> {
-    return t.app
-      .get(DataSource)
-      .getRepository(ManagedRunEntity)
-      .createQueryBuilder('r')
-      .innerJoin('test_instances', 'i', 'i.id = r.instance_id')
-      .where('i.uuid = :instance', { instance })
-      .orderBy('r.id', 'ASC')
-      .getMany();
-  }
+  const runsOf = (instance: string): Promise<ManagedRunEntity[]> =>
+    managedRunsOf(t.app.get(DataSource), instance);
 
   /** The instance's failing first run, ended; then its hanging run queued beside it. */
   async function hangingRun(): Promise<{

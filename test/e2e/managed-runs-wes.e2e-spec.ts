@@ -23,6 +23,7 @@ import {
 import { managedCrate } from '../support/managed-crates.js';
 import { startServiceProcess } from '../support/service-process.js';
 import { until } from '../support/until.js';
+import { managedRunsOf } from '../support/managed-runs.js';
 
 // The address the service is reached at by others (a WES endpoint among them); never dialled here.
 const PUBLIC_BASE_URL = 'https://registry.example';
@@ -103,16 +104,8 @@ describe(`managed test instances on a WES executor (${testDatabase()})`, () => {
     return { workflow, instance };
   }
 
-  async function runsOf(instance: string): Promise<ManagedRunEntity[]> {
-    return t.app
-      .get(DataSource)
-      .getRepository(ManagedRunEntity)
-      .createQueryBuilder('r')
-      .innerJoin('test_instances', 'i', 'i.id = r.instance_id')
-      .where('i.uuid = :instance', { instance })
-      .orderBy('r.id', 'ASC')
-      .getMany();
-  }
+  const runsOf = (instance: string): Promise<ManagedRunEntity[]> =>
+    managedRunsOf(t.app.get(DataSource), instance);
 
   /** The WES run the fake received with the tag of managed run `runId`, once it has. */
   async function wesRunOf(runId: number): Promise<FakeWesRun> {

@@ -14,6 +14,7 @@ import { LinkServer } from '../fakes/link-server.js';
 import { createTestApp, testDatabase, type TestApp } from '../support/create-test-app.js';
 import { managedCrate, type CwlSuiteKind, type ManagedCrateOptions } from '../support/managed-crates.js';
 import { until } from '../support/until.js';
+import { managedRunsOf } from '../support/managed-runs.js';
 
 // The runs run as this user (.ci/run and the Dockerfile create it).
 const RUNNER_USER = 'wfrunner';
@@ -119,17 +120,8 @@ describe(`managed test instances (${testDatabase()})`, () => {
     return build!;
   }
 
-  async function runsOf(instance: string): Promise<ManagedRunEntity[]> {
-    const dataSource = t.app.get(DataSource);
-    const rows = await dataSource
-      .getRepository(ManagedRunEntity)
-      .createQueryBuilder('r')
-      .innerJoin('test_instances', 'i', 'i.id = r.instance_id')
-      .where('i.uuid = :instance', { instance })
-      .orderBy('r.id', 'ASC')
-      .getMany();
-    return rows;
-  }
+  const runsOf = (instance: string): Promise<ManagedRunEntity[]> =>
+    managedRunsOf(t.app.get(DataSource), instance);
 
   it('runs a crate registered with a managed instance on a runner, with real cwltool, and shows the build', async () => {
     await startRunner();
