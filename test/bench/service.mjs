@@ -9,6 +9,12 @@ import { freePort } from '../support/mariadb-server.mjs';
 
 export const ADMIN = { username: 'admin', password: 'bench-password' };
 
+/**
+ * The node options the service is started with, as `npm start` and the image start it (src/v8-flags.ts
+ * says why; test/deploy/deployment-files.spec.ts keeps the three alike).
+ */
+export const START_ARGS = ['--max-semi-space-size=8'];
+
 /** Resident and peak resident memory of a process, in bytes (Linux). */
 export function memoryOf(pid) {
   const status = readFileSync(`/proc/${pid}/status`, 'utf8');
@@ -36,13 +42,15 @@ export async function waitReady(url, since = performance.now(), path = '/health/
 /**
  * Starts `node dist/src/main.js` (or `options.script`, which starts the service its own way) and
  * waits until it is ready. `env` adds to or overrides the defaults (SQLite in `dataDir`,
- * production logging at warn, scheduler off). `options.quiet` sends its standard output (the log)
- * to /dev/null: still written, never shown.
+ * production logging at warn, scheduler off). Node gets `options.startArgs` (START_ARGS) and then
+ * `options.nodeArgs`. `options.quiet` sends its standard output (the log) to /dev/null: still
+ * written, never shown.
  */
 export async function startService(dataDir, env = {}, options = {}) {
   const port = await freePort();
   const started = performance.now();
-  const child = spawn(process.execPath, [...(options.nodeArgs ?? []), options.script ?? 'dist/src/main.js'], {
+  const args = [...(options.startArgs ?? START_ARGS), ...(options.nodeArgs ?? [])];
+  const child = spawn(process.execPath, [...args, options.script ?? 'dist/src/main.js'], {
     env: {
       PATH: process.env.PATH,
       NODE_ENV: 'production',

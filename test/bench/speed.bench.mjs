@@ -51,7 +51,8 @@ const GOALS = {
   statusVsBare: 0.15,
 };
 
-// BENCH_NODE_ARGS: node options for this build's service (a V8 flag tried before it goes into src/v8-flags.ts).
+// BENCH_NODE_ARGS: node options for this build's service, after those `npm start` gives (a V8 flag
+// tried before it goes into src/v8-flags.ts or the start command).
 const nodeArgs = (process.env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean);
 const builds = [{ name: 'this build', dir: resolve('.'), nodeArgs }];
 if (process.env.BENCH_COMPARE) {
@@ -62,6 +63,8 @@ if (process.env.BENCH_COMPARE) {
     name: `compared (${basename(resolve(process.env.BENCH_COMPARE))})`,
     dir: resolve(process.env.BENCH_COMPARE),
     nodeArgs: ['--preserve-symlinks'],
+    // Started as it was then: its `npm start` gave node no options.
+    startArgs: [],
   });
 }
 
@@ -126,6 +129,7 @@ async function seededCopy(build, database, size, scratch) {
   const snapshots = mkdtempSync(join(scratch, 'heap-'));
   const service = await startService(database.dataDir, database.env, {
     script: join(build.dir, 'dist/src/main.js'),
+    startArgs: build.startArgs,
     nodeArgs: [...(build.nodeArgs ?? []), ...heapSnapshotArgs(snapshots)],
   });
   try {

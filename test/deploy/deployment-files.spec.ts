@@ -81,7 +81,27 @@ describe('deployment files', () => {
     expect(dockerfile).toMatch(/^USER node$/m);
     expect(dockerfile).toMatch(/^HEALTHCHECK .*\n?.*\/health\/ready/m);
     expect(dockerfile).toMatch(/^VOLUME \["\/data"\]$/m);
-    expect(dockerfile).toMatch(/^CMD \["node", "dist\/src\/main.js"\]$/m);
+    expect(dockerfile).toMatch(/^CMD \["node", (?:"--[^"]+", )*"dist\/src\/main.js"\]$/m);
+  });
+
+  it('starts the service with the same node options in `npm start`, the image, Kubernetes and the benchmarks', () => {
+    // The young generation's bound (src/v8-flags.ts): V8 takes it only on the command line.
+    const { scripts } = JSON.parse(readFileSync('package.json', 'utf8')) as {
+      scripts: Record<string, string>;
+    };
+    const options = /^exec node ((?:--\S+ )*)dist\/src\/main\.js$/.exec(scripts.start)?.[1].trim().split(' ');
+    expect(options).toContain('--max-semi-space-size=8');
+    expect(scripts['start:prod']).toBe(scripts.start);
+    const dockerfile = readFileSync(join(DOCKER, 'Dockerfile'), 'utf8');
+    const cmd = /^CMD (\[.*"dist\/src\/main\.js"\])$/m.exec(dockerfile)?.[1];
+    expect(JSON.parse(cmd ?? '[]')).toEqual(['node', ...(options ?? []), 'dist/src/main.js']);
+    // Kubernetes and compose run the image's CMD as it is.
+    const k8s = readFileSync(join(DOCKER, 'k8s', 'deployment.yaml'), 'utf8');
+    expect(k8s).not.toMatch(/^\s+(?:command|args):/m);
+    expect(readFileSync(COMPOSE_FILE, 'utf8')).not.toMatch(/^\s+command:/m);
+    const bench = readFileSync('test/bench/service.mjs', 'utf8');
+    const startArgs = /^export const START_ARGS = (\[.*\]);$/m.exec(bench)?.[1];
+    expect(JSON.parse((startArgs ?? '[]').replace(/'/g, '"'))).toEqual(options);
   });
 
   it('builds and runs on Node 24 LTS, installing exactly the lock file, without the Node 20 stand-in', () => {
