@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { DomainError } from '../../common/errors/domain-error.js';
 import { isRecord } from '../../common/is-record.js';
-import { OutboundError, readBody, sendRequest, type OutboundResponse } from '../../common/net/http-client.js';
+import type { OutboundResponse } from '../../common/net/http-client.js';
 import { AppConfig } from '../../config/app-config.js';
 import { UpstreamUnavailable } from '../../crates/index.js';
 import {
@@ -16,7 +16,7 @@ import {
   type RepositoryRef,
   type RepositorySource,
 } from './repository-host.js';
-import { answerFailure, sendFailure, upstreamRefusal, type HostWords } from './host-failures.js';
+import { answerFailure, readJsonAnswer, sendToHost, upstreamRefusal, type HostWords } from './host-api.js';
 
 /** GitHub's repository pages: the `site` of every GitHub repository link. */
 export const GITHUB_SITE = 'https://github.com';
@@ -62,8 +62,6 @@ const RESERVED = new Set([
   'trending',
   'users',
 ]);
-/** Repository and commit answers are a few KiB. */
-const MAX_ANSWER_BYTES = 1024 * 1024;
 const REDIRECTS = new Set([301, 302, 303, 307, 308]);
 /** GitHub in failures; its 403 or 429 without a rate limit's headers is a limit or a token's reach. */
 const GITHUB: HostWords = {
@@ -273,9 +271,11 @@ export class GithubRepositories implements RepositoryHost {
         `the GitHub repository ${link.owner}/${link.repo} does not exist, or is private and GITHUB_TOKEN does not give access to it`,
       );
     }
-    const body = await this.readJson(
+    const body = await readJsonAnswer(
+      GITHUB,
       response,
       `the ${kind === 'heads' ? 'branches' : 'tags'} of ${link.owner}/${link.repo}`,
+      this.config.registry.downloadTimeoutMs,
     );
     if (!Array.isArray(body)) {
       throw new UpstreamUnavailable(
@@ -312,7 +312,12 @@ export class GithubRepositories implements RepositoryHost {
       response.body.resume();
       return undefined;
     }
-    const body = await this.readJson(response, `the commit of '${ref}'`);
+    const body = await readJsonAnswer(
+      GITHUB,
+      response,
+      `the commit of '${ref}'`,
+      this.config.registry.downloadTimeoutMs,
+    );
     const sha = isRecord(body) ? body.sha : undefined;
     if (typeof sha !== 'string' || !/^[0-9a-f]{40}(?:[0-9a-f]{24})?$/.test(sha)) {
       throw upstreamRefusal('GitHub answered a commit without a valid sha');
@@ -326,43 +331,21 @@ export class GithubRepositories implements RepositoryHost {
       response.body.resume();
       throw new DomainError('invalid_input', notFound);
     }
-    return this.readJson(response, segments.join('/'));
-  }
-
-  private async readJson(response: OutboundResponse, what: string): Promise<unknown> {
-    if (response.status !== 200) {
-      response.body.resume();
-      throw this.failure(response, what);
-    }
-    try {
-      return JSON.parse((await readBody(response.body, MAX_ANSWER_BYTES)).toString('utf8')) as unknown;
-    } catch (error) {
-      throw error instanceof OutboundError
-        ? this.outbound(error)
-        : upstreamRefusal(`GitHub answered ${what} with something that is not JSON`);
-    }
+    return readJsonAnswer(GITHUB, response, segments.join('/'), this.config.registry.downloadTimeoutMs);
   }
 
   private async send(url: string, headers: Record<string, string> = {}): Promise<OutboundResponse> {
     const authorization = this.authorization();
-    try {
-      return await sendRequest(url, {
-        headers: { accept: 'application/vnd.github+json', 'x-github-api-version': '2022-11-28', ...headers },
-        originOnlyHeaders: authorization ? { authorization } : undefined,
-        timeoutMs: this.config.registry.downloadTimeoutMs,
-        allowPrivate: true,
-      });
-    } catch (error) {
-      throw error instanceof OutboundError ? this.outbound(error) : error;
-    }
+    return sendToHost(GITHUB, url, {
+      headers: { accept: 'application/vnd.github+json', 'x-github-api-version': '2022-11-28', ...headers },
+      originOnlyHeaders: authorization ? { authorization } : undefined,
+      timeoutMs: this.config.registry.downloadTimeoutMs,
+      allowPrivate: true,
+    });
   }
 
   private failure(response: OutboundResponse, what: string): DomainError {
     return answerFailure(GITHUB, response, what);
-  }
-
-  private outbound(error: OutboundError): DomainError {
-    return sendFailure(GITHUB, error, this.config.registry.downloadTimeoutMs);
   }
 
   private authorization(): string | undefined {

@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { DomainError } from '../../common/errors/domain-error.js';
 import { isRecord } from '../../common/is-record.js';
-import { OutboundError, readBody, sendRequest, type OutboundResponse } from '../../common/net/http-client.js';
+import type { OutboundResponse } from '../../common/net/http-client.js';
 import { AppConfig } from '../../config/app-config.js';
 import { UpstreamUnavailable } from '../../crates/index.js';
 import { OWNER_LENGTH, REPO_LENGTH } from '../follow/entities/followed-repository.entity.js';
@@ -17,7 +17,7 @@ import {
   type RepositoryRef,
   type RepositorySource,
 } from './repository-host.js';
-import { answerFailure, sendFailure, upstreamRefusal, type HostWords } from './host-failures.js';
+import { answerFailure, readJsonAnswer, sendToHost, upstreamRefusal, type HostWords } from './host-api.js';
 
 /** gitlab.com, known without settings (API.md 18). */
 export const GITLAB_COM = 'https://gitlab.com';
@@ -27,8 +27,6 @@ const SERVICE_TYPE = 'gitlab';
 const GITLAB: HostWords = { host: 'GitLab', credential: "the instance's token" };
 /** GitLab's listings serve at most 100 items a page. */
 const REFS_PER_PAGE = 100;
-/** Project, ref and commit answers are a few KiB. */
-const MAX_ANSWER_BYTES = 1024 * 1024;
 /** A namespace or project path segment as GitLab allows it (letters, digits, `_`, `-`, `.`; not led by `-` or `.`). */
 const SEGMENT = /^[A-Za-z0-9_][A-Za-z0-9_.-]*$/;
 /** First path segments of a GitLab instance that are its own pages, never a namespace. */
@@ -245,7 +243,12 @@ export class GitlabRepositories implements RepositoryHost {
       response.body.resume();
       throw new RepositoryGone(`${this.describe(link)} does not exist, or ${this.access(link)}`);
     }
-    const body = await this.readJson(response, `the ${what} of ${link.owner}/${link.repo}`);
+    const body = await readJsonAnswer(
+      GITLAB,
+      response,
+      `the ${what} of ${link.owner}/${link.repo}`,
+      this.config.registry.downloadTimeoutMs,
+    );
     if (!Array.isArray(body)) {
       throw new UpstreamUnavailable(
         `GitLab answered the ${what} of ${link.owner}/${link.repo} with something that is not a list`,
@@ -321,21 +324,12 @@ export class GitlabRepositories implements RepositoryHost {
       response.body.resume();
       return undefined;
     }
-    return this.readJson(response, what ?? (segments.join('/') || `the project ${link.owner}/${link.repo}`));
-  }
-
-  private async readJson(response: OutboundResponse, what: string): Promise<unknown> {
-    if (response.status !== 200) {
-      response.body.resume();
-      throw this.failure(response, what);
-    }
-    try {
-      return JSON.parse((await readBody(response.body, MAX_ANSWER_BYTES)).toString('utf8')) as unknown;
-    } catch (error) {
-      throw error instanceof OutboundError
-        ? this.outbound(error)
-        : upstreamRefusal(`GitLab answered ${what} with something that is not JSON`);
-    }
+    return readJsonAnswer(
+      GITLAB,
+      response,
+      what ?? (segments.join('/') || `the project ${link.owner}/${link.repo}`),
+      this.config.registry.downloadTimeoutMs,
+    );
   }
 
   private async send(
@@ -344,25 +338,17 @@ export class GitlabRepositories implements RepositoryHost {
     headers: Record<string, string> = {},
   ): Promise<OutboundResponse> {
     const authorization = this.authorization(link);
-    try {
-      return await sendRequest(url, {
-        headers: { accept: 'application/json', ...headers },
-        originOnlyHeaders: authorization ? { authorization } : undefined,
-        timeoutMs: this.config.registry.downloadTimeoutMs,
-        allowPrivate: this.config.registry.allowPrivateNetworkLinks,
-        trustedOrigins: this.instanceOf(link)?.trusted === true ? [new URL(link.site).origin] : undefined,
-      });
-    } catch (error) {
-      throw error instanceof OutboundError ? this.outbound(error) : error;
-    }
+    return sendToHost(GITLAB, url, {
+      headers: { accept: 'application/json', ...headers },
+      originOnlyHeaders: authorization ? { authorization } : undefined,
+      timeoutMs: this.config.registry.downloadTimeoutMs,
+      allowPrivate: this.config.registry.allowPrivateNetworkLinks,
+      trustedOrigins: this.instanceOf(link)?.trusted === true ? [new URL(link.site).origin] : undefined,
+    });
   }
 
   private failure(response: OutboundResponse, what: string): DomainError {
     return answerFailure(GITLAB, response, what);
-  }
-
-  private outbound(error: OutboundError): DomainError {
-    return sendFailure(GITLAB, error, this.config.registry.downloadTimeoutMs);
   }
 
   /** What would give access to a private project: the instance's token. */

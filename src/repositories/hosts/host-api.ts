@@ -1,8 +1,17 @@
 import { STATUS_CODES } from 'node:http';
 import { DomainError } from '../../common/errors/domain-error.js';
-import type { OutboundError, OutboundResponse } from '../../common/net/http-client.js';
+import {
+  OutboundError,
+  readBody,
+  sendRequest,
+  type OutboundRequest,
+  type OutboundResponse,
+} from '../../common/net/http-client.js';
 import { parseRateLimit } from '../../common/net/rate-limit.js';
 import { UpstreamUnavailable } from '../../crates/index.js';
+
+/** The largest JSON answer read from a host's API: a repository's, a commit's or a page of refs is a few KiB. */
+const MAX_ANSWER_BYTES = 1024 * 1024;
 
 /** How a repository host's API is named in the failures it causes. */
 export interface HostWords {
@@ -51,6 +60,42 @@ export function sendFailure(words: HostWords, error: OutboundError, timeoutMs: n
   }
   const detail = `${words.host}'s API is unreachable (${error.message})`;
   return error.reason === 'unreachable' ? new UpstreamUnavailable(detail) : upstreamRefusal(detail);
+}
+
+/** Sends a request to a host's API; one that gets no answer fails as sendFailure says. */
+export async function sendToHost(
+  words: HostWords,
+  url: string,
+  request: OutboundRequest,
+): Promise<OutboundResponse> {
+  try {
+    return await sendRequest(url, request);
+  } catch (error) {
+    throw error instanceof OutboundError ? sendFailure(words, error, request.timeoutMs) : error;
+  }
+}
+
+/**
+ * A 200 answer's JSON. Any other answer fails as answerFailure says; a body that is not JSON (or
+ * past MAX_ANSWER_BYTES) refuses, and one cut off fails as sendFailure says.
+ */
+export async function readJsonAnswer(
+  words: HostWords,
+  response: OutboundResponse,
+  what: string,
+  timeoutMs: number,
+): Promise<unknown> {
+  if (response.status !== 200) {
+    response.body.resume();
+    throw answerFailure(words, response, what);
+  }
+  try {
+    return JSON.parse((await readBody(response.body, MAX_ANSWER_BYTES)).toString('utf8')) as unknown;
+  } catch (error) {
+    throw error instanceof OutboundError
+      ? sendFailure(words, error, timeoutMs)
+      : upstreamRefusal(`${words.host} answered ${what} with something that is not JSON`);
+  }
 }
 
 /** A host's failure refuses the registration like an unreachable link does (API.md 2.1: 400, the detail says which). */
