@@ -36,6 +36,7 @@ import { SignInIdentities1795800000000 } from '../../migrations/1795800000000-si
 import { AuthorizationServer1795810000000 } from '../../migrations/1795810000000-authorization-server.js';
 import { ManagedRuns1795820000000 } from '../../migrations/1795820000000-managed-runs.js';
 import { CiWorkflowDisabled1795940291861 } from '../../migrations/1795940291861-ci-workflow-disabled.js';
+import { OneQueuedRunPerInstance1795950000000 } from '../../migrations/1795950000000-one-queued-run-per-instance.js';
 
 /**
  * Every migration, oldest first. Listed here rather than found by a file glob, so the
@@ -79,4 +80,5 @@ export const MIGRATIONS: (new () => MigrationInterface)[] = [
   AuthorizationServer1795810000000,
   ManagedRuns1795820000000,
   CiWorkflowDisabled1795940291861,
+  OneQueuedRunPerInstance1795950000000,
 ];

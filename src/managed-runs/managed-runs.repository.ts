@@ -2,7 +2,9 @@ import { createHash } from 'node:crypto';
 import { Inject, Injectable } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
 import { In, MoreThanOrEqual, type Repository } from 'typeorm';
+import { isUniqueViolation } from '../common/errors/unique-violation.js';
 import { claimDueRows } from '../database/claim-due-rows.js';
+import { retryOnDeadlock } from '../database/retry-on-deadlock.js';
 import { ManagedRunnerEntity } from './entities/managed-runner.entity.js';
 import { ManagedRunColumns, type RunStatus } from './entities/managed-run.entity.js';
 import type { EngineAvailability } from './executors/executor.js';
@@ -63,18 +65,35 @@ export class ManagedRunsRepository {
     @InjectRepository(ManagedRunnerEntity) private readonly runners: Repository<ManagedRunnerEntity>,
   ) {}
 
-  /** Queues a run, due at once; resolves its id. */
-  async queue(run: NewRun, now: Date): Promise<number> {
-    const result = await this.rows.insert({
-      ...run,
-      status: 'queued',
-      queuedAt: now,
-      changedAt: now,
-      dueAt: now,
-      attempts: 0,
-      cancelRequested: false,
-    });
-    return Number(result.identifiers[0].id);
+  /**
+   * Queues a run, due at once; resolves its id, or undefined when a run of the instance is queued
+   * already (not started, no cancel asked for): that run is the one asked for, and no second is
+   * queued. The unique `queued_instance_id` decides it in this one insert, so that callers racing on
+   * one instance (a first check and a trigger, two copies of the service) queue one run between
+   * them (migration 1795950000000).
+   */
+  async queue(run: NewRun, now: Date): Promise<number | undefined> {
+    try {
+      // InnoDB may pick one of several inserts waiting on the same key as a deadlock victim.
+      const result = await retryOnDeadlock(() =>
+        this.rows.insert({
+          ...run,
+          status: 'queued',
+          queuedAt: now,
+          changedAt: now,
+          dueAt: now,
+          attempts: 0,
+          cancelRequested: false,
+          queuedInstanceId: run.instanceId,
+        }),
+      );
+      return Number(result.identifiers[0].id);
+    } catch (error) {
+      if (isUniqueViolation(error)) {
+        return undefined;
+      }
+      throw error;
+    }
   }
 
   /** An instance's latest runs, newest first (the instance's index). */
@@ -95,7 +114,8 @@ export class ManagedRunsRepository {
   async requestCancel(instanceId: number, runId: number, now: Date): Promise<boolean> {
     const asked = await this.rows.update(
       { id: runId, instanceId, status: In(OPEN) },
-      { cancelRequested: true, changedAt: now },
+      // A run asked to stop no longer stands for a trigger: the next one queues a run again.
+      { cancelRequested: true, changedAt: now, queuedInstanceId: null },
     );
     if ((asked.affected ?? 0) === 0) {
       return false;
@@ -169,6 +189,8 @@ export class ManagedRunsRepository {
         startedAt: now,
         changedAt: now,
         attempts: run.attempts + 1,
+        // Started: a trigger from now on asks for a run after this one.
+        queuedInstanceId: null,
       },
     );
     return (result.affected ?? 0) > 0;
@@ -212,6 +234,7 @@ export class ManagedRunsRepository {
         dueAt: null,
         claimOwner: null,
         claimUntil: null,
+        queuedInstanceId: null,
       },
     );
     return (result.affected ?? 0) > 0;

@@ -78,6 +78,7 @@ export class ManagedTestingService implements TestingService {
     const instanceId = request.instanceId;
     let runs = await this.runs.latestOf(instanceId, Math.min(request.limit ?? 10, MAX_LISTED));
     if (runs.length === 0) {
+      // A trigger or another copy's first check may queue it first: then that run is the first.
       const queued = await this.queue(instanceId, request.resource, request.now);
       if (queued !== undefined) {
         return { kind: 'failed', reason: queued };
@@ -100,6 +101,7 @@ export class ManagedTestingService implements TestingService {
     return undefined;
   }
 
+  /** A trigger while a run of the instance waits to start is that run's (API.md 17): no second is queued. */
   async triggerBuild(request: TriggerRequest): Promise<TriggerResult> {
     if (request.instanceId === undefined) {
       return { kind: 'unavailable', reason: 'a managed instance is started by its id' };
@@ -143,7 +145,10 @@ export class ManagedTestingService implements TestingService {
       : { kind: 'none', reason: `the run ${request.buildId} has ended or is not one of this instance` };
   }
 
-  /** Queues a run of the instance; resolves why not when it cannot be queued. */
+  /**
+   * Queues a run of the instance unless one waits to start already (ManagedRunsRepository.queue);
+   * resolves why not when it cannot be queued.
+   */
   private async queue(instanceId: number, resource: string, at?: Date): Promise<string | undefined> {
     const executor = ExecutorRegistry.nameOf(resource);
     if (!this.executors.has(executor)) {

@@ -172,7 +172,9 @@ describe(`managed runs across runner processes (${testDatabase()})`, () => {
       },
       new Date(),
     );
-    return { ...registered, runId };
+    // The first run ended: nothing of the instance waits, so this one is queued.
+    expect(runId).toEqual(expect.any(Number));
+    return { ...registered, runId: runId! };
   }
 
   /** The hanging attempt's processes, once its tool sleeps. */

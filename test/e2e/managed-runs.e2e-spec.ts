@@ -7,7 +7,6 @@ import { NestFactory } from '@nestjs/core';
 import { DataSource } from 'typeorm';
 import { loadConfig } from '../../src/config/app-config.js';
 import { ManagedRunEntity } from '../../src/managed-runs/entities/managed-run.entity.js';
-import { ManagedRunsRepository } from '../../src/managed-runs/managed-runs.repository.js';
 import { RunnerAppModule } from '../../src/managed-runs/runner/index.js';
 import { RefreshScheduler } from '../../src/test-monitoring/refresh.scheduler.js';
 import { LinkServer } from '../fakes/link-server.js';
@@ -200,22 +199,30 @@ describe(`managed test instances (${testDatabase()})`, () => {
   it('runs every queued run exactly once with two runners on one queue', async () => {
     const { instance } = await register('passing');
     await scheduler.tick();
-    const repository = t.app.get(ManagedRunsRepository);
     const [first] = await runsOf(instance);
     const now = new Date();
-    for (let i = 0; i < 5; i++) {
-      await repository.queue(
-        {
+    // Five more runs of the instance waiting beside it, as a database from before one queued run per
+    // instance holds them (migration 1795950000000 leaves them unmarked): the queue runs them all.
+    await t.app
+      .get(DataSource)
+      .getRepository(ManagedRunEntity)
+      .insert(
+        Array.from({ length: 5 }, () => ({
           instanceId: first.instanceId,
           executor: 'local',
           engine: 'cwltool',
           archiveSha256: first.archiveSha256,
           definitionPath: first.definitionPath,
           workflowUrl: null,
-        },
-        now,
+          status: 'queued' as const,
+          queuedAt: now,
+          changedAt: now,
+          dueAt: now,
+          attempts: 0,
+          cancelRequested: false,
+          queuedInstanceId: null,
+        })),
       );
-    }
     // Two runs at a time each: a runner with one at a time removes whatever its run user left
     // behind after each run, which would be the other runner's run here (one run user for both).
     await Promise.all([startRunner({ RUN_CONCURRENCY: '2' }), startRunner({ RUN_CONCURRENCY: '2' })]);

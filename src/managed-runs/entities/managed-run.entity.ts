@@ -80,6 +80,10 @@ export abstract class ManagedRunColumns {
 
   @Column({ name: 'cancel_requested', type: 'boolean', default: 0 })
   cancelRequested!: boolean;
+
+  /** The instance while the run waits to start, else null: unique, one waiting run per instance. */
+  @Column({ name: 'queued_instance_id', type: 'integer', nullable: true })
+  queuedInstanceId!: number | null;
 }
 
 /**
@@ -90,6 +94,7 @@ export abstract class ManagedRunColumns {
 @Index('IDX_managed_runs_instance', ['instanceId', 'id'])
 @Index('IDX_managed_runs_due', ['dueAt'])
 @Index('IDX_managed_runs_changed', ['changedAt'])
+@Index('IDX_managed_runs_queued', ['queuedInstanceId'], { unique: true })
 export class ManagedRunEntity extends ManagedRunColumns {
   @ManyToOne('TestInstanceEntity', { onDelete: 'CASCADE', onUpdate: 'NO ACTION' })
   @JoinColumn({ name: 'instance_id', foreignKeyConstraintName: 'FK_managed_runs_instance' })
@@ -106,4 +111,5 @@ export class ManagedRunEntity extends ManagedRunColumns {
 @Index('IDX_managed_runs_instance', ['instanceId', 'id'])
 @Index('IDX_managed_runs_due', ['dueAt'])
 @Index('IDX_managed_runs_changed', ['changedAt'])
+@Index('IDX_managed_runs_queued', ['queuedInstanceId'], { unique: true })
 export class RunnerRunEntity extends ManagedRunColumns {}
