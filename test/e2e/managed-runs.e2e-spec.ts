@@ -146,6 +146,11 @@ describe(`managed test instances (${testDatabase()})`, () => {
     const followed = await fetch(origin, { headers: { authorization: `Bearer ${alice}` } });
     expect(followed.status).toBe(200);
     await expect(followed.text()).resolves.toBe(log.text);
+    // The status page links the build to its log on this site.
+    const page = await as(alice).get(`/status/${workflow}`).expect(200);
+    expect(page.text).toContain(
+      `<a href="/instances/${instance}/builds/${build.build_id}/logs">Build ${build.build_id}</a>`,
+    );
     const [run] = await runsOf(instance);
     expect(run).toMatchObject({ status: 'passed', attempts: 1, dueAt: null, claimOwner: null });
     // The working folder went with the run; its log stays.
