@@ -1,4 +1,4 @@
-import { safeHref } from './safe-href.js';
+import { safeBuildHref, safeHref } from './safe-href.js';
 
 describe('safeHref', () => {
   it('keeps http(s) URLs and never makes a link of anything else', () => {
@@ -8,5 +8,21 @@ describe('safeHref', () => {
     expect(safeHref('data:text/html,x')).toBeUndefined();
     expect(safeHref('not a url')).toBeUndefined();
     expect(safeHref(null)).toBeUndefined();
+  });
+});
+
+describe('safeBuildHref', () => {
+  it("keeps a path of this service (a managed run's log) as a same-site link", () => {
+    expect(safeBuildHref('/instances/3f1c/builds/m-1/logs')).toBe('/instances/3f1c/builds/m-1/logs');
+    expect(safeBuildHref('https://github.com/o/r/actions/runs/1')).toBe(
+      'https://github.com/o/r/actions/runs/1',
+    );
+  });
+
+  it('makes no link of what would leave the site or is not http(s)', () => {
+    expect(safeBuildHref('//evil.example/x')).toBeUndefined();
+    expect(safeBuildHref('/\\evil.example/x')).toBeUndefined();
+    expect(safeBuildHref('javascript:alert(1)')).toBeUndefined();
+    expect(safeBuildHref('')).toBeUndefined();
   });
 });

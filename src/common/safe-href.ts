@@ -13,3 +13,12 @@ export function safeHref(url: string | null | undefined): string | undefined {
     return undefined;
   }
 }
+
+/**
+ * A build's link as a page shows it: a path of this service (a managed run's log, stored without
+ * the service's address) stays a same-site link; any other link as `safeHref` takes it. A path
+ * starting `//` or `/\` would leave the site, so it is not one.
+ */
+export function safeBuildHref(url: string): string | undefined {
+  return /^\/(?![/\\])/.test(url) ? url : safeHref(url);
+}

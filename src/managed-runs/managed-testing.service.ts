@@ -207,8 +207,9 @@ export class ManagedTestingService implements TestingService {
         run.finishedAt && run.startedAt
           ? Math.max(0, Math.round((run.finishedAt.getTime() - run.startedAt.getTime()) / 1000))
           : 0,
-      // Its page is its log (API.md 11's route), on this service.
-      url: `${this.config.publicBaseUrl ?? ''}/instances/${instanceUuid ?? ''}/builds/${buildIdOf(run.id)}/logs`,
+      // Its page is its log (API.md 11's route), on this service: a path, as a check has no request
+      // to tell this service's address; replies and notifications put their base before it.
+      url: `/instances/${instanceUuid ?? ''}/builds/${buildIdOf(run.id)}/logs`,
     };
     if (status === 'failed' || status === 'error' || status === 'aborted') {
       build.ciFields = [

@@ -7,6 +7,7 @@ import {
   type OnApplicationBootstrap,
   type OnModuleDestroy,
 } from '@nestjs/common';
+import { unrequestedBaseUrlOf } from '../common/base-url.js';
 import { Clock } from '../common/clock.js';
 import { AppConfig } from '../config/app-config.js';
 import { MetricsService } from '../metrics/metrics.service.js';
@@ -206,7 +207,7 @@ export class DeliveryWorker implements OnApplicationBootstrap, OnModuleDestroy, 
   }
 
   private baseUrl(): string {
-    return this.config.publicBaseUrl ?? `http://localhost:${this.config.port}`;
+    return unrequestedBaseUrlOf(this.config);
   }
 }
 

@@ -1,5 +1,6 @@
 import { Injectable, type OnModuleInit } from '@nestjs/common';
 import type { EntityManager } from 'typeorm';
+import { unrequestedBaseUrlOf } from '../common/base-url.js';
 import { AppConfig } from '../config/app-config.js';
 import { MetricsService } from '../metrics/metrics.service.js';
 import { CheckResults, type RecordedCheck } from '../test-monitoring/index.js';
@@ -62,7 +63,7 @@ export class EventRaiser implements OnModuleInit {
               workflowId: fact.workflowId,
               buildId: event.buildId,
               event: event.event,
-              data: notificationData(fact, event.build),
+              data: notificationData(fact, event.build, unrequestedBaseUrlOf(this.config)),
             },
           ]
         : [];

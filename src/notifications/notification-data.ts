@@ -1,3 +1,4 @@
+import { absoluteLinkOf } from '../common/base-url.js';
 import type { RecordedBuild } from '../test-monitoring/index.js';
 import type { FollowFailure } from '../repositories/index.js';
 import type { InstanceFacts } from '../workflows/index.js';
@@ -35,7 +36,12 @@ export interface NotificationView {
   data: NotificationData;
 }
 
-export function notificationData(facts: InstanceFacts, build: RecordedBuild | undefined): NotificationData {
+/** `baseUrl` makes a build link stored as a path of this service (a managed run's) absolute. */
+export function notificationData(
+  facts: InstanceFacts,
+  build: RecordedBuild | undefined,
+  baseUrl: string,
+): NotificationData {
   return {
     workflow: { uuid: facts.workflowUuid, name: facts.name, version: facts.version },
     instance: { uuid: facts.instanceUuid, name: facts.instanceName },
@@ -44,7 +50,7 @@ export function notificationData(facts: InstanceFacts, build: RecordedBuild | un
           build_id: build.buildId,
           status: build.status,
           timestamp: epochSeconds(build.startedAt),
-          links: { origin: build.url },
+          links: { origin: absoluteLinkOf(build.url, baseUrl) },
           ...(build.failure && {
             failure: {
               class: build.failure.class,

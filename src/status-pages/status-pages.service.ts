@@ -30,7 +30,7 @@ import {
   type WorkflowEntity,
 } from '../workflows/index.js';
 import { historyChart, historyStrip, historySummary } from './chart.js';
-import { safeHref } from '../common/safe-href.js';
+import { safeBuildHref, safeHref } from '../common/safe-href.js';
 import { renderPage } from './templates.js';
 import { selectWall } from './wall.js';
 import { utcMinute } from '../common/utc-minute.js';
@@ -336,7 +336,7 @@ export class StatusPagesService {
       status: shownBuild.status,
       started: shown(shownBuild.startedAt),
       duration: duration(shownBuild.durationSeconds),
-      url: safeHref(shownBuild.url),
+      url: safeBuildHref(shownBuild.url),
       commit: headSha,
       log: `/instances/${instanceUuid}/builds/${encodeURIComponent(shownBuild.buildId)}/logs`,
     });
@@ -487,7 +487,7 @@ export class StatusPagesService {
                   },
                   started: shown(view.build.startedAt),
                   duration: duration(view.build.durationSeconds),
-                  url: safeHref(view.build.url),
+                  url: safeBuildHref(view.build.url),
                   log: `/instances/${instance.uuid}/builds/${encodeURIComponent(view.build.buildId)}/logs`,
                   // API.md 17: a managed instance's queued or running build can be stopped by whoever may run it.
                   cancel:

@@ -39,6 +39,8 @@ form.consent button.deny, form.inline button { color: #1f2328; background: #f6f8
 form.inline { display: inline; }
 form.inline button { font: inherit; font-size: 14px; padding: 2px 10px; border-radius: 6px; cursor: pointer; }
 ul.scopes li { margin: 6px 0; }
+/* A scope name is one word to its reader (user.workflow.read): a narrow column breaks between names, never inside one. */
+code.scope { white-space: nowrap; overflow-wrap: normal; }
 .secret { font-weight: 600; background: #fff8c5; padding: 2px 4px; }
 .problem { color: #a40e26; font-weight: 600; }
 main { padding: 16px 24px 40px; max-width: 1180px; }
@@ -426,7 +428,7 @@ const ACCOUNT_APPROVALS = `<section id="authorizations">
 <tr>
 <th scope="row"><bdi><%= approval.name %></bdi></th>
 <td data-label="Client id"><code><%= approval.clientId %></code></td>
-<td data-label="May"><% approval.scopes.forEach(function (scope, i) { %><%~ i > 0 ? '<br>' : '' %><code><%= scope %></code><% }) %></td>
+<td data-label="May"><% approval.scopes.forEach(function (scope, i) { %><%~ i > 0 ? '<br>' : '' %><code class="scope"><%= scope %></code><% }) %></td>
 <td data-label="Approved"><time datetime="<%= approval.granted.iso %>"><%= approval.granted.text %></time></td>
 <td data-label="Last used"><% if (approval.used) { %><time datetime="<%= approval.used.iso %>"><%= approval.used.text %></time><% } else { %><span class="muted">never</span><% } %></td>
 <td><form class="inline" method="post" action="/status/account/authorizations/<%= approval.clientId %>/revoke"><button type="submit">Revoke<span class="visually-hidden"> <%= approval.name %></span></button></form></td>

@@ -1,5 +1,5 @@
-import { Controller, Get, HttpCode, Param, Post, Res, StreamableFile } from '@nestjs/common';
-import type { Response } from 'express';
+import { Controller, Get, HttpCode, Param, Post, Req, Res, StreamableFile } from '@nestjs/common';
+import type { Request, Response } from 'express';
 import {
   ApiAcceptedResponse,
   ApiConflictResponse,
@@ -16,6 +16,8 @@ import type { AuthUser } from '../auth/auth-user.js';
 import { CurrentUser } from '../auth/current-user.decorator.js';
 import { CurrentViewer, OptionalAuth, type Viewer } from '../auth/optional-auth.decorator.js';
 import { TAGS } from '../common/api-tags.js';
+import { baseUrlOf } from '../common/base-url.js';
+import { AppConfig } from '../config/app-config.js';
 import { problemExample, ProblemDto } from '../common/dto/error-bodies.dto.js';
 import { EXAMPLE } from '../common/openapi-examples.js';
 import { InstanceUuidParam, RegistryReads } from '../workflows/index.js';
@@ -56,6 +58,7 @@ export class TestRunsController {
   constructor(
     private readonly runs: TestRunsService,
     private readonly changesOf: BuildChangesService,
+    private readonly config: AppConfig,
   ) {}
 
   @Post(':instance_uuid/builds')
@@ -196,8 +199,12 @@ export class TestRunsController {
   async changes(
     @Param() { instance_uuid, build_id }: BuildParams,
     @CurrentViewer() user: Viewer,
+    @Req() request: Request,
   ): Promise<BuildChangesDto> {
-    return toBuildChangesResponse(await this.changesOf.changes(instance_uuid, build_id, user));
+    return toBuildChangesResponse(
+      await this.changesOf.changes(instance_uuid, build_id, user),
+      baseUrlOf(this.config, request),
+    );
   }
 
   @Get(':instance_uuid/builds/:build_id/logs')

@@ -100,8 +100,11 @@ export class TestStatusController {
   async suiteStatus(
     @Param() { suite_uuid }: SuiteUuidParam,
     @CurrentViewer() user: Viewer,
+    @Req() request: Request,
   ): Promise<ConditionalReply<SuiteStatusDto>> {
-    return conditional(toSuiteStatusResponse(await this.status.suiteStatus(suite_uuid, user)));
+    return conditional(
+      toSuiteStatusResponse(await this.status.suiteStatus(suite_uuid, user), baseUrlOf(this.config, request)),
+    );
   }
 
   @Get('instances/:instance_uuid/latest-builds')
@@ -116,9 +119,11 @@ export class TestStatusController {
     @Param() { instance_uuid }: InstanceUuidParam,
     @Query() { limit }: LatestBuildsQuery,
     @CurrentViewer() user: Viewer,
+    @Req() request: Request,
   ): Promise<ConditionalReply<BuildListDto>> {
     const builds = await this.status.latestBuilds(instance_uuid, limit ?? DEFAULT_LATEST_BUILDS, user);
-    return conditional({ items: builds.map(toBuildView) });
+    const baseUrl = baseUrlOf(this.config, request);
+    return conditional({ items: builds.map((build) => toBuildView(build, baseUrl)) });
   }
 
   @Get('instances/:instance_uuid/stats')
@@ -148,7 +153,11 @@ export class TestStatusController {
   async build(
     @Param() { instance_uuid, build_id }: BuildParams,
     @CurrentViewer() user: Viewer,
+    @Req() request: Request,
   ): Promise<BuildDto> {
-    return toBuildView(await this.status.build(instance_uuid, build_id, user));
+    return toBuildView(
+      await this.status.build(instance_uuid, build_id, user),
+      baseUrlOf(this.config, request),
+    );
   }
 }

@@ -1,4 +1,5 @@
-import { Body, Controller, Get, Post, Query, UseFilters } from '@nestjs/common';
+import { Body, Controller, Get, Post, Query, Req, UseFilters } from '@nestjs/common';
+import type { Request } from 'express';
 import {
   ApiBadRequestResponse,
   ApiConflictResponse,
@@ -12,7 +13,9 @@ import { ApiAuth } from '../auth/api-auth.decorator.js';
 import type { AuthUser } from '../auth/auth-user.js';
 import { CurrentUser } from '../auth/current-user.decorator.js';
 import { RequireScope } from '../auth/scopes.js';
+import { baseUrlOf } from '../common/base-url.js';
 import { ProblemDto } from '../common/dto/error-bodies.dto.js';
+import { AppConfig } from '../config/app-config.js';
 import { ProblemDetailsFilter } from '../common/filters/problem-details.filter.js';
 import { RegisteredWorkflowDto, RegisterWorkflowDto } from './dto/register-workflow.dto.js';
 import { ListWorkflowsQuery } from './dto/workflow-requests.dto.js';
@@ -31,7 +34,10 @@ import { EXAMPLE } from '../common/openapi-examples.js';
 @ApiTags(TAGS.workflows)
 @Controller('users/current/workflows')
 export class UserWorkflowsController {
-  constructor(private readonly workflows: WorkflowsService) {}
+  constructor(
+    private readonly workflows: WorkflowsService,
+    private readonly config: AppConfig,
+  ) {}
 
   @Post()
   @ApiOperation({
@@ -106,13 +112,16 @@ export class UserWorkflowsController {
   async list(
     @Query() query: ListWorkflowsQuery,
     @CurrentUser() user: AuthUser,
+    @Req() request: Request,
   ): Promise<ConditionalReply<WorkflowListDto> | globalThis.Response> {
     const withStatus = query.status ?? true;
+    const baseUrl = baseUrlOf(this.config, request);
     if (query.limit !== undefined) {
-      const items = await this.workflows.list(user, { limit: query.limit, offset: query.offset }, withStatus);
+      const page = { limit: query.limit, offset: query.offset };
+      const items = await this.workflows.list(user, page, withStatus, baseUrl);
       return sharedConditional(items, (shared) => ({ items: shared }));
     }
     // The whole list: answered at once when it fits in one batch, else streamed batch by batch.
-    return itemsReply(this.workflows.listBatches(user, query.offset, withStatus), (item) => item);
+    return itemsReply(this.workflows.listBatches(user, query.offset, withStatus, baseUrl), (item) => item);
   }
 }

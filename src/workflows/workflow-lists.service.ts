@@ -46,6 +46,11 @@ interface PageRead {
   withStatus: boolean;
 }
 
+/** A page read for its replies: their links start with the request's base URL. */
+interface ReplyPageRead extends PageRead {
+  baseUrl: string;
+}
+
 /** A batch of a streamed list: its items, how many workflows it read, and the last one's place in the order. */
 interface Batch<T> {
   items: T[];
@@ -62,6 +67,10 @@ function pageKey(read: PageRead): string {
     read.page.offset,
     read.withStatus,
   ]);
+}
+
+function replyPageKey(read: ReplyPageRead): string {
+  return `${pageKey(read)} ${read.baseUrl}`;
 }
 
 function ownList(user: AuthUser): WorkflowFilter {
@@ -98,13 +107,18 @@ export class WorkflowListsService {
   );
 
   // The same for pages answered straight from the list's narrow read (the items' replies).
-  private readonly replyPages = new CoalescedReads<PageRead, WorkflowSummaryDto[]>(pageKey, async (read) =>
-    this.replies(await this.repo.listedWorkflows(read.filter, read.page), read.withStatus),
+  private readonly replyPages = new CoalescedReads<ReplyPageRead, WorkflowSummaryDto[]>(
+    replyPageKey,
+    async (read) =>
+      this.replies(await this.repo.listedWorkflows(read.filter, read.page), read.withStatus, read.baseUrl),
   );
 
-  /** A page of the caller's own workflows as replies, the one whose latest version was registered last first. */
-  list(user: AuthUser, page: ListPage, withStatus: boolean): Promise<WorkflowSummaryDto[]> {
-    return this.replyPages.read({ filter: ownList(user), page, withStatus });
+  /**
+   * A page of the caller's own workflows as replies (with links after `baseUrl`), the one whose
+   * latest version was registered last first.
+   */
+  list(user: AuthUser, page: ListPage, withStatus: boolean, baseUrl: string): Promise<WorkflowSummaryDto[]> {
+    return this.replyPages.read({ filter: ownList(user), page, withStatus, baseUrl });
   }
 
   /**
@@ -116,9 +130,10 @@ export class WorkflowListsService {
     user: AuthUser,
     offset: number | undefined,
     withStatus: boolean,
+    baseUrl: string,
   ): AsyncGenerator<WorkflowSummaryDto[]> {
     return this.batches(ownList(user), offset, (window) =>
-      this.replyBatch(ownList(user), window, withStatus),
+      this.replyBatch(ownList(user), window, withStatus, baseUrl),
     );
   }
 
@@ -173,9 +188,14 @@ export class WorkflowListsService {
     return this.pages.read({ filter: visibleList(viewer), page, withStatus });
   }
 
-  /** `listVisible` as replies. */
-  visibleReplies(viewer: Viewer, page: ListPage, withStatus: boolean): Promise<WorkflowSummaryDto[]> {
-    return this.replyPages.read({ filter: visibleList(viewer), page, withStatus });
+  /** `listVisible` as replies, with links after `baseUrl`. */
+  visibleReplies(
+    viewer: Viewer,
+    page: ListPage,
+    withStatus: boolean,
+    baseUrl: string,
+  ): Promise<WorkflowSummaryDto[]> {
+    return this.replyPages.read({ filter: visibleList(viewer), page, withStatus, baseUrl });
   }
 
   /** `visibleReplies` whole, batch by batch as `listBatches`. */
@@ -183,9 +203,10 @@ export class WorkflowListsService {
     viewer: Viewer,
     offset: number | undefined,
     withStatus: boolean,
+    baseUrl: string,
   ): AsyncGenerator<WorkflowSummaryDto[]> {
     const filter = visibleList(viewer);
-    return this.batches(filter, offset, (window) => this.replyBatch(filter, window, withStatus));
+    return this.batches(filter, offset, (window) => this.replyBatch(filter, window, withStatus, baseUrl));
   }
 
   /**
@@ -245,10 +266,11 @@ export class WorkflowListsService {
     filter: WorkflowFilter,
     window: ListWindow,
     withStatus: boolean,
+    baseUrl: string,
   ): Promise<Batch<WorkflowSummaryDto>> {
     const workflows = await this.repo.listedWorkflows(filter, window);
     return {
-      items: await this.replies(workflows, withStatus),
+      items: await this.replies(workflows, withStatus, baseUrl),
       length: workflows.length,
       lastLatestVersionId: workflows.at(-1)?.latestVersionId,
     };
@@ -259,9 +281,13 @@ export class WorkflowListsService {
    * of the latest versions' statuses (with their latest builds' last checks) and one of those
    * builds' instances, whatever the number of workflows.
    */
-  private async replies(workflows: ListedWorkflow[], withStatus: boolean): Promise<WorkflowSummaryDto[]> {
+  private async replies(
+    workflows: ListedWorkflow[],
+    withStatus: boolean,
+    baseUrl: string,
+  ): Promise<WorkflowSummaryDto[]> {
     if (!withStatus) {
-      return workflows.map((workflow) => toListedSummaryResponse({ workflow }));
+      return workflows.map((workflow) => toListedSummaryResponse({ workflow }, baseUrl));
     }
     const latestOf = (workflow: ListedWorkflow): number =>
       workflow.versions.at(-1)?.id ?? workflow.latestVersionId;
@@ -281,14 +307,17 @@ export class WorkflowListsService {
       const summary = summaries.get(latestOf(workflow)) ?? NOT_AVAILABLE_LISTED;
       const build = summary.latestBuild;
       const instance = build ? instances.get(build.instanceId) : undefined;
-      return toListedSummaryResponse({
-        workflow,
-        status: {
-          aggregate: summary.aggregate,
-          // An instance deleted since the summary was read takes its build with it.
-          latestBuild: build && instance ? { build, instance, lastChecks } : null,
+      return toListedSummaryResponse(
+        {
+          workflow,
+          status: {
+            aggregate: summary.aggregate,
+            // An instance deleted since the summary was read takes its build with it.
+            latestBuild: build && instance ? { build, instance, lastChecks } : null,
+          },
         },
-      });
+        baseUrl,
+      );
     });
   }
 

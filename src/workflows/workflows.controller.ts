@@ -122,15 +122,21 @@ export class WorkflowsController {
   async list(
     @Query() query: ListWorkflowsQuery,
     @CurrentViewer() viewer: Viewer,
+    @Req() request: Request,
   ): Promise<ConditionalReply<WorkflowListDto> | globalThis.Response> {
     const withStatus = query.status ?? true;
+    const baseUrl = this.baseUrl(request);
     if (query.limit !== undefined) {
       const page = { limit: query.limit, offset: query.offset };
-      return sharedConditional(await this.workflows.visibleReplies(viewer, page, withStatus), (items) => ({
-        items,
-      }));
+      return sharedConditional(
+        await this.workflows.visibleReplies(viewer, page, withStatus, baseUrl),
+        (items) => ({ items }),
+      );
     }
-    return itemsReply(this.workflows.visibleBatches(viewer, query.offset, withStatus), (item) => item);
+    return itemsReply(
+      this.workflows.visibleBatches(viewer, query.offset, withStatus, baseUrl),
+      (item) => item,
+    );
   }
 
   // Declared before ':wf_uuid', which would take 'issues' for a uuid.

@@ -164,9 +164,12 @@ export class WorkflowsService {
   // The lists are WorkflowListsService's; other features and the controllers reach them here,
   // through the registry's one service.
 
-  /** A page of the caller's own workflows as replies, the one whose latest version was registered last first. */
-  list(user: AuthUser, page: ListPage, withStatus: boolean): Promise<WorkflowSummaryDto[]> {
-    return this.lists.list(user, page, withStatus);
+  /**
+   * A page of the caller's own workflows as replies (with links after `baseUrl`), the one whose
+   * latest version was registered last first.
+   */
+  list(user: AuthUser, page: ListPage, withStatus: boolean, baseUrl: string): Promise<WorkflowSummaryDto[]> {
+    return this.lists.list(user, page, withStatus, baseUrl);
   }
 
   /** The caller's whole list, batch by batch (WorkflowListsService.listBatches). */
@@ -174,8 +177,9 @@ export class WorkflowsService {
     user: AuthUser,
     offset: number | undefined,
     withStatus: boolean,
+    baseUrl: string,
   ): AsyncGenerator<WorkflowSummaryDto[]> {
-    return this.lists.listBatches(user, offset, withStatus);
+    return this.lists.listBatches(user, offset, withStatus, baseUrl);
   }
 
   /** A page of the workflows one registry sent, or of one owner's (API.md 10.1). */
@@ -202,9 +206,14 @@ export class WorkflowsService {
     return this.lists.listVisible(viewer, page, withStatus);
   }
 
-  /** `listVisible` as replies. */
-  visibleReplies(viewer: Viewer, page: ListPage, withStatus: boolean): Promise<WorkflowSummaryDto[]> {
-    return this.lists.visibleReplies(viewer, page, withStatus);
+  /** `listVisible` as replies, with links after `baseUrl`. */
+  visibleReplies(
+    viewer: Viewer,
+    page: ListPage,
+    withStatus: boolean,
+    baseUrl: string,
+  ): Promise<WorkflowSummaryDto[]> {
+    return this.lists.visibleReplies(viewer, page, withStatus, baseUrl);
   }
 
   /** `visibleReplies` whole, batch by batch. */
@@ -212,8 +221,9 @@ export class WorkflowsService {
     viewer: Viewer,
     offset: number | undefined,
     withStatus: boolean,
+    baseUrl: string,
   ): AsyncGenerator<WorkflowSummaryDto[]> {
-    return this.lists.visibleBatches(viewer, offset, withStatus);
+    return this.lists.visibleBatches(viewer, offset, withStatus, baseUrl);
   }
 
   /** A window of what `listVisible` shows that also meets `search`; no status. */

@@ -99,7 +99,20 @@ describe('letting an application act for you, in a real browser', () => {
     await expect(page.locator('#authorizations tbody td[data-label="May"]').textContent()).resolves.toBe(
       'workflow.readuser.workflow.read',
     );
+    // Each scope stays whole in the narrow "May" column, on a desktop and on a phone: an inline
+    // element the browser broke across lines has one box per line.
+    const linesOfScopes = (): Promise<number[]> =>
+      page
+        .locator('#authorizations td[data-label="May"] code')
+        .evaluateAll((scopes) => scopes.map((scope) => scope.getClientRects().length));
+    await expect(linesOfScopes()).resolves.toEqual([1, 1]);
     await page.locator('#authorizations').screenshot({ path: `${SCREENSHOTS}/account-authorizations.png` });
+    await page.setViewportSize({ width: 360, height: 700 });
+    await expect(linesOfScopes()).resolves.toEqual([1, 1]);
+    await page
+      .locator('#authorizations')
+      .screenshot({ path: `${SCREENSHOTS}/account-authorizations-phone.png` });
+    await page.setViewportSize({ width: 900, height: 700 });
     await page.click('#authorizations button[type=submit]');
     await page.waitForURL(`${t.baseUrl}/status/account#authorizations`);
     await expect(page.locator('#authorizations p.muted').textContent()).resolves.toBe(

@@ -24,6 +24,7 @@ interface Build {
   build_id: string;
   status: string;
   instance: { uuid: string; managed: boolean; service: { type: string } };
+  links: { origin: string };
   failure?: { class: string; reason: string; evidence: string[] | string } | null;
 }
 
@@ -132,9 +133,23 @@ describe(`managed test instances (${testDatabase()})`, () => {
     expect(build.instance).toMatchObject({ managed: true, service: { type: 'managed' } });
     expect(build.failure ?? null).toBeNull();
     const status = await as(alice).get(`/workflows/${workflow}/status`).expect(200);
-    expect((status.body as { aggregate_test_status: string }).aggregate_test_status).toBe('all_passing');
+    const reply = status.body as { aggregate_test_status: string; latest_builds: Build[] };
+    expect(reply.aggregate_test_status).toBe('all_passing');
     const log = await as(alice).get(`/instances/${instance}/builds/${build.build_id}/logs`).expect(200);
     expect(log.text).toContain('running cwltool');
+    // Without PUBLIC_BASE_URL the build's link is still absolute, on the address the request came
+    // to, as every link of the replies; followed, it answers the run's log.
+    const origin = `${t.baseUrl}/instances/${instance}/builds/${build.build_id}/logs`;
+    expect(build.links.origin).toBe(origin);
+    expect(reply.latest_builds.map((latest) => latest.links.origin)).toEqual([origin]);
+    const followed = await fetch(origin, { headers: { authorization: `Bearer ${alice}` } });
+    expect(followed.status).toBe(200);
+    await expect(followed.text()).resolves.toBe(log.text);
+    // The status page links the build to its log on this site.
+    const page = await as(alice).get(`/status/${workflow}`).expect(200);
+    expect(page.text).toContain(
+      `<a href="/instances/${instance}/builds/${build.build_id}/logs">Build ${build.build_id}</a>`,
+    );
     const [run] = await runsOf(instance);
     expect(run).toMatchObject({ status: 'passed', attempts: 1, dueAt: null, claimOwner: null });
     // The working folder went with the run; its log stays.

@@ -160,10 +160,12 @@ function toRunner(runner: RunnerInfo | null): RunnerDto | null {
     : { os: runner.os, image: runner.image, version: runner.version, labels: [...runner.labels] };
 }
 
-export function toBuildChangesResponse(view: BuildChangesView): BuildChangesDto {
+export function toBuildChangesResponse(view: BuildChangesView, baseUrl: string): BuildChangesDto {
   return {
     last_passing:
-      view.lastPassing === null ? null : toBuildResponse(view.lastPassing, view.instance, view.lastChecks),
+      view.lastPassing === null
+        ? null
+        : toBuildResponse(view.lastPassing, view.instance, view.lastChecks, baseUrl),
     commits: { from: view.commits.from, to: view.commits.to, compare_url: view.commits.compareUrl },
     runner: { before: toRunner(view.runner.before), after: toRunner(view.runner.after) },
     duration_s: { before: view.durationSeconds.before, after: view.durationSeconds.after },

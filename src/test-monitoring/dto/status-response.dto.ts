@@ -143,8 +143,8 @@ export class BuildListDto {
   items!: BuildDto[];
 }
 
-export function toBuildView(view: BuildView): BuildDto {
-  return toBuildResponse(view.build, view.instance, view.lastChecks);
+export function toBuildView(view: BuildView, baseUrl: string): BuildDto {
+  return toBuildResponse(view.build, view.instance, view.lastChecks, baseUrl);
 }
 
 export function toWorkflowStatusResponse(status: VersionStatusReply, baseUrl: string): WorkflowStatusDto {
@@ -156,7 +156,7 @@ export function toWorkflowStatusResponse(status: VersionStatusReply, baseUrl: st
     workflow: { uuid: workflow.uuid, name: latest.name },
     version: toVersionHeader(workflow, status.version, baseUrl, registry),
     aggregate_test_status: status.aggregate,
-    latest_builds: status.latestBuilds.map(toBuildView),
+    latest_builds: status.latestBuilds.map((build) => toBuildView(build, baseUrl)),
     last_checked: status.lastChecked?.toISOString() ?? null,
     stale: status.stale,
     stale_reasons: status.staleness.map((finding) => finding.reason),
@@ -202,11 +202,11 @@ function reasonOf(status: VersionStatus): string {
     : 'No finished build of this version yet';
 }
 
-export function toSuiteStatusResponse(status: SuiteStatus): SuiteStatusDto {
+export function toSuiteStatusResponse(status: SuiteStatus, baseUrl: string): SuiteStatusDto {
   return {
     suite_uuid: status.suite.uuid,
     status: status.aggregate,
-    latest_builds: status.latestBuilds.map(toBuildView),
+    latest_builds: status.latestBuilds.map((build) => toBuildView(build, baseUrl)),
   };
 }
 

@@ -1,4 +1,5 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { absoluteLinkOf } from '../../common/base-url.js';
 import { EXAMPLE } from '../../common/openapi-examples.js';
 import { latestVersionOf } from '../../workflows/index.js';
 import { WORKFLOW_LANGUAGES, type WorkflowLanguage } from '../../crates/index.js';
@@ -276,7 +277,9 @@ export function toToolVersionResponse(
     verified: version.verified,
     verified_source: [
       statusPage,
-      ...version.finished.flatMap((build) => (build === undefined ? [] : [build.url])),
+      ...version.finished.flatMap((build) =>
+        build === undefined ? [] : [absoluteLinkOf(build.url, root.base)],
+      ),
     ],
     containerfile: false,
     signed: false,

@@ -117,7 +117,7 @@ function reasonOf(aggregate: AggregateTestStatus): string {
 
 export function toRegistryWorkflowItem(view: RegistryWorkflowView, baseUrl: string): RegistryWorkflowItemDto {
   const { workflow } = view.summary;
-  const plain = toWorkflowSummaryResponse(view.summary);
+  const plain = toWorkflowSummaryResponse(view.summary, baseUrl);
   const item: RegistryWorkflowItemDto = {
     uuid: plain.uuid,
     name: plain.name,
@@ -149,7 +149,9 @@ export function toRegistryWorkflowItem(view: RegistryWorkflowView, baseUrl: stri
         const build = status.latestBuild;
         listed.status = {
           aggregate_test_status: status.aggregate,
-          latest_builds: build ? [toBuildResponse(build.build, build.instance, build.lastChecks)] : [],
+          latest_builds: build
+            ? [toBuildResponse(build.build, build.instance, build.lastChecks, baseUrl)]
+            : [],
           reason: reasonOf(status.aggregate),
         };
       }

@@ -1,6 +1,7 @@
 import { ApiProperty } from '@nestjs/swagger';
 import type { TestInstanceEntity, TestSuiteEntity } from '../entities/registry.entities.js';
 import type { TestServiceEntity } from '../entities/test-service.entity.js';
+import { absoluteLinkOf } from '../../common/base-url.js';
 import { loaded } from './loaded.js';
 import { BUILD_STATUSES, FAILURE_CLASSES, type FailureClass } from '../build-status.js';
 import type { LastChecks } from '../workflow-status-source.js';
@@ -270,11 +271,15 @@ export function toSuiteResponse(suite: TestSuiteEntity, lastChecks: LastChecks):
   };
 }
 
-/** The instance must come with its `service` and `suite` loaded. */
+/**
+ * The instance must come with its `service` and `suite` loaded. `baseUrl` makes a build link
+ * stored as a path of this service (a managed run's) absolute, as every link of a reply.
+ */
 export function toBuildResponse(
   build: BuildFields,
   instance: InstanceFields,
   lastChecks: LastChecks,
+  baseUrl: string,
 ): BuildDto {
   return {
     build_id: build.buildId,
@@ -283,7 +288,7 @@ export function toBuildResponse(
     status: build.status,
     timestamp: String(Math.floor(build.startedAt.getTime() / 1000)),
     duration: build.durationSeconds,
-    links: { origin: build.url },
+    links: { origin: absoluteLinkOf(build.url, baseUrl) },
     ...(build.failure && {
       failure: {
         class: build.failure.class,

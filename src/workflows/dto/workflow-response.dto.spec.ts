@@ -99,7 +99,7 @@ describe('toWorkflowSummaryResponse', () => {
         },
       },
     };
-    expect(toWorkflowSummaryResponse(view)).toEqual({
+    expect(toWorkflowSummaryResponse(view, 'https://lm.example.org')).toEqual({
       uuid: '11111111-1111-4111-8111-111111111111',
       name: 'name of 1.0',
       latest_version: '1.0',
@@ -133,9 +133,12 @@ describe('toWorkflowSummaryResponse', () => {
   });
 
   it('leaves the status out when it was not asked for', () => {
-    const reply = toWorkflowSummaryResponse({
-      workflow: workflow([version(1, '1.0', '2024-02-01T00:00:00Z')]),
-    });
+    const reply = toWorkflowSummaryResponse(
+      {
+        workflow: workflow([version(1, '1.0', '2024-02-01T00:00:00Z')]),
+      },
+      'https://lm.example.org',
+    );
     expect(reply).not.toHaveProperty('status');
   });
 });

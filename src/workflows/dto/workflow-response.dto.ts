@@ -500,15 +500,22 @@ export interface ListedSummaryView {
   status?: SummaryStatusView;
 }
 
-export function toWorkflowSummaryResponse(view: WorkflowSummaryView): WorkflowSummaryDto {
-  return toListedSummaryResponse({
-    workflow: { uuid: view.workflow.uuid, public: view.workflow.public, versions: versionsOf(view.workflow) },
-    status: view.status,
-  });
+export function toWorkflowSummaryResponse(view: WorkflowSummaryView, baseUrl: string): WorkflowSummaryDto {
+  return toListedSummaryResponse(
+    {
+      workflow: {
+        uuid: view.workflow.uuid,
+        public: view.workflow.public,
+        versions: versionsOf(view.workflow),
+      },
+      status: view.status,
+    },
+    baseUrl,
+  );
 }
 
-/** A list's item; its workflow's versions older first. */
-export function toListedSummaryResponse(view: ListedSummaryView): WorkflowSummaryDto {
+/** A list's item; its workflow's versions older first. `baseUrl` is the reply's, for its build's link. */
+export function toListedSummaryResponse(view: ListedSummaryView, baseUrl: string): WorkflowSummaryDto {
   const versions = view.workflow.versions;
   const latest = versions.at(-1);
   if (latest === undefined) {
@@ -525,7 +532,7 @@ export function toListedSummaryResponse(view: ListedSummaryView): WorkflowSummar
     const build = view.status.latestBuild;
     reply.status = {
       aggregate_test_status: view.status.aggregate,
-      latest_build: build ? toBuildResponse(build.build, build.instance, build.lastChecks) : null,
+      latest_build: build ? toBuildResponse(build.build, build.instance, build.lastChecks, baseUrl) : null,
     };
   }
   return reply;
