@@ -1,10 +1,12 @@
 import { IncomingMessage, ServerResponse, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { NestApplicationOptions } from '@nestjs/common';
+import { PassThrough } from 'node:stream';
+import { StreamableFile, type NestApplicationOptions } from '@nestjs/common';
 import { ExpressAdapter } from '@nestjs/platform-express';
-import type { Express } from 'express';
+import type { Express, Response } from 'express';
 import { conditional, entityTagOf } from './common/conditional-read.js';
 import { ExpressHttpAdapter } from './http-adapter.js';
+import { until } from '../test/support/until.js';
 
 /**
  * Serves one GET through the adapter's server and reports the prototypes its request and
@@ -80,6 +82,42 @@ describe('ExpressHttpAdapter', () => {
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
     }
+  });
+
+  it('closes once every route handler in flight has ended, its client gone or not, and a streamed reply once its stream closed', async () => {
+    const adapter = new ExpressHttpAdapter({ drainOnClose: true });
+    let finishWork!: () => void;
+    const work = new Promise<void>((resolve) => (finishWork = resolve));
+    const body = new PassThrough();
+    adapter.post('/work', async (_request: unknown, response: Response) => {
+      await work;
+      response.status(201).end();
+    });
+    adapter.get('/stream', (_request: unknown, response: Response) => {
+      adapter.reply(response, new StreamableFile(body));
+    });
+    adapter.initHttpServer({});
+    const server = adapter.getHttpServer() as Server;
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    const client = new AbortController();
+    const left = fetch(`${url}/work`, { method: 'POST', signal: client.signal }).catch(() => 'left');
+    await until('the handler to start', () => adapter.handlersInFlight.size === 1, { everyMs: 5 });
+    body.write('all of ');
+    const streamed = await fetch(`${url}/stream`);
+    expect(adapter.handlersInFlight.size).toBe(2);
+    client.abort();
+    expect(await left).toBe('left');
+
+    let closed = false;
+    const closing = adapter.close().then(() => (closed = true));
+    body.end('it');
+    expect(await streamed.text()).toBe('all of it');
+    await until('the stream to close', () => adapter.handlersInFlight.size === 1, { everyMs: 5 });
+    expect(closed).toBe(false);
+    finishWork();
+    await closing;
+    expect(adapter.handlersInFlight.size).toBe(0);
   });
 
   it('leaves the server to Nest for the options Nest applies to a server of its own', async () => {

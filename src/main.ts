@@ -30,7 +30,7 @@ async function bootstrap(): Promise<void> {
   // cloud in CLOUDS_FILE) then stops start-up with one line, not a stack or half a route table.
   const app = await NestFactory.create<NestExpressApplication>(
     AppModule.register(config),
-    new ExpressHttpAdapter(),
+    new ExpressHttpAdapter({ drainOnClose: true }),
     {
       bodyParser: false,
       rawBody: true,
@@ -50,8 +50,8 @@ async function bootstrap(): Promise<void> {
     `listening on port ${config.port}; Swagger UI at /docs; settings from ${envFile ?? 'the environment'}`,
   );
 
-  // Stop accepting, let requests and scheduler checks in flight finish, close the database,
-  // then exit 0; a shutdown that hangs is cut at SHUTDOWN_TIMEOUT_SECONDS.
+  // Stop accepting, let requests (those whose client left too) and scheduler checks in flight
+  // finish, close the database, then exit 0; a shutdown that hangs is cut at SHUTDOWN_TIMEOUT_SECONDS.
   let stopping = false;
   const shutdown = (signal: string): void => {
     if (stopping) {

@@ -108,6 +108,44 @@ describe(`the built service under SIGTERM and kill -9 (${testDatabase()})`, () =
     }
   });
 
+  it('on SIGTERM, finishes a registration whose client went away before it closes the database', async () => {
+    const service = await startServiceProcess({ ...env, LOG_LEVEL: 'info' });
+    const token = await login(service);
+    const link = links.route(`/left-${randomUUID()}.zip`, {
+      kind: 'slow',
+      body: crateZip({ marker: randomUUID() }),
+      pieces: 20,
+      intervalMs: 200,
+    });
+    const uuid = randomUUID();
+    const client = new AbortController();
+    const pending = fetch(`${service.url}/users/current/workflows`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` },
+      body: JSON.stringify({ roc_link: link, version: '1.0', uuid }),
+      signal: client.signal,
+    }).then(
+      () => 'answered',
+      () => 'left',
+    );
+    await until('the download to start', () => links.requestsTo(new URL(link).pathname).length === 1, {
+      timeoutMs: 15_000,
+      everyMs: 25,
+    });
+    // The client leaves: its socket is destroyed, and the service's server no longer waits for it.
+    client.abort();
+    expect(await pending).toBe('left');
+    await sleep(200);
+
+    service.child.kill('SIGTERM');
+    expect(await service.exited).toBe(0);
+    expect(await rowsOf(uuid)).toBe(1);
+    const output = service.output();
+    expect(output).toContain('waiting for 1 request in flight to finish');
+    expect(output).not.toContain('Pool is closed');
+    expect(output).not.toContain('database is unavailable');
+  });
+
   it('leaves no orphan rows or files when killed with -9 during registrations, once restarted', async () => {
     const service = await startServiceProcess(env);
     const token = await login(service);
