@@ -39,7 +39,11 @@ export interface Build {
   startedAt: Date;
   /** Whole seconds; 0 while the build is waiting or running. */
   durationSeconds: number;
-  /** The build's page on the CI service (`links.origin`). */
+  /**
+   * The build's page (`links.origin`): an absolute URL on the CI service, or a path on this
+   * service (a managed run's log), which every view of builds puts after its own base URL
+   * (`absoluteLinkOf`): a check has no request to tell this service's address.
+   */
   url: string;
   /** The commit it ran on (GitHub's `head_sha`, Travis's `commit.sha`), when the listing says. */
   headSha?: string;
